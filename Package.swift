@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Lade",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Lade", targets: ["Lade"]),
+        .library(name: "LadePipeline", targets: ["LadePipeline"]),
+        .executable(name: "lade", targets: ["lade"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // System-library shims: module maps only; pkg-config finds the flags, apt names the package.
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
+
+        .target(
+            name: "Lade",
+            dependencies: [
+                "CSQLite", "CLibXML2", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        .target(name: "LadePipeline", dependencies: ["Lade"]),
+        .executableTarget(
+            name: "lade",
+            dependencies: [
+                "LadePipeline", "Lade",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(name: "LadeTests", dependencies: ["Lade"]),
+        .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade"]),
+        .testTarget(name: "LadeCLITests", dependencies: ["Lade"]),
+    ]
+)

@@ -1,0 +1,167 @@
+import Foundation
+
+/// One attribute value of any model type: the single value currency of the stack.
+///
+/// Dates are kept as `Date`; on disk they are seconds since 2001-01-01 UTC, as in Core Data.
+/// Transformable values are opaque `binary` data.
+///
+/// ```swift
+/// let price = try AttributeValue(parsing: "19.99", as: .decimal)   // .decimal(19.99), no binary rounding
+/// let flag = try AttributeValue(parsing: "YES", as: .boolean)      // .bool(true)
+/// ```
+public enum AttributeValue: Sendable, Hashable {
+    case integer(Int64)
+    case double(Double)
+    case float(Float)
+    case decimal(Decimal)
+    case string(String)
+    case bool(Bool)
+    case date(Date)
+    case binary(Data)
+    case uuid(UUID)
+    case uri(URL)
+}
+
+/// A string that does not spell a value of the attribute type it was read for.
+public struct ValueParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public let type: AttributeType
+    public let reason: String
+
+    public var description: String {
+        "'\(text)' is not a valid \(type.rawValue) value: \(reason)"
+    }
+}
+
+extension AttributeValue {
+    /// Parses `text` as Xcode writes default, minimum and maximum values in a model
+    /// (`defaultValueString="0.0"`, `"YES"`), for an attribute of `type`.
+    ///
+    /// Integers must fit the type's range; decimals are parsed in base 10, without binary
+    /// rounding; booleans accept `YES`/`NO`, `true`/`false` and `1`/`0`; dates accept a number
+    /// of seconds since 2001-01-01 UTC (Xcode's `defaultDateTimeInterval`) or an ISO 8601 date.
+    public init(parsing text: String, as type: AttributeType) throws {
+        func fail(_ reason: String) -> ValueParseError {
+            ValueParseError(text: text, type: type, reason: reason)
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch type {
+        case .integer16, .integer32, .integer64:
+            // Xcode writes "0.0" when an attribute's type is changed from a floating type to an
+            // integer one, and Core Data reads it as 0: accept decimals with no fraction.
+            guard let value = Int64(trimmed) ?? AttributeValue.integralDecimal(trimmed) else {
+                throw fail("expected a whole number")
+            }
+            guard type.integerRange!.contains(value) else {
+                throw fail("out of range \(type.integerRange!.lowerBound)...\(type.integerRange!.upperBound)")
+            }
+            self = .integer(value)
+        case .double:
+            guard let value = Double(trimmed), value.isFinite || trimmed.lowercased().contains("inf") else {
+                throw fail("expected a number")
+            }
+            self = .double(value)
+        case .float:
+            guard let value = Float(trimmed) else { throw fail("expected a number") }
+            self = .float(value)
+        case .decimal:
+            guard AttributeValue.isDecimalLiteral(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw fail("expected a decimal number such as 12.50")
+            }
+            self = .decimal(value)
+        case .boolean:
+            switch trimmed.lowercased() {
+            case "yes", "true", "1": self = .bool(true)
+            case "no", "false", "0": self = .bool(false)
+            default: throw fail("expected YES or NO")
+            }
+        case .string:
+            self = .string(text)
+        case .date:
+            if let seconds = Double(trimmed), seconds.isFinite {
+                self = .date(Date(timeIntervalSinceReferenceDate: seconds))
+            } else if let date = AttributeValue.parseISO8601(trimmed) {
+                self = .date(date)
+            } else {
+                throw fail("expected seconds since 2001-01-01 or an ISO 8601 date")
+            }
+        case .uuid:
+            guard let value = UUID(uuidString: trimmed) else {
+                throw fail("expected a UUID such as 7F3C1C2E-9A4B-4B8E-9A0D-2F6E1B9D4C11")
+            }
+            self = .uuid(value)
+        case .uri:
+            guard !trimmed.isEmpty, let value = URL(string: trimmed) else { throw fail("expected a URI") }
+            self = .uri(value)
+        case .binary, .transformable:
+            guard let value = Data(base64Encoded: trimmed) else { throw fail("expected base64 data") }
+            self = .binary(value)
+        case .undefined:
+            throw fail("an Undefined attribute has no values that can be written in a model")
+        }
+    }
+
+    /// The canonical text of this value, which `init(parsing:as:)` reads back to an equal value.
+    public var canonicalText: String {
+        switch self {
+        case .integer(let v): String(v)
+        case .double(let v): String(v)
+        case .float(let v): String(v)
+        case .decimal(let v): NSDecimalNumber(decimal: v).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        case .string(let v): v
+        case .bool(let v): v ? "YES" : "NO"
+        case .date(let v): String(v.timeIntervalSinceReferenceDate)
+        case .binary(let v): v.base64EncodedString()
+        case .uuid(let v): v.uuidString
+        case .uri(let v): v.absoluteString
+        }
+    }
+
+    /// Whether this value is one an attribute of `type` can hold.
+    public func fits(_ type: AttributeType) -> Bool {
+        switch (self, type) {
+        case (.integer(let v), _) where type.isInteger: type.integerRange!.contains(v)
+        case (.double, .double), (.float, .float), (.decimal, .decimal), (.string, .string),
+             (.bool, .boolean), (.date, .date), (.binary, .binary), (.binary, .transformable),
+             (.uuid, .uuid), (.uri, .uri):
+            true
+        default: false
+        }
+    }
+
+    static func integralDecimal(_ text: String) -> Int64? {
+        guard isDecimalLiteral(text), let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+        var rounded = Decimal()
+        var source = value
+        NSDecimalRound(&rounded, &source, 0, .plain)
+        guard rounded == value, let whole = Int64(exactly: NSDecimalNumber(decimal: rounded).doubleValue) else { return nil }
+        return Decimal(whole) == value ? whole : nil
+    }
+
+    static func isDecimalLiteral(_ text: String) -> Bool {
+        // Decimal(string:) accepts a numeric prefix ("12abc" -> 12); insist on the whole text.
+        var rest = Substring(text)
+        if rest.first == "-" || rest.first == "+" { rest = rest.dropFirst() }
+        let parts = rest.split(separator: "e", maxSplits: 1, omittingEmptySubsequences: false)
+        let mantissa = parts[0].split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let digits = mantissa.joined()
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return false }
+        if parts.count == 2 {
+            var exponent = parts[1]
+            if exponent.first == "-" || exponent.first == "+" { exponent = exponent.dropFirst() }
+            return !exponent.isEmpty && exponent.allSatisfy { $0.isASCII && $0.isNumber }
+        }
+        return true
+    }
+
+    static func parseISO8601(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [
+            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate],
+        ] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,267 @@
+import Foundation
+
+/// Checks a model against the rules Core Data enforces when it loads one, collecting every
+/// problem rather than stopping at the first.
+struct ModelValidator {
+    let entities: [EntityDescription]
+    let fetchRequestTemplates: [FetchRequestTemplate]
+    let configurations: [ModelConfiguration]
+    let sourceMap: ModelSourceMap?
+
+    /// Names Core Data refuses for properties: they collide with methods of NSObject or
+    /// NSManagedObject that take no arguments ("description" is the one people meet).
+    static let reservedPropertyNames: Set<String> = [
+        "description", "debugDescription", "class", "superclass", "self", "hash", "zone", "entity",
+        "objectID", "managedObjectContext", "isInserted", "isUpdated", "isDeleted", "isFault",
+        "hasChanges", "hasPersistentChangedValues", "faultingState", "changedValues",
+        "changedValuesForCurrentEvent", "committedValues", "observationInfo", "isProxy", "retain",
+        "release", "autorelease", "retainCount", "copy", "mutableCopy", "dealloc", "init",
+        "awakeFromFetch", "awakeFromInsert", "awakeFromSnapshotEvents", "willSave", "didSave",
+        "willTurnIntoFault", "didTurnIntoFault", "prepareForDeletion", "validateForDelete",
+        "validateForInsert", "validateForUpdate", "classForCoder", "classForKeyedArchiver",
+    ]
+
+    private var entityIndex: [String: EntityDescription] = [:]
+    private var found: [ModelProblem] = []
+
+    init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration], sourceMap: ModelSourceMap?) {
+        self.entities = entities
+        self.fetchRequestTemplates = fetchRequestTemplates
+        self.configurations = configurations
+        self.sourceMap = sourceMap
+    }
+
+    func problems() -> [ModelProblem] {
+        var copy = self
+        copy.run()
+        return copy.found
+    }
+
+    private mutating func report(entity: String? = nil, property: String? = nil, line: Int? = nil, _ message: String) {
+        found.append(ModelProblem(
+            file: sourceMap?.file, line: line ?? sourceMap?.line(entity: entity, property: property),
+            entity: entity, property: property, message: message))
+    }
+
+    private mutating func run() {
+        for entity in entities {
+            if entity.name.isEmpty {
+                report("an entity has an empty name")
+            } else if entityIndex[entity.name] != nil {
+                report(entity: entity.name, "the model declares entity '\(entity.name)' more than once; entity names must be unique")
+            } else {
+                entityIndex[entity.name] = entity
+            }
+        }
+        for entity in entities {
+            checkInheritance(of: entity)
+        }
+        for entity in entities {
+            checkProperties(of: entity)
+            checkConstraintsAndIndexes(of: entity)
+        }
+        checkTemplatesAndConfigurations()
+    }
+
+    private mutating func checkInheritance(of entity: EntityDescription) {
+        guard let parent = entity.parentName else { return }
+        guard entityIndex[parent] != nil else {
+            report(entity: entity.name, "parent entity '\(parent)' is not in the model")
+            return
+        }
+        var seen: Set<String> = [entity.name]
+        var current: String? = parent
+        while let name = current {
+            if !seen.insert(name).inserted {
+                report(entity: entity.name, "inheritance loops back to '\(name)'; an entity cannot be its own ancestor")
+                return
+            }
+            current = entityIndex[name]?.parentName
+        }
+    }
+
+    /// Ancestors nearest first; stops at loops and unknown parents (reported elsewhere).
+    private func ancestors(of entity: EntityDescription) -> [EntityDescription] {
+        var result: [EntityDescription] = []
+        var seen: Set<String> = [entity.name]
+        var current = entity.parentName
+        while let name = current, let parent = entityIndex[name], seen.insert(name).inserted {
+            result.append(parent)
+            current = parent.parentName
+        }
+        return result
+    }
+
+    private func allRelationships(of entityName: String) -> [RelationshipDescription] {
+        guard let entity = entityIndex[entityName] else { return [] }
+        return (ancestors(of: entity).reversed() + [entity]).flatMap(\.relationships)
+    }
+
+    private func allAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+        (ancestors(of: entity).reversed() + [entity]).flatMap(\.attributes)
+    }
+
+    private func isKind(_ name: String, of ancestor: String) -> Bool {
+        guard let entity = entityIndex[name] else { return false }
+        return name == ancestor || ancestors(of: entity).contains { $0.name == ancestor }
+    }
+
+    private mutating func checkProperties(of entity: EntityDescription) {
+        var inherited: [String: String] = [:]
+        for ancestor in ancestors(of: entity) {
+            for name in ancestor.propertyNames where inherited[name] == nil { inherited[name] = ancestor.name }
+        }
+        var own: Set<String> = []
+        for name in entity.propertyNames {
+            if name.isEmpty {
+                report(entity: entity.name, "a property has an empty name")
+            } else if !own.insert(name).inserted {
+                report(entity: entity.name, property: name, "the entity declares '\(name)' more than once; property names must be unique")
+            } else if let owner = inherited[name] {
+                report(entity: entity.name, property: name, "'\(name)' is already a property of parent entity '\(owner)'; a subentity cannot redeclare it")
+            }
+            if Self.reservedPropertyNames.contains(name) {
+                report(entity: entity.name, property: name, "'\(name)' is a reserved name in Core Data (it is a method of NSObject or NSManagedObject); rename the property")
+            }
+        }
+        for attribute in entity.attributes {
+            checkAttribute(attribute, of: entity)
+        }
+        for relationship in entity.relationships {
+            checkRelationship(relationship, of: entity)
+        }
+        for fetched in entity.fetchedProperties where entityIndex[fetched.fetchRequest.entityName] == nil {
+            report(entity: entity.name, property: fetched.name, "fetched property fetches entity '\(fetched.fetchRequest.entityName)', which is not in the model")
+        }
+    }
+
+    private mutating func checkAttribute(_ attribute: AttributeDescription, of entity: EntityDescription) {
+        let name = attribute.name
+        if attribute.type == .undefined && !attribute.isTransient {
+            report(entity: entity.name, property: name, "attribute type 'Undefined' is allowed only for transient attributes; choose a type or mark it transient")
+        }
+        if let value = attribute.defaultValue, !value.fits(attribute.type) {
+            report(entity: entity.name, property: name, "default value '\(value.canonicalText)' is not a \(attribute.type.rawValue) value")
+        }
+        for (label, bound) in [("minimum", attribute.minValue), ("maximum", attribute.maxValue)] {
+            guard let bound else { continue }
+            guard let boundType = attribute.boundType else {
+                report(entity: entity.name, property: name, "\(attribute.type.rawValue) attributes take no \(label)")
+                continue
+            }
+            if !bound.fits(boundType) {
+                report(entity: entity.name, property: name, "\(label) '\(bound.canonicalText)' is not a \(boundType == .integer64 && !attribute.type.isNumeric ? "length" : boundType.rawValue + " value")")
+            }
+        }
+        if let low = attribute.minValue, let high = attribute.maxValue, let order = Self.compare(low, high), order > 0 {
+            report(entity: entity.name, property: name, "minimum \(low.canonicalText) is greater than maximum \(high.canonicalText)")
+        }
+        if let pattern = attribute.regularExpression {
+            if attribute.type != .string {
+                report(entity: entity.name, property: name, "a regular expression applies only to String attributes, not \(attribute.type.rawValue)")
+            } else if (try? NSRegularExpression(pattern: pattern)) == nil {
+                report(entity: entity.name, property: name, "regular expression '\(pattern)' does not compile")
+            }
+        }
+    }
+
+    private mutating func checkRelationship(_ relationship: RelationshipDescription, of entity: EntityDescription) {
+        let name = relationship.name
+        if relationship.isOrdered && !relationship.isToMany {
+            report(entity: entity.name, property: name, "a to-one relationship cannot be ordered; make it to-many or clear 'ordered'")
+        }
+        if relationship.minCount < 0 || relationship.maxCount < 0 {
+            report(entity: entity.name, property: name, "min and max counts cannot be negative")
+        } else if relationship.maxCount > 0 && relationship.minCount > relationship.maxCount {
+            report(entity: entity.name, property: name, "minimum count \(relationship.minCount) is greater than maximum count \(relationship.maxCount)")
+        }
+        if !relationship.isToMany && relationship.maxCount != 1 {
+            report(entity: entity.name, property: name, "a to-one relationship has maximum count 1, not \(relationship.maxCount)")
+        }
+        let destination = relationship.destinationEntityName
+        guard entityIndex[destination] != nil else {
+            report(entity: entity.name, property: name, "destination entity '\(destination)' is not in the model")
+            return
+        }
+        guard let inverseName = relationship.inverseName else { return }
+        guard let inverse = allRelationships(of: destination).first(where: { $0.name == inverseName }) else {
+            report(entity: entity.name, property: name, "inverse '\(inverseName)' is not a relationship of destination entity '\(destination)'")
+            return
+        }
+        if !isKind(entity.name, of: inverse.destinationEntityName) {
+            report(entity: entity.name, property: name, "inverse '\(destination).\(inverseName)' leads to '\(inverse.destinationEntityName)', not back to '\(entity.name)'")
+        } else if let back = inverse.inverseName, back != name {
+            report(entity: entity.name, property: name, "inverse '\(destination).\(inverseName)' names '\(back)' as its inverse, not '\(name)'; the two must point at each other")
+        }
+    }
+
+    private mutating func checkConstraintsAndIndexes(of entity: EntityDescription) {
+        let attributes = Dictionary(allAttributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let relationships = Dictionary(allRelationships(of: entity.name).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for constraint in entity.uniquenessConstraints {
+            if constraint.isEmpty {
+                report(entity: entity.name, "a uniqueness constraint lists no properties")
+            }
+            for property in constraint {
+                if let attribute = attributes[property] {
+                    if attribute.isTransient {
+                        report(entity: entity.name, property: property, "uniqueness constraint names transient attribute '\(property)'; only stored properties can be unique")
+                    }
+                } else if let relationship = relationships[property] {
+                    if relationship.isToMany {
+                        report(entity: entity.name, property: property, "uniqueness constraint names to-many relationship '\(property)'; only attributes and to-one relationships can be unique")
+                    }
+                } else {
+                    report(entity: entity.name, property: property, "uniqueness constraint names '\(property)', which is not a property of the entity")
+                }
+            }
+        }
+        for index in entity.fetchIndexes {
+            for element in index.elements {
+                if let property = element.propertyName, attributes[property] == nil, relationships[property] == nil {
+                    report(entity: entity.name, property: property, "fetch index '\(index.name)' names '\(property)', which is not a property of the entity")
+                }
+            }
+        }
+        for compound in entity.compoundIndexes {
+            for property in compound where attributes[property] == nil && relationships[property] == nil {
+                report(entity: entity.name, property: property, "compound index names '\(property)', which is not a property of the entity")
+            }
+        }
+    }
+
+    private mutating func checkTemplatesAndConfigurations() {
+        var templateNames: Set<String> = []
+        for template in fetchRequestTemplates {
+            let line = sourceMap?.lines["fetchRequest:\(template.name)"]
+            if !templateNames.insert(template.name).inserted {
+                report(line: line, "fetch request template '\(template.name)' is declared more than once")
+            }
+            if entityIndex[template.entityName] == nil {
+                report(line: line, "fetch request template '\(template.name)' fetches entity '\(template.entityName)', which is not in the model")
+            }
+        }
+        var configurationNames: Set<String> = []
+        for configuration in configurations {
+            let line = sourceMap?.lines["configuration:\(configuration.name)"]
+            if !configurationNames.insert(configuration.name).inserted {
+                report(line: line, "configuration '\(configuration.name)' is declared more than once")
+            }
+            for member in configuration.entityNames where entityIndex[member] == nil {
+                report(line: line, "configuration '\(configuration.name)' lists entity '\(member)', which is not in the model")
+            }
+        }
+    }
+
+    /// Orders two bounds of the same kind; nil when they cannot be compared.
+    static func compare(_ a: AttributeValue, _ b: AttributeValue) -> Int? {
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): x == y ? 0 : (x < y ? -1 : 1)
+        case (.double(let x), .double(let y)): x == y ? 0 : (x < y ? -1 : 1)
+        case (.float(let x), .float(let y)): x == y ? 0 : (x < y ? -1 : 1)
+        case (.decimal(let x), .decimal(let y)): x == y ? 0 : (x < y ? -1 : 1)
+        case (.date(let x), .date(let y)): x == y ? 0 : (x < y ? -1 : 1)
+        default: nil
+        }
+    }
+}

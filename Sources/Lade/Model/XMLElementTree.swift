@@ -1,0 +1,73 @@
+import CLibXML2
+import Foundation
+
+/// A small, immutable element tree read with libxml2, keeping each element's line so that
+/// model problems can point at the source. Models are small; stores are read by a streaming
+/// reader elsewhere.
+struct XMLElementTree: Sendable {
+    var name: String
+    var attributes: [String: String]
+    var children: [XMLElementTree]
+    var line: Int
+
+    subscript(attribute: String) -> String? { attributes[attribute] }
+
+    func children(named name: String) -> [XMLElementTree] {
+        children.filter { $0.name == name }
+    }
+
+    /// Parses `data` as XML. Network access and external entities are refused.
+    static func parse(_ data: Data, file: String) throws -> XMLElementTree {
+        xmlInitParser()
+        guard let context = xmlNewParserCtxt() else {
+            throw ModelError(file: file, "libxml2 could not make a parser context (out of memory?)")
+        }
+        defer { xmlFreeParserCtxt(context) }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+        let document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
+            guard let base = buffer.baseAddress else { return nil }
+            return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), file, nil, options)
+        }
+        guard let document else {
+            if let error = xmlCtxtGetLastError(context) {
+                let message = error.pointee.message.map { String(cString: $0) }?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "malformed XML"
+                let column = Int(error.pointee.int2)
+                throw ModelError(file: file, line: Int(error.pointee.line), "XML error\(column > 0 ? " at column \(column)" : ""): \(message)")
+            }
+            throw ModelError(file: file, "the file is empty or is not XML")
+        }
+        defer { xmlFreeDoc(document) }
+        guard let root = xmlDocGetRootElement(document) else {
+            throw ModelError(file: file, "the XML document has no root element")
+        }
+        return element(root)
+    }
+
+    private static func element(_ node: xmlNodePtr) -> XMLElementTree {
+        var attributes: [String: String] = [:]
+        var property = node.pointee.properties
+        while let attribute = property {
+            let key = String(cString: attribute.pointee.name)
+            var value = ""
+            var text = attribute.pointee.children
+            while let part = text {
+                if let content = part.pointee.content { value += String(cString: content) }
+                text = part.pointee.next
+            }
+            attributes[key] = value
+            property = attribute.pointee.next
+        }
+        var children: [XMLElementTree] = []
+        var child = node.pointee.children
+        while let current = child {
+            if current.pointee.type == XML_ELEMENT_NODE {
+                children.append(element(current))
+            }
+            child = current.pointee.next
+        }
+        return XMLElementTree(
+            name: String(cString: node.pointee.name), attributes: attributes, children: children,
+            line: Int(xmlGetLineNo(node)))
+    }
+}

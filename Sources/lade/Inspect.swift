@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import Lade
+import LadePipeline
+
+/// Options every command that reads a model shares.
+struct ModelOptions: ParsableArguments {
+    @Option(name: .customLong("model-version"), help: ArgumentHelp("The version to read from a .xcdatamodeld bundle (default: its current version).", valueName: "NAME"))
+    var modelVersion: String?
+
+    @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model: take Apple's entity version hashes from its VersionInfo.plist.", valueName: "DIR"))
+    var compiledModel: String?
+
+    func load(_ path: String) throws -> ManagedObjectModel {
+        try ManagedObjectModel(
+            contentsOf: URL(fileURLWithPath: path), version: modelVersion,
+            compiledModel: compiledModel.map { URL(fileURLWithPath: $0) })
+    }
+}
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a model: entities, properties, constraints, indexes, templates and version hashes.",
+        discussion: """
+            MODEL is a .xcdatamodeld bundle, a .xcdatamodel directory, a model 'contents' XML \
+            file, or a Lade JSON model.
+
+            Examples:
+              lade inspect samples/Catalog.xcdatamodeld
+              lade inspect samples/Catalog.xcdatamodeld --model-version "Catalog 1"
+              lade inspect samples/Catalog.xcdatamodeld --json > catalog.json
+            """)
+
+    @Argument(help: ArgumentHelp("The model to print.", valueName: "MODEL"))
+    var model: String
+
+    @Flag(help: "Print the model as JSON (Lade's JSON model format).")
+    var json = false
+
+    @Flag(name: .customLong("list-versions"), help: "List the versions in a .xcdatamodeld bundle and which one is current.")
+    var listVersions = false
+
+    @OptionGroup var modelOptions: ModelOptions
+
+    func run() throws {
+        try reportingFailures {
+            let url = URL(fileURLWithPath: model)
+            let versions = try ManagedObjectModel.versions(at: url)
+            if listVersions {
+                for name in versions.names {
+                    print(name == versions.current ? "\(name) (current)" : name)
+                }
+                return
+            }
+            let report = ModelReport(model: try modelOptions.load(model), source: model, versions: versions)
+            print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+        }
+    }
+}
