@@ -24,16 +24,30 @@ struct XMLElementTree: Sendable {
         }
         defer { xmlFreeParserCtxt(context) }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+        // libxml2 keeps only its last error (often "premature end of data" at the end of the
+        // file); the first one is where the document went wrong. The structured error handler
+        // is per thread in libxml2, so setting it around one parse is safe.
+        let collector = FirstXMLError()
+        let collectorPointer = Unmanaged.passRetained(collector).toOpaque()
+        xmlSetStructuredErrorFunc(collectorPointer) { context, error in
+            guard let context, let error else { return }
+            let collector = Unmanaged<FirstXMLError>.fromOpaque(context).takeUnretainedValue()
+            guard collector.message == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+            collector.message = error.pointee.message.map { String(cString: $0) }?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "malformed XML"
+            collector.line = Int(error.pointee.line)
+            collector.column = Int(error.pointee.int2)
+        }
         let document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
             guard let base = buffer.baseAddress else { return nil }
             return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), file, nil, options)
         }
+        xmlSetStructuredErrorFunc(nil, nil)
+        Unmanaged<FirstXMLError>.fromOpaque(collectorPointer).release()
         guard let document else {
-            if let error = xmlCtxtGetLastError(context) {
-                let message = error.pointee.message.map { String(cString: $0) }?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "malformed XML"
-                let column = Int(error.pointee.int2)
-                throw ModelError(file: file, line: Int(error.pointee.line), "XML error\(column > 0 ? " at column \(column)" : ""): \(message)")
+            if let message = collector.message {
+                let column = collector.column > 0 ? " at column \(collector.column)" : ""
+                throw ModelError(file: file, line: collector.line, "XML error\(column): \(message)")
             }
             throw ModelError(file: file, "the file is empty or is not XML")
         }
@@ -70,4 +84,11 @@ struct XMLElementTree: Sendable {
             name: String(cString: node.pointee.name), attributes: attributes, children: children,
             line: Int(xmlGetLineNo(node)))
     }
+}
+
+/// The first error libxml2 reports while parsing one document.
+private final class FirstXMLError {
+    var message: String?
+    var line = 0
+    var column = 0
 }
