@@ -97,6 +97,8 @@ struct StoreFacts {
     /// `Z_PRIMARYKEY` rows: entity number, name, super.
     var primaryKeyRows: [(entity: Int, name: String, superEntity: Int)] = []
     var entityHashes: [String: String] = [:]
+    /// `NSPersistenceFrameworkVersion`: the Core Data build that wrote the store.
+    var frameworkVersion = 0
 
     init(store: String) throws {
         let base = Fixtures.corpusFile("expected/" + store)
@@ -117,5 +119,6 @@ struct StoreFacts {
         }
         let metadata = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: base.path + ".metadata.json"))) as? [[String: Any]]
         entityHashes = metadata?.first?["entity_hashes_base64"] as? [String: String] ?? [:]
+        frameworkVersion = (metadata?.first?["plist"] as? [String: Any])?["NSPersistenceFrameworkVersion"] as? Int ?? 0
     }
 }

@@ -1,0 +1,99 @@
+import CSQLite
+import Foundation
+
+/// One connection to a SQLite database file. Not thread-safe: a connection belongs to one
+/// queue at a time (the store serialises its use).
+///
+/// ```swift
+/// let connection = try SQLiteConnection(path: "catalog.sqlite", mode: .readWrite(create: true))
+/// try connection.transaction { try connection.execute("CREATE TABLE t (x)") }
+/// ```
+///
+/// Related SQLite documentation: <https://www.sqlite.org/c3ref/open.html>
+public final class SQLiteConnection {
+    public enum Mode: Sendable, Equatable {
+        /// Opens for reading only; SQLite never writes the database or its `-wal`.
+        case readOnly
+        case readWrite(create: Bool)
+    }
+
+    let handle: OpaquePointer
+    public let path: String
+    public let mode: Mode
+
+    public init(path: String, mode: Mode, busyTimeout: TimeInterval = 5) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        switch mode {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite(let create): flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        }
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            if let connection { sqlite3_close_v2(connection) }
+            throw SQLiteError(code: code, message: message, path: path)
+        }
+        sqlite3_extended_result_codes(connection, 1)
+        sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
+        self.handle = connection
+        self.path = path
+        self.mode = mode
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : code,
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+    }
+
+    /// Runs one or more statements that take no arguments.
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql, path: path)
+        }
+    }
+
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Every row of a query.
+    public func rows(_ sql: String, _ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+        try prepare(sql).rows(values)
+    }
+
+    /// Runs `body` in one transaction (`BEGIN IMMEDIATE`, so a writer waits for the lock up
+    /// front instead of failing at its first write); commits when it returns, rolls back when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last row inserted on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The names of the tables in the database.
+    public func tableNames() throws -> Set<String> {
+        Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+            if case .text(let name) = $0[0] { return name } else { return nil }
+        })
+    }
+}

@@ -1,0 +1,36 @@
+import CSQLite
+import Foundation
+
+/// An error SQLite returned, with everything needed to act on it.
+///
+/// Its description reads as one sentence:
+/// `SQLite error 19: UNIQUE constraint failed: ZPRODUCT.ZSKU - while executing INSERT INTO ZPRODUCT … on /data/catalog.sqlite`.
+///
+/// Related SQLite documentation: <https://www.sqlite.org/rescode.html>
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The (extended) result code.
+    public let code: Int32
+    public let message: String
+    public let sql: String?
+    public let path: String?
+
+    public init(code: Int32, message: String, sql: String? = nil, path: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.path = path
+    }
+
+    /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
+    public var primaryCode: Int32 { code & 0xff }
+
+    /// Whether another connection holds the lock this one needed.
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+
+    public var description: String {
+        var text = "SQLite error \(code): \(message)"
+        if let sql { text += " - while executing `\(sql.count > 200 ? String(sql.prefix(200)) + "…" : sql)`" }
+        if let path { text += " on \(path)" }
+        return text
+    }
+}

@@ -1,0 +1,352 @@
+import Foundation
+
+/// Core Data's SQLite layout for a model, as the stores Apple's tools write show it:
+/// entity numbers (`Z_ENT`), one `Z<ROOT>` table per inheritance hierarchy, columns named
+/// `Z` + the upper-cased property name (a numeric suffix when two collide), to-one keys,
+/// `Z_FOK_` order columns, `Z_<n><NAME>` many-to-many join tables and Core Data's indexes.
+///
+/// ```swift
+/// let schema = SQLiteSchema(model: model)
+/// schema.entity(named: "Car")?.number       // 1
+/// schema.createStatements                    // CREATE TABLE ZCAR ( Z_PK INTEGER PRIMARY KEY, … )
+/// ```
+public struct SQLiteSchema: Sendable {
+    /// An entity's place in the store: its number, its parent's, and its table.
+    public struct Entity: Sendable, Equatable {
+        public let name: String
+        /// `Z_ENT`: depth-first over the hierarchies, roots and children each in name order, from 1.
+        public let number: Int64
+        /// `Z_SUPER`: the parent's number, 0 for a root.
+        public let superNumber: Int64
+        public let rootName: String
+        public let tableName: String
+    }
+
+    /// What a column of an entity table holds.
+    public enum ColumnRole: Sendable, Hashable {
+        case primaryKey, entity, optimisticLock
+        /// A stored attribute, by the entity that declares it and its name.
+        case attribute(entity: String, name: String)
+        /// A to-one relationship's destination primary key.
+        case toOne(entity: String, name: String)
+        /// The destination's `Z_ENT`, kept beside a to-one key whose destination has subentities.
+        case toOneEntity(entity: String, name: String)
+        /// The position of this object in the ordered to-many relationship that is the inverse
+        /// of the named to-one relationship.
+        case orderKey(entity: String, name: String)
+    }
+
+    public struct Column: Sendable, Equatable {
+        public let name: String
+        /// As Core Data declares it: INTEGER, FLOAT, DECIMAL, TIMESTAMP, VARCHAR or BLOB.
+        public let declaredType: String
+        public let role: ColumnRole
+    }
+
+    public struct Table: Sendable, Equatable {
+        public let name: String
+        public let rootEntity: String
+        public let columns: [Column]
+    }
+
+    /// A many-to-many relationship's table. Named after the side whose entity has the lower
+    /// number (`Z_1BOOKS` for Author(1).books ↔ Book(2).authors).
+    public struct JoinTable: Sendable, Equatable {
+        public let name: String
+        /// The relationship the table is named after, and its inverse.
+        public let relationship: PropertyReference
+        public let inverse: PropertyReference
+        /// Holds primary keys of `relationship`'s source objects (`Z_1AUTHORS`).
+        public let sourceColumn: String
+        /// Holds primary keys of `relationship`'s destination objects (`Z_2BOOKS`).
+        public let destinationColumn: String
+        /// Order of destinations within each source, when `relationship` is ordered.
+        public let destinationOrderColumn: String?
+        /// Order of sources within each destination, when `inverse` is ordered.
+        public let sourceOrderColumn: String?
+    }
+
+    /// A relationship or attribute named by the entity that declares it.
+    public struct PropertyReference: Sendable, Hashable {
+        public let entity: String
+        public let name: String
+    }
+
+    public struct Index: Sendable, Equatable {
+        public let name: String
+        public let table: String
+        /// Column terms as written in the statement (`ZNAME COLLATE BINARY ASC`).
+        public let terms: [String]
+        public let isUnique: Bool
+
+        public var createStatement: String {
+            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(terms.joined(separator: ", ")))"
+        }
+    }
+
+    /// In `Z_ENT` order.
+    public let entities: [Entity]
+    public let tables: [Table]
+    public let joinTables: [JoinTable]
+    public let indexes: [Index]
+
+    private let entityIndex: [String: Int]
+    private let columnIndex: [ColumnRole: String]
+    private let joinIndex: [PropertyReference: Int]
+
+    public static let primaryKeyTableStatement = "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+    public static let metadataTableStatement = "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"
+    public static let modelCacheTableStatement = "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"
+    public static let systemTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+    public init(model: ManagedObjectModel) {
+        // Entity numbers: depth-first over the hierarchies, roots and children in name order.
+        var numbered: [Entity] = []
+        func number(_ entity: EntityDescription, parent: Int64, root: String) {
+            let current = Int64(numbered.count + 1)
+            numbered.append(Entity(name: entity.name, number: current, superNumber: parent, rootName: root, tableName: "Z" + root.uppercased()))
+            for child in model.subentities(of: entity.name) { number(child, parent: current, root: root) }
+        }
+        for root in model.entities.filter({ $0.parentName == nil }).sorted(by: { $0.name < $1.name }) {
+            number(root, parent: 0, root: root.name)
+        }
+        entities = numbered
+        var entityIndex: [String: Int] = [:]
+        for (position, entity) in numbered.enumerated() { entityIndex[entity.name] = position }
+        self.entityIndex = entityIndex
+        func numberOf(_ name: String) -> Int64 { numbered[entityIndex[name]!].number }
+
+        // Entity tables.
+        var tables: [Table] = []
+        var columnIndex: [ColumnRole: String] = [:]
+        var indexes: [Index] = []
+        for root in numbered where root.superNumber == 0 {
+            let hierarchy = model.hierarchy(from: root.name)
+            var candidates: [ColumnCandidate] = []
+            for (position, entity) in hierarchy.enumerated() {
+                for attribute in entity.attributes where !attribute.isTransient && attribute.type != .undefined {
+                    let type = Self.declaredType(of: attribute.type)
+                    candidates.append(ColumnCandidate(
+                        group: Self.group(of: type), entityOrder: position, kindOrder: 0, sortName: attribute.name.uppercased(),
+                        baseName: "Z" + attribute.name.uppercased(), declaredType: type,
+                        role: .attribute(entity: entity.name, name: attribute.name)))
+                }
+                for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                    candidates.append(ColumnCandidate(
+                        group: 0, entityOrder: position, kindOrder: 1, sortName: relationship.name.uppercased(),
+                        baseName: "Z" + relationship.name.uppercased(), declaredType: "INTEGER",
+                        role: .toOne(entity: entity.name, name: relationship.name)))
+                    if !model.subentities(of: relationship.destinationEntityName).isEmpty {
+                        let destination = numberOf(relationship.destinationEntityName)
+                        candidates.append(ColumnCandidate(
+                            group: 0, entityOrder: position, kindOrder: 2, sortName: relationship.name.uppercased(),
+                            baseName: "Z\(destination)" + relationship.name.uppercased(), declaredType: "INTEGER",
+                            role: .toOneEntity(entity: entity.name, name: relationship.name)))
+                    }
+                    if let inverse = model.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
+                        candidates.append(ColumnCandidate(
+                            group: 0, entityOrder: position, kindOrder: 3, sortName: relationship.name.uppercased(),
+                            baseName: "Z_FOK_" + relationship.name.uppercased(), declaredType: "INTEGER",
+                            role: .orderKey(entity: entity.name, name: relationship.name)))
+                    }
+                }
+            }
+            candidates.sort { ($0.group, $0.entityOrder, $0.kindOrder, $0.sortName) < ($1.group, $1.entityOrder, $1.kindOrder, $1.sortName) }
+            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            var columns = [
+                Column(name: "Z_PK", declaredType: "INTEGER PRIMARY KEY", role: .primaryKey),
+                Column(name: "Z_ENT", declaredType: "INTEGER", role: .entity),
+                Column(name: "Z_OPT", declaredType: "INTEGER", role: .optimisticLock),
+            ]
+            for candidate in candidates {
+                var name = candidate.baseName
+                var suffix = 1
+                while used.contains(name) {
+                    name = candidate.baseName + String(suffix)
+                    suffix += 1
+                }
+                used.insert(name)
+                columns.append(Column(name: name, declaredType: candidate.declaredType, role: candidate.role))
+                columnIndex[candidate.role] = name
+            }
+            let table = Table(name: root.tableName, rootEntity: root.name, columns: columns)
+            tables.append(table)
+
+            // Indexes Core Data makes for every table: one per to-one key, and Z_ENT for hierarchies.
+            for column in columns {
+                if case .toOne = column.role {
+                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, terms: [column.name], isUnique: false))
+                }
+            }
+            if hierarchy.count > 1 {
+                indexes.append(Index(name: "\(table.name)_Z_ENT_INDEX", table: table.name, terms: ["Z_ENT"], isUnique: false))
+            }
+        }
+        self.tables = tables
+        self.columnIndex = columnIndex
+
+        // Indexes the model asks for: indexed attributes, uniqueness constraints, fetch indexes, compound indexes.
+        func column(_ property: String, of entity: String) -> String? {
+            guard let declaring = Self.declaringEntity(of: property, from: entity, in: model) else { return nil }
+            return columnIndex[.attribute(entity: declaring, name: property)] ?? columnIndex[.toOne(entity: declaring, name: property)]
+        }
+        for entity in model.entities {
+            let table = numbered[entityIndex[entity.name]!].tableName
+            for attribute in entity.attributes where attribute.isIndexed && !attribute.isTransient {
+                if let name = column(attribute.name, of: entity.name) {
+                    indexes.append(Index(name: "\(table)_\(name)_INDEX", table: table, terms: [name], isUnique: false))
+                }
+            }
+            for constraint in entity.uniquenessConstraints {
+                let columns = constraint.compactMap { column($0, of: entity.name) }
+                guard columns.count == constraint.count, !columns.isEmpty else { continue }
+                indexes.append(Index(
+                    name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,
+                    terms: columns.map { "\($0) COLLATE BINARY ASC" }, isUnique: true))
+            }
+            for fetchIndex in entity.fetchIndexes where fetchIndex.elements.allSatisfy({ $0.kind == "Binary" && $0.propertyName != nil }) {
+                let terms = fetchIndex.elements.compactMap { element in
+                    column(element.propertyName!, of: entity.name).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
+                }
+                guard terms.count == fetchIndex.elements.count, !terms.isEmpty else { continue }
+                indexes.append(Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, terms: terms, isUnique: false))
+            }
+            for compound in entity.compoundIndexes {
+                let columns = compound.compactMap { column($0, of: entity.name) }
+                guard columns.count == compound.count, !columns.isEmpty else { continue }
+                indexes.append(Index(name: "\(table)_" + columns.joined(separator: "_") + "_INDEX", table: table, terms: columns, isUnique: false))
+            }
+        }
+
+        // Many-to-many join tables, named after the side with the lower entity number.
+        var joinTables: [JoinTable] = []
+        var joinIndex: [PropertyReference: Int] = [:]
+        var usedTableNames = Set(tables.map(\.name)).union(Self.systemTables)
+        for entity in model.entities {
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                let inverse = model.inverse(of: relationship)
+                guard inverse == nil || inverse!.isToMany else { continue }
+                let reference = PropertyReference(entity: entity.name, name: relationship.name)
+                guard joinIndex[reference] == nil else { continue }
+                let sourceNumber = numberOf(entity.name)
+                let destinationNumber = numberOf(relationship.destinationEntityName)
+                var inverseReference: PropertyReference?
+                if let inverse, let declaring = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model) {
+                    let candidate = PropertyReference(entity: declaring, name: inverse.name)
+                    let inverseNumber = numberOf(declaring)
+                    // The table belongs to the lower-numbered side; the other side will find it.
+                    if (inverseNumber, inverse.name) < (sourceNumber, relationship.name) { continue }
+                    inverseReference = candidate
+                }
+                var tableName = "Z_\(sourceNumber)" + relationship.name.uppercased()
+                var suffix = 1
+                while usedTableNames.contains(tableName) {
+                    tableName = "Z_\(sourceNumber)" + relationship.name.uppercased() + String(suffix)
+                    suffix += 1
+                }
+                usedTableNames.insert(tableName)
+                // A to-many without an inverse has no name for its source column; Lade uses the
+                // source entity's name (Core Data warns about such relationships).
+                let sourceColumn = "Z_\(sourceNumber)" + (inverse?.name ?? entity.name).uppercased()
+                var destinationColumn = "Z_\(destinationNumber)" + relationship.name.uppercased()
+                if destinationColumn == sourceColumn { destinationColumn += "1" }
+                let join = JoinTable(
+                    name: tableName, relationship: reference, inverse: inverseReference ?? reference,
+                    sourceColumn: sourceColumn, destinationColumn: destinationColumn,
+                    destinationOrderColumn: relationship.isOrdered ? "Z_FOK_" + destinationColumn.dropFirst(2) : nil,
+                    sourceOrderColumn: (inverse?.isOrdered ?? false) ? "Z_FOK_" + sourceColumn.dropFirst(2) : nil)
+                joinIndex[reference] = joinTables.count
+                if let inverseReference { joinIndex[inverseReference] = joinTables.count }
+                joinTables.append(join)
+                indexes.append(Index(
+                    name: "\(tableName)_\(destinationColumn)_INDEX", table: tableName,
+                    terms: [destinationColumn, sourceColumn], isUnique: false))
+            }
+        }
+        self.joinTables = joinTables
+        self.joinIndex = joinIndex
+        self.indexes = indexes
+    }
+
+    // MARK: Lookups
+
+    public func entity(named name: String) -> Entity? {
+        entityIndex[name].map { entities[$0] }
+    }
+
+    public func entity(number: Int64) -> Entity? {
+        number >= 1 && number <= Int64(entities.count) ? entities[Int(number - 1)] : nil
+    }
+
+    public func table(named name: String) -> Table? {
+        tables.first { $0.name == name }
+    }
+
+    /// The column holding `role`, if the schema has one.
+    public func columnName(for role: ColumnRole) -> String? {
+        columnIndex[role]
+    }
+
+    /// The join table of a many-to-many relationship, from either side.
+    public func joinTable(for relationship: PropertyReference) -> JoinTable? {
+        joinIndex[relationship].map { joinTables[$0] }
+    }
+
+    /// The entity that declares `property`: `entity` itself or one of its ancestors.
+    static func declaringEntity(of property: String, from entity: String, in model: ManagedObjectModel) -> String? {
+        ([model.entity(named: entity)].compactMap { $0 } + model.ancestors(of: entity))
+            .first { $0.propertyNames.contains(property) }?.name
+    }
+
+    // MARK: Statements
+
+    /// Every CREATE statement of the layout: system tables, entity tables, join tables, indexes.
+    public var createStatements: [String] {
+        var statements = [Self.primaryKeyTableStatement, Self.metadataTableStatement, Self.modelCacheTableStatement]
+        for table in tables {
+            statements.append("CREATE TABLE \(table.name) ( " + table.columns.map { "\($0.name) \($0.declaredType)" }.joined(separator: ", ") + " )")
+        }
+        for join in joinTables {
+            var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
+            if let order = join.sourceOrderColumn { columns.append("\(order) INTEGER") }
+            if let order = join.destinationOrderColumn { columns.append("\(order) INTEGER") }
+            columns.append("PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn))")
+            statements.append("CREATE TABLE \(join.name) ( " + columns.joined(separator: ", ") + " )")
+        }
+        statements += indexes.map(\.createStatement)
+        return statements
+    }
+
+    /// How Core Data declares a column of each attribute type.
+    public static func declaredType(of type: AttributeType) -> String {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: "INTEGER"
+        case .double, .float: "FLOAT"
+        case .decimal: "DECIMAL"
+        case .date: "TIMESTAMP"
+        case .string, .uri: "VARCHAR"
+        case .binary, .transformable, .uuid, .undefined: "BLOB"
+        }
+    }
+
+    /// Core Data lists integer columns first, then 8-byte numbers and dates (interleaved by
+    /// name), then text, then blobs.
+    static func group(of declaredType: String) -> Int {
+        switch declaredType {
+        case "INTEGER": 0
+        case "FLOAT", "TIMESTAMP", "DECIMAL": 1
+        case "VARCHAR": 2
+        default: 3
+        }
+    }
+
+    private struct ColumnCandidate {
+        var group: Int
+        var entityOrder: Int
+        var kindOrder: Int
+        var sortName: String
+        var baseName: String
+        var declaredType: String
+        var role: ColumnRole
+    }
+}

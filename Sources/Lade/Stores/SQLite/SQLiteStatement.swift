@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement. Owns its `sqlite3_stmt` and finalizes it when released.
+///
+/// ```swift
+/// let statement = try connection.prepare("SELECT Z_PK FROM ZPRODUCT WHERE ZSKU = ?")
+/// try statement.bind([.text("A-1")])
+/// while try statement.step() { print(statement.value(at: 0)) }
+/// ```
+///
+/// Related SQLite documentation: <https://www.sqlite.org/c3ref/stmt.html>
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    public let sql: String
+    unowned let connection: SQLiteConnection
+
+    init(connection: SQLiteConnection, sql: String) throws {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw connection.error(code, sql: sql)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and binds `values` to its parameters, in order.
+    public func bind(_ values: [SQLiteValue]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
+            case .real(let number): code = sqlite3_bind_double(handle, index, number)
+            case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
+            case .blob(let data):
+                code = data.withUnsafeBytes { buffer in
+                    // A zero-length blob must still bind as a blob, not as NULL.
+                    sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
+                }
+            }
+            guard code == SQLITE_OK else { throw connection.error(code, sql: sql) }
+        }
+    }
+
+    /// Advances to the next row; false when the statement is done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let failure = connection.error(code, sql: sql)
+            sqlite3_reset(handle)
+            throw failure
+        }
+    }
+
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    public func columnName(at index: Int) -> String {
+        String(cString: sqlite3_column_name(handle, Int32(index)))
+    }
+
+    /// The current row's value in column `index`.
+    public func value(at index: Int) -> SQLiteValue {
+        let column = Int32(index)
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    /// Binds `values`, runs the statement to the end and returns every row.
+    public func rows(_ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+        try bind(values)
+        var result: [[SQLiteValue]] = []
+        let count = columnCount
+        while try step() {
+            result.append((0..<count).map(value(at:)))
+        }
+        return result
+    }
+
+    /// Binds `values` and runs the statement to the end, ignoring any rows.
+    public func run(_ values: [SQLiteValue] = []) throws {
+        try bind(values)
+        while try step() {}
+    }
+}
+
+/// SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,220 @@
+import Foundation
+
+/// A store in a SQLite file laid out as Core Data lays it out (see `SQLiteSchema`), so files
+/// written by Core Data open here and files written here open in Core Data.
+///
+/// ```swift
+/// let store = try SQLiteStore.create(at: url, model: model)        // a new, empty store
+/// let same = try SQLiteStore(url: url, model: model, readOnly: true)
+/// try same.count(ofEntity: "Product")
+/// ```
+///
+/// A store serialises its own use of its connection, so it may be shared between queues.
+public final class SQLiteStore: @unchecked Sendable {
+    public let url: URL
+    public let model: ManagedObjectModel
+    public let schema: SQLiteSchema
+    public let isReadOnly: Bool
+    /// `Z_UUID`, also reported as `NSStoreUUID` in `metadata`.
+    public let identifier: String
+    /// Each `Z_ENT` row's name as the store records it: the entity's name when the store was
+    /// made (Core Data keeps an old name after a rename).
+    public let storedEntityNames: [Int64: String]
+
+    let connection: SQLiteConnection
+    private let lock = NSLock()
+    private var currentMetadata: [String: PropertyListValue]
+
+    // MARK: Creating
+
+    /// Creates an empty store for `model` at `url`, which must not exist yet.
+    ///
+    /// The file is built beside `url` and linked into place only when complete, so a crash
+    /// leaves either no store or a whole one.
+    @discardableResult
+    public static func create(at url: URL, model: ManagedObjectModel) throws -> SQLiteStore {
+        let path = url.path
+        let manager = FileManager.default
+        guard !manager.fileExists(atPath: path) else {
+            throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
+        }
+        let directory = url.deletingLastPathComponent()
+        guard manager.fileExists(atPath: directory.path) else {
+            throw StoreError(.notFound, path: path, "the directory \(directory.path) does not exist")
+        }
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).lade-\(UUID().uuidString)")
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
+        }
+        do {
+            let connection = try SQLiteConnection(path: temporary.path, mode: .readWrite(create: true))
+            // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2).
+            try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
+            let schema = SQLiteSchema(model: model)
+            let uuid = UUID().uuidString
+            let metadata = StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
+            try connection.transaction {
+                for statement in schema.createStatements { try connection.execute(statement) }
+                let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                for entity in schema.entities {
+                    try insert.run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
+                }
+                try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+                    .run([.text(uuid), .blob(try PropertyListValue.dictionary(metadata).binaryPropertyList())])
+            }
+            // WAL is recorded in the file header; the store is complete and closed before it is linked.
+            try connection.execute("PRAGMA journal_mode = WAL")
+        } catch let error as SQLiteError {
+            throw StoreError(path: path, sqlite: error)
+        }
+        try FileSystem.fsync(path: temporary.path)
+        guard link(temporary.path, path) == 0 else {
+            let code = errno
+            if code == EEXIST { throw StoreError(.alreadyExists, path: path, "another process created a file here meanwhile") }
+            throw StoreError(.io, path: path, "cannot move the new store into place: \(String(cString: strerror(code)))")
+        }
+        try FileSystem.fsync(path: directory.path)
+        return try SQLiteStore(url: url, model: model)
+    }
+
+    // MARK: Opening
+
+    /// Opens an existing store with `model`, checking that the store was made from it: the
+    /// entity numbering and names in `Z_PRIMARYKEY`, and the entity version hashes (or, for a
+    /// store with Apple's hashes opened without them, the tables and columns themselves).
+    /// A read-only store never writes to the file or its `-wal`.
+    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.notFound, path: path, "no store here; create one with `lade init \(path) --model MODEL`")
+        }
+        self.url = url
+        self.model = model
+        self.isReadOnly = readOnly
+        self.schema = SQLiteSchema(model: model)
+        do {
+            connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite(create: false))
+            let tables = try connection.tableNames()
+            guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
+                throw StoreError(.notAStore, path: path, "this SQLite file has no Z_METADATA and Z_PRIMARYKEY tables: it is not a Core Data store")
+            }
+            let (uuid, metadata) = try Self.readMetadata(connection, path: path)
+            identifier = uuid
+            currentMetadata = metadata
+            currentMetadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+            guard metadata[StoreMetadata.Key.storeType]?.stringValue == StoreMetadata.sqliteStoreType else {
+                throw StoreError(.wrongStoreType, path: path, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not SQLite")
+            }
+            storedEntityNames = try Self.readEntityNames(connection)
+            try Self.check(model: model, schema: schema, metadata: metadata, storedNames: storedEntityNames, connection: connection, path: path, tables: tables)
+            if !readOnly { try connection.execute("PRAGMA journal_mode = WAL") }
+        } catch let error as SQLiteError {
+            throw StoreError(path: path, sqlite: error)
+        }
+    }
+
+    private static func readMetadata(_ connection: SQLiteConnection, path: String) throws -> (String, [String: PropertyListValue]) {
+        let rows = try connection.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1")
+        guard let row = rows.first, case .text(let uuid) = row[0] else {
+            throw StoreError(.notAStore, path: path, "Z_METADATA has no row for version 1")
+        }
+        guard case .blob(let plist) = row[1], let decoded = try? PropertyListValue.decode(plist), let metadata = decoded.dictionaryValue else {
+            throw StoreError(.notAStore, path: path, "Z_METADATA.Z_PLIST is not a property list dictionary")
+        }
+        return (uuid, metadata)
+    }
+
+    private static func readEntityNames(_ connection: SQLiteConnection) throws -> [Int64: String] {
+        var names: [Int64: String] = [:]
+        for row in try connection.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+            if case .integer(let number) = row[0], case .text(let name) = row[1] { names[number] = name }
+        }
+        return names
+    }
+
+    private static func check(
+        model: ManagedObjectModel, schema: SQLiteSchema, metadata: [String: PropertyListValue],
+        storedNames: [Int64: String], connection: SQLiteConnection, path: String, tables: Set<String>
+    ) throws {
+        // Rows map to entities by Z_ENT and the model's renaming identifiers, never by name alone.
+        var differing: Set<String> = []
+        for entity in schema.entities {
+            let described = model.entity(named: entity.name)!
+            guard let stored = storedNames[entity.number], stored == entity.name || stored == described.renamingIdentifier else {
+                differing.insert(entity.name)
+                continue
+            }
+        }
+        for (number, name) in storedNames where schema.entity(number: number) == nil {
+            differing.insert(name)
+        }
+        let storeHashes = StoreMetadata.versionHashes(in: metadata)
+        let storeHashesAreLade = metadata[StoreMetadata.Key.ladeVersionHashKind]?.stringValue == StoreMetadata.ladeHashKind
+        var detail = "entity numbering in Z_PRIMARYKEY"
+        if model.hasAppleVersionHashes || storeHashesAreLade {
+            detail = "version hashes"
+            let names = Set(storeHashes.keys).union(model.versionHashes.keys)
+            for name in names where storeHashes[name] != model.versionHashes[name] {
+                differing.insert(name)
+            }
+        } else {
+            // The store carries Apple's hashes and the model has only Lade's: compare what the
+            // hashes stand for, the tables and columns.
+            detail = "tables and columns (the model has no Apple hashes to compare; give its compiled .momd for a full check)"
+            for table in schema.tables {
+                let expected = Set(table.columns.map(\.name))
+                let actual = tables.contains(table.name)
+                    ? Set(try connection.rows("PRAGMA table_info(\(table.name))").compactMap { row -> String? in
+                        if case .text(let name) = row[1] { return name } else { return nil } })
+                    : []
+                if expected != actual {
+                    differing.formUnion(model.hierarchy(from: table.rootEntity).map(\.name))
+                }
+            }
+            for join in schema.joinTables where !tables.contains(join.name) {
+                differing.insert(join.relationship.entity)
+            }
+        }
+        guard differing.isEmpty else {
+            let names = differing.sorted()
+            throw StoreError(
+                .modelMismatch(entities: names), path: path,
+                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))); open it with the model version it was made with (model migration is not supported yet)")
+        }
+    }
+
+    // MARK: Metadata
+
+    /// The store's metadata as Core Data reports it, `NSStoreUUID` included.
+    public var metadata: [String: PropertyListValue] {
+        lock.withLock { currentMetadata }
+    }
+
+    // MARK: Reading
+
+    /// The number of objects whose entity is exactly `entity` (or, with `includingSubentities`,
+    /// that entity or one below it).
+    public func count(ofEntity entity: String, includingSubentities: Bool = false) throws -> Int {
+        guard let mapped = schema.entity(named: entity) else {
+            throw StoreError(.notAStore, path: url.path, "the model has no entity '\(entity)'")
+        }
+        let numbers = includingSubentities ? model.hierarchy(from: entity).map { schema.entity(named: $0.name)!.number } : [mapped.number]
+        let sql = "SELECT COUNT(*) FROM \(mapped.tableName) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        return try withConnection { connection in
+            guard case .integer(let count) = try connection.rows(sql).first?.first else { return 0 }
+            return Int(count)
+        }
+    }
+
+    /// Runs `body` with the store's connection, one caller at a time; SQLite errors become
+    /// `StoreError`s naming this store.
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try body(connection)
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
+        }
+    }
+}

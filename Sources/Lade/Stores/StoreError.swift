@@ -1,0 +1,38 @@
+import Foundation
+
+/// A store that could not be created, opened, read or written, with what to do about it.
+///
+/// ```swift
+/// do { _ = try SQLiteStore(url: url, model: model) }
+/// catch let error as StoreError { print(error) }   // "…catalog.sqlite: the store does not match the model: …"
+/// ```
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case notFound
+        case alreadyExists
+        case notAStore
+        case wrongStoreType
+        /// The store was made from another model (version); `entities` names those that differ.
+        case modelMismatch(entities: [String])
+        case readOnly
+        case reservedMetadataKey
+        case io
+        case sqlite(code: Int32)
+    }
+
+    public let kind: Kind
+    public let path: String
+    public let message: String
+
+    public init(_ kind: Kind, path: String, _ message: String) {
+        self.kind = kind
+        self.path = path
+        self.message = message
+    }
+
+    init(path: String, sqlite error: SQLiteError) {
+        self.init(.sqlite(code: error.code), path: path, error.description)
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

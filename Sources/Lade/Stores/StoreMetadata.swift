@@ -1,0 +1,68 @@
+import Crypto
+import Foundation
+
+/// The metadata keys Core Data writes in every store, and how Lade fills them.
+///
+/// ```swift
+/// let metadata = StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
+/// metadata[StoreMetadata.Key.storeType]   // .string("SQLite")
+/// ```
+public enum StoreMetadata {
+    public enum Key {
+        public static let storeType = "NSStoreType"
+        /// Kept out of the SQLite plist by Core Data (it lives in `Z_METADATA.Z_UUID`), but
+        /// present in the metadata a store reports.
+        public static let storeUUID = "NSStoreUUID"
+        public static let versionHashes = "NSStoreModelVersionHashes"
+        public static let versionHashesVersion = "NSStoreModelVersionHashesVersion"
+        public static let versionHashesDigest = "NSStoreModelVersionHashesDigest"
+        public static let versionIdentifiers = "NSStoreModelVersionIdentifiers"
+        public static let frameworkVersion = "NSPersistenceFrameworkVersion"
+        public static let autoVacuumLevel = "_NSAutoVacuumLevel"
+        /// Lade's own: present when the store's version hashes are Lade's, not Apple's.
+        public static let ladeVersionHashKind = "_LadeVersionHashKind"
+    }
+
+    public static let sqliteStoreType = "SQLite"
+    /// The value of `_LadeVersionHashKind` for Lade's SHA-256 entity hashes (docs/model-format.md).
+    public static let ladeHashKind = "lade-sha256-1"
+    /// Written as `NSPersistenceFrameworkVersion`. Core Data writes its own build number
+    /// (1044 on macOS 14); Lade is not that framework and says so with 0.
+    public static let ladeFrameworkVersion: Int64 = 0
+
+    /// Keys that belong to the stack; a user may not set or remove them.
+    public static let reservedKeys: Set<String> = [Key.storeType, Key.storeUUID]
+
+    /// The metadata Core Data writes for a store of `model`.
+    public static func make(for model: ManagedObjectModel, storeType: String) -> [String: PropertyListValue] {
+        var metadata: [String: PropertyListValue] = [
+            Key.storeType: .string(storeType),
+            Key.versionHashes: .dictionary(model.versionHashes.mapValues { .data($0) }),
+            Key.versionHashesVersion: .integer(3),
+            Key.versionHashesDigest: .string(digest(of: model.versionHashes).base64EncodedString()),
+            Key.versionIdentifiers: .array(model.versionIdentifiers.map { .string($0) }),
+            Key.frameworkVersion: .integer(ladeFrameworkVersion),
+            Key.autoVacuumLevel: .string("2"),
+        ]
+        if !model.hasAppleVersionHashes {
+            metadata[Key.ladeVersionHashKind] = .string(ladeHashKind)
+        }
+        return metadata
+    }
+
+    /// `NSStoreModelVersionHashesDigest`: SHA-512 over, for entities sorted by name, the
+    /// UTF-8 name followed by its 32-byte hash.
+    public static func digest(of hashes: [String: Data]) -> Data {
+        var hasher = SHA512()
+        for name in hashes.keys.sorted() {
+            hasher.update(data: Data(name.utf8))
+            hasher.update(data: hashes[name]!)
+        }
+        return Data(hasher.finalize())
+    }
+
+    /// The entity hashes recorded in store metadata.
+    public static func versionHashes(in metadata: [String: PropertyListValue]) -> [String: Data] {
+        (metadata[Key.versionHashes]?.dictionaryValue ?? [:]).compactMapValues(\.dataValue)
+    }
+}
