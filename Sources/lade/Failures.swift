@@ -4,11 +4,17 @@ import Lade
 
 /// Runs a command's work; a Lade error is printed as the one clear message it carries,
 /// to standard error, and the process exits with code 1.
-func reportingFailures(_ work: () throws -> Void) throws {
+func reportingFailures(_ work: () throws -> Void) rethrows {
     do {
         try work()
     } catch let error as ModelError {
-        FileHandle.standardError.write(Data("lade: error: \(error)\n".utf8))
-        throw ExitCode.failure
+        fail(error)
+    } catch let error as StoreError {
+        fail(error)
     }
+}
+
+private func fail(_ error: CustomStringConvertible) -> Never {
+    FileHandle.standardError.write(Data("lade: error: \(error)\n".utf8))
+    LadeCommand.exit(withError: ExitCode.failure)
 }

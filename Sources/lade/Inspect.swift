@@ -20,19 +20,28 @@ struct ModelOptions: ParsableArguments {
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a model: entities, properties, constraints, indexes, templates and version hashes.",
+        abstract: "Print a model, or a store's metadata and object counts.",
         discussion: """
-            MODEL is a .xcdatamodeld bundle, a .xcdatamodel directory, a model 'contents' XML \
-            file, or a Lade JSON model.
+            lade inspect MODEL prints a model: entities, properties, constraints, indexes, \
+            templates and version hashes. MODEL is a .xcdatamodeld bundle, a .xcdatamodel \
+            directory, a model 'contents' XML file, or a Lade JSON model.
+
+            lade inspect STORE --model MODEL prints a store's metadata and, per entity, the \
+            number of objects whose entity is exactly that one. The store is opened read-only \
+            and never changed.
 
             Examples:
               lade inspect samples/Catalog.xcdatamodeld
-              lade inspect samples/Catalog.xcdatamodeld --model-version "Catalog 1"
+              lade inspect samples/Catalog.xcdatamodeld --model-version Catalog
               lade inspect samples/Catalog.xcdatamodeld --json > catalog.json
+              lade inspect out/catalog.sqlite --model samples/Catalog.xcdatamodeld --json
             """)
 
-    @Argument(help: ArgumentHelp("The model to print.", valueName: "MODEL"))
-    var model: String
+    @Argument(help: ArgumentHelp("The model to print, or with --model the store to inspect.", valueName: "MODEL|STORE"))
+    var path: String
+
+    @Option(help: ArgumentHelp("The store's model: PATH is then a store.", valueName: "MODEL"))
+    var model: String?
 
     @Flag(help: "Print the model as JSON (Lade's JSON model format).")
     var json = false
@@ -44,7 +53,12 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let url = URL(fileURLWithPath: model)
+            if let model {
+                let report = try StoreReport(sqliteStoreAt: URL(fileURLWithPath: path), model: try modelOptions.load(model))
+                print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+                return
+            }
+            let url = URL(fileURLWithPath: path)
             let versions = try ManagedObjectModel.versions(at: url)
             if listVersions {
                 for name in versions.names {
@@ -52,7 +66,7 @@ struct Inspect: ParsableCommand {
                 }
                 return
             }
-            let report = ModelReport(model: try modelOptions.load(model), source: model, versions: versions)
+            let report = ModelReport(model: try modelOptions.load(path), source: path, versions: versions)
             print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
         }
     }

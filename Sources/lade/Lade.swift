@@ -16,5 +16,5 @@ struct LadeCommand: ParsableCommand {
             Exit codes: 0 success, 1 failure, 64 usage error.
             """,
         version: LadeVersion.string,
-        subcommands: [Inspect.self])
+        subcommands: [Inspect.self, Init.self])
 }

@@ -99,6 +99,10 @@ struct StoreFacts {
     var entityHashes: [String: String] = [:]
     /// `NSPersistenceFrameworkVersion`: the Core Data build that wrote the store.
     var frameworkVersion = 0
+    /// Rows per table, as read by the corpus's tools (with the `-wal` applied).
+    var rowCounts: [String: Int] = [:]
+    /// `Z_METADATA.Z_UUID`.
+    var uuid: String?
 
     init(store: String) throws {
         let base = Fixtures.corpusFile("expected/" + store)
@@ -114,11 +118,13 @@ struct StoreFacts {
             tables[String(name)] = columns
         }
         let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: base.path + ".summary.json"))) as? [String: Any]
+        rowCounts = summary?["row_counts"] as? [String: Int] ?? [:]
         for row in summary?["Z_PRIMARYKEY"] as? [[Any]] ?? [] {
             primaryKeyRows.append((row[0] as! Int, row[1] as! String, row[2] as! Int))
         }
         let metadata = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: base.path + ".metadata.json"))) as? [[String: Any]]
         entityHashes = metadata?.first?["entity_hashes_base64"] as? [String: String] ?? [:]
+        uuid = metadata?.first?["Z_UUID"] as? String
         frameworkVersion = (metadata?.first?["plist"] as? [String: Any])?["NSPersistenceFrameworkVersion"] as? Int ?? 0
     }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import Lade
+
+/// A store's metadata and, per entity, the number of objects whose entity is exactly that one
+/// (`lade inspect STORE --model MODEL`).
+public struct StoreReport {
+    public struct EntityCount: Sendable, Equatable {
+        public let name: String
+        public let count: Int
+    }
+
+    public let path: String
+    public let storeType: String
+    public let metadata: [String: PropertyListValue]
+    public let entities: [EntityCount]
+
+    /// Reads a SQLite store read-only: the file and its `-wal` are left as they were.
+    public init(sqliteStoreAt url: URL, model: ManagedObjectModel) throws {
+        let store = try SQLiteStore(url: url, model: model, readOnly: true)
+        path = url.path
+        storeType = StoreMetadata.sqliteStoreType
+        metadata = store.metadata
+        entities = try store.schema.entities.map { EntityCount(name: $0.name, count: try store.count(ofEntity: $0.name)) }
+    }
+
+    public func text() -> String {
+        var out = ["Store \(path)", "Type: \(storeType)"]
+        out.append("Metadata:")
+        for key in metadata.keys.sorted() {
+            out.append("  \(key) = \(Self.describe(metadata[key]!))")
+        }
+        out.append("Objects (entity exactly; subentities under their own names):")
+        let width = entities.map(\.name.count).max() ?? 0
+        for entity in entities {
+            out.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(entity.count)")
+        }
+        out.append("  " + "total".padding(toLength: width, withPad: " ", startingAt: 0) + "  \(entities.reduce(0) { $0 + $1.count })")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    public func json() throws -> String {
+        let object: [String: Any] = [
+            "store": path,
+            "type": storeType,
+            "metadata": metadata.mapValues(Self.jsonValue),
+            "entities": entities.map { ["name": $0.name, "count": $0.count] as [String: Any] },
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Metadata as JSON: data as base64 strings, dates as ISO 8601.
+    static func jsonValue(_ value: PropertyListValue) -> Any {
+        switch value {
+        case .string(let text): text
+        case .integer(let number): number
+        case .real(let number): number
+        case .bool(let flag): flag
+        case .date(let date): ISO8601DateFormatter().string(from: date)
+        case .data(let data): data.base64EncodedString()
+        case .array(let items): items.map(jsonValue)
+        case .dictionary(let items): items.mapValues(jsonValue)
+        }
+    }
+
+    static func describe(_ value: PropertyListValue) -> String {
+        switch value {
+        case .string(let text): "\"\(text)\""
+        case .data(let data): "<\(data.count) bytes: \(data.base64EncodedString())>"
+        case .array(let items): "(" + items.map(describe).joined(separator: ", ") + ")"
+        case .dictionary(let items): "{" + items.keys.sorted().map { "\($0): \(describe(items[$0]!))" }.joined(separator: "; ") + "}"
+        default: "\(jsonValue(value))"
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import Lade
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create an empty store for a model.",
+        discussion: """
+            The store is laid out as Core Data lays out its SQLite stores, with the metadata \
+            Core Data writes. It is built beside STORE and moved into place only when complete.
+
+            Examples:
+              lade init out/catalog.sqlite --model samples/Catalog.xcdatamodeld
+              lade init App.sqlite --model App.xcdatamodeld --momd App.momd   # Apple's version hashes
+            """)
+
+    @Argument(help: ArgumentHelp("The store file to create; it must not exist.", valueName: "STORE"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The model the store is for.", valueName: "MODEL"))
+    var model: String
+
+    @Option(help: ArgumentHelp("The store type (only sqlite so far).", valueName: "TYPE"))
+    var type: String = "sqlite"
+
+    @OptionGroup var modelOptions: ModelOptions
+
+    func validate() throws {
+        guard type == "sqlite" else {
+            throw ValidationError("store type '\(type)' is not supported yet; use --type sqlite")
+        }
+    }
+
+    func run() throws {
+        try reportingFailures {
+            let loaded = try modelOptions.load(model)
+            let created = try SQLiteStore.create(at: URL(fileURLWithPath: store), model: loaded)
+            print("created \(store): SQLite store for \(loaded.entities.count) entities, UUID \(created.identifier)")
+        }
+    }
+}
