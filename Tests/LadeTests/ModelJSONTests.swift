@@ -78,4 +78,26 @@ struct ModelJSONTests {
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(jsonData: Data(json.utf8), file: "m.json") }
         #expect(error?.description == "m.json: entity 'A', property 'b': destination entity 'B' is not in the model")
     }
+
+    @Test("a misspelt key, a number for a String, an over-long Decimal number and an unknown hash source are refused")
+    func strictness() throws {
+        func problem(_ json: String) -> String {
+            do {
+                _ = try ManagedObjectModel(jsonData: Data(json.utf8), file: "m.json")
+                return "loaded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(problem(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "String", "optinal": false}]}]}"#)
+            .contains("entities[0].attributes[0].optinal: unknown key 'optinal'"))
+        #expect(problem(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "String", "default": 12}]}]}"#)
+            .contains("a String value is written as a JSON string"))
+        #expect(problem(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "Decimal", "default": 12345678901234567.89}]}]}"#)
+            .contains("write this Decimal as a string"))
+        #expect(problem(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "Decimal", "default": 0.25}]}]}"#) == "loaded")
+        #expect(problem(#"{"entities": [{"name": "A", "versionHash": {"base64": "", "source": "Apple"}}]}"#)
+            .contains("versionHash source is 'apple' or 'lade'"))
+        #expect(problem(#"{"entitys": []}"#).contains("unknown key 'entitys'"))
+    }
 }

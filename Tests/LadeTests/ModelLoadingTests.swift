@@ -62,6 +62,8 @@ struct ModelLoadingTests {
         try Data("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict/></plist>".utf8)
             .write(to: bundle.appendingPathComponent(".xccurrentversion"))
         #expect(try ManagedObjectModel(contentsOf: bundle).versionName == "Shop")
+        try Data().write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        #expect(try ManagedObjectModel(contentsOf: bundle).versionName == "Shop")
 
         let other = temp.appendingPathComponent("Other.xcdatamodeld")
         _ = try Fixtures.writeXcodeModel(entity, in: other, name: "V1")
@@ -80,6 +82,12 @@ struct ModelLoadingTests {
         try Data("bplist00\u{0}\u{0}".utf8).write(to: mom)
         let momError = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: mom) }
         #expect(momError?.description.contains("compiled") == true)
+        let momd = temp.appendingPathComponent("Model.momd")
+        try FileManager.default.createDirectory(at: momd, withIntermediateDirectories: true)
+        for attempt in [{ _ = try ManagedObjectModel(contentsOf: momd) }, { _ = try ManagedObjectModel.versions(at: momd) }] as [() throws -> Void] {
+            let error = #expect(throws: ModelError.self) { try attempt() }
+            #expect(error?.description.contains("compiled model (.momd)") == true)
+        }
         let text = temp.appendingPathComponent("notes.txt")
         try Data("hello".utf8).write(to: text)
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: text) }

@@ -174,6 +174,23 @@ struct ModelValidationTests {
         #expect(found.contains { $0.message.contains("'Nobody'") && $0.line == 10 })
     }
 
+    @Test("a fetch index element needs a property or an expression, and a known type")
+    func fetchIndexElements() throws {
+        let (_, found) = try problems("""
+            <entity name="A">
+                <attribute name="x" optional="YES" attributeType="String"/>
+                <fetchIndex name="odd">
+                    <fetchIndexElement type="Binary" order="ascending"/>
+                    <fetchIndexElement property="x" type="Hash" order="ascending"/>
+                </fetchIndex>
+            </entity>
+            """)
+        #expect(found.map(\.message) == [
+            "fetch index 'odd' has an element with neither a property nor an expression",
+            "fetch index 'odd' has element type 'Hash'; expected Binary or RTree",
+        ])
+    }
+
     @Test("all problems of one model are reported together")
     func allTogether() throws {
         let (_, found) = try problems("""

@@ -57,12 +57,12 @@ extension AttributeValue {
             }
             self = .integer(value)
         case .double:
-            guard let value = Double(trimmed), value.isFinite || trimmed.lowercased().contains("inf") else {
+            guard let value = Double(trimmed), !value.isNaN else {
                 throw fail("expected a number")
             }
             self = .double(value)
         case .float:
-            guard let value = Float(trimmed) else { throw fail("expected a number") }
+            guard let value = Float(trimmed), !value.isNaN else { throw fail("expected a number") }
             self = .float(value)
         case .decimal:
             guard AttributeValue.isDecimalLiteral(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else {

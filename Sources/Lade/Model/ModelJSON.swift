@@ -63,6 +63,24 @@ extension ManagedObjectModel {
     }
 }
 
+/// Refuses keys the format does not have, so a typo ("optinal") is an error, not a silent default.
+private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+private func rejectUnknownKeys<Key: CodingKey & CaseIterable>(_ decoder: Decoder, _: Key.Type) throws {
+    let known = Set(Key.allCases.map(\.stringValue))
+    let container = try decoder.container(keyedBy: AnyKey.self)
+    for key in container.allKeys where !known.contains(key.stringValue) {
+        throw DecodingError.dataCorruptedError(
+            forKey: key, in: container,
+            debugDescription: "unknown key '\(key.stringValue)'; expected one of \(known.sorted().joined(separator: ", "))")
+    }
+}
+
 private struct ModelDocument: Codable {
     var format: String?
     var formatVersion: Int?
@@ -86,11 +104,12 @@ private struct ModelDocument: Codable {
     /// Only for writing: every entity's hash, Apple's or Lade's.
     private var hashes: [String: Data] = [:]
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case format, formatVersion, versionName, versionIdentifiers, entities, fetchRequests, configurations
     }
 
     init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decodeIfPresent(String.self, forKey: .format)
         if let format, format != ManagedObjectModel.jsonFormatName {
@@ -142,12 +161,13 @@ private struct VersionHashRecord: Codable {
 }
 
 extension EntityDescription: Codable {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, parent, abstract, className, renamingIdentifier, versionHashModifier, attributes, relationships
         case fetchedProperties, uniquenessConstraints, fetchIndexes, compoundIndexes, userInfo, versionHash
     }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(name: try c.decode(String.self, forKey: .name))
         parentName = try c.decodeIfPresent(String.self, forKey: .parent)
@@ -162,6 +182,11 @@ extension EntityDescription: Codable {
         fetchIndexes = try c.decodeIfPresent([FetchIndexDescription].self, forKey: .fetchIndexes) ?? []
         compoundIndexes = try c.decodeIfPresent([[String]].self, forKey: .compoundIndexes) ?? []
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+        if let hash = try c.decodeIfPresent(VersionHashRecord.self, forKey: .versionHash) {
+            guard hash.source == "apple" || hash.source == "lade" else {
+                throw DecodingError.dataCorruptedError(forKey: .versionHash, in: c, debugDescription: "versionHash source is 'apple' or 'lade', not '\(hash.source)'")
+            }
+        }
         if let hash = try c.decodeIfPresent(VersionHashRecord.self, forKey: .versionHash), hash.source == "apple" {
             guard let bytes = Data(base64Encoded: hash.base64), bytes.count == 32 else {
                 throw DecodingError.dataCorruptedError(forKey: .versionHash, in: c, debugDescription: "an Apple version hash is 32 bytes of base64")
@@ -189,13 +214,14 @@ extension EntityDescription: Codable {
 }
 
 extension AttributeDescription: Codable {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, optional, transient, defaultValue = "default", min, max, regularExpression
         case valueTransformerName, customClassName, externalStorage, indexed, preserveAfterDeletion
         case renamingIdentifier, versionHashModifier, derivation, userInfo
     }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let typeName = try c.decode(String.self, forKey: .type)
         guard let type = AttributeType(rawValue: typeName) else {
@@ -253,15 +279,23 @@ extension AttributeDescription: Codable {
         let text: String
         if let string = try? c.decode(String.self, forKey: key) {
             text = string
+        } else if type == .string || type == .uuid || type == .uri || type == .binary || type == .transformable {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "a \(type.rawValue) value is written as a JSON string")
         } else if let flag = try? c.decode(Bool.self, forKey: key), type == .boolean {
             return .bool(flag)
-        } else if type.isInteger, let number = try? c.decode(Int64.self, forKey: key) {
+        } else if type.isInteger || type == .decimal, let number = try? c.decode(Int64.self, forKey: key) {
             text = String(number)
         } else if let number = try? c.decode(Double.self, forKey: key), type != .boolean {
             if type == .float { return .float(Float(number)) }
-            text = type == .decimal ? "\(number)" : String(number)
+            text = String(number)
         } else {
             throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "expected a \(type.rawValue) value")
+        }
+        // A JSON number reaches us through a Double; past 15 significant digits it may not be
+        // the number that was written, and a decimal must keep every digit.
+        if type == .decimal, (try? c.decode(String.self, forKey: key)) == nil,
+           text.prefix(while: { $0 != "e" }).filter(\.isNumber).drop(while: { $0 == "0" }).count > 15 {
+            throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "write this Decimal as a string (\"\(text)\") to keep every digit")
         }
         do {
             return try AttributeValue(parsing: text, as: type)
@@ -284,12 +318,13 @@ extension AttributeDescription: Codable {
 }
 
 extension RelationshipDescription: Codable {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, destination, inverse, toMany, ordered, optional, transient, minCount, maxCount, deleteRule
         case indexed, renamingIdentifier, versionHashModifier, userInfo
     }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let isToMany = try c.decodeIfPresent(Bool.self, forKey: .toMany) ?? false
         var rule = DeleteRule.nullify
@@ -334,12 +369,13 @@ extension RelationshipDescription: Codable {
 }
 
 extension FetchRequestTemplate: Codable {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, entity, predicate, fetchLimit, fetchBatchSize, resultType, includesSubentities
         case includesPendingChanges, returnsObjectsAsFaults, returnsDistinctResults
     }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             name: try c.decodeIfPresent(String.self, forKey: .name) ?? "",
@@ -370,9 +406,10 @@ extension FetchRequestTemplate: Codable {
 }
 
 extension FetchedPropertyDescription: Codable {
-    enum CodingKeys: String, CodingKey { case name, optional, fetchRequest, userInfo }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, optional, fetchRequest, userInfo }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             name: try c.decode(String.self, forKey: .name),
@@ -391,9 +428,10 @@ extension FetchedPropertyDescription: Codable {
 }
 
 extension FetchIndexDescription: Codable {
-    enum CodingKeys: String, CodingKey { case name, elements }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, elements }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(name: try c.decode(String.self, forKey: .name), elements: try c.decode([FetchIndexElement].self, forKey: .elements))
     }
@@ -406,9 +444,10 @@ extension FetchIndexDescription: Codable {
 }
 
 extension FetchIndexElement: Codable {
-    enum CodingKeys: String, CodingKey { case property, expression, type, order }
+    enum CodingKeys: String, CodingKey, CaseIterable { case property, expression, type, order }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let order = try c.decodeIfPresent(String.self, forKey: .order) ?? "ascending"
         guard order == "ascending" || order == "descending" else {
@@ -430,9 +469,10 @@ extension FetchIndexElement: Codable {
 }
 
 extension ModelConfiguration: Codable {
-    enum CodingKeys: String, CodingKey { case name, entities, usedWithCloudKit }
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, entities, usedWithCloudKit }
 
     public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             name: try c.decode(String.self, forKey: .name),

@@ -34,6 +34,7 @@ extension ManagedObjectModel {
 
     /// The versions in a model bundle; a single `.xcdatamodel` or file is one unnamed version.
     public static func versions(at url: URL) throws -> ModelVersions {
+        try ModelLoader.refuseCompiledModel(url)
         guard ModelLoader.isDirectory(url), ModelLoader.contentsKind(of: url) == nil else {
             return ModelVersions(names: [ModelLoader.versionName(of: url)], current: ModelLoader.versionName(of: url))
         }
@@ -57,9 +58,7 @@ enum ModelLoader {
             }
             return try loadFile(url, versionName: nil)
         }
-        if url.pathExtension == "momd" {
-            throw ModelError(file: path, "this is a compiled model (.momd), which Lade does not read: give the source model (.xcdatamodeld or .xcdatamodel), with this .momd as the compiled model (--momd) to take Apple's version hashes from it")
-        }
+        try refuseCompiledModel(url)
         switch contentsKind(of: url) {
         case .contents:
             if let version, version != versionName(of: url) {
@@ -77,6 +76,12 @@ enum ModelLoader {
                 throw ModelError(file: path, "the bundle has no version '\(chosen)'; its versions are \(versions.names.joined(separator: ", "))")
             }
             return try load(url.appendingPathComponent(chosen + ".xcdatamodel"), version: nil)
+        }
+    }
+
+    static func refuseCompiledModel(_ url: URL) throws {
+        if url.pathExtension == "momd" {
+            throw ModelError(file: url.path, "this is a compiled model (.momd), which Lade does not read: give the source model (.xcdatamodeld or .xcdatamodel), with this .momd as the compiled model (--momd) to take Apple's version hashes from it")
         }
     }
 
@@ -118,7 +123,7 @@ enum ModelLoader {
         }
         var current: String?
         let marker = url.appendingPathComponent(".xccurrentversion")
-        if let data = try? Data(contentsOf: marker) {
+        if let data = try? Data(contentsOf: marker), !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
                 throw ModelError(file: marker.path, "is not a property list; it should name the current version in _XCCurrentVersionName")
             }

@@ -217,7 +217,16 @@ struct ModelValidator {
             }
         }
         for index in entity.fetchIndexes {
+            if index.elements.isEmpty {
+                report(entity: entity.name, "fetch index '\(index.name)' has no elements")
+            }
             for element in index.elements {
+                if element.propertyName == nil && element.expression == nil {
+                    report(entity: entity.name, "fetch index '\(index.name)' has an element with neither a property nor an expression")
+                }
+                if element.kind != "Binary" && element.kind != "RTree" {
+                    report(entity: entity.name, "fetch index '\(index.name)' has element type '\(element.kind)'; expected Binary or RTree")
+                }
                 if let property = element.propertyName, attributes[property] == nil, relationships[property] == nil {
                     report(entity: entity.name, property: property, "fetch index '\(index.name)' names '\(property)', which is not a property of the entity")
                 }

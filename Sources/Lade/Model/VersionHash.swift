@@ -3,12 +3,13 @@ import Foundation
 
 /// Lade's own entity version hash, used where no compiled model supplies Apple's.
 ///
-/// It is a SHA-256 over the inputs Apple documents for `NSEntityDescription.versionHash`:
+/// It is a SHA-256 over the inputs Apple documents for `NSEntityDescription.versionHash` —
 /// the entity's name, its parent's name, whether it is abstract, its version hash modifier,
-/// and for each stored-or-transient property (inherited ones included, in name order) the
-/// name, optionality, transience, attribute type or relationship destination, min/max
-/// count, delete rule, inverse name, ordering and version hash modifier. Renaming identifiers,
-/// class names, defaults and validation rules are left out, as Apple leaves them out.
+/// and for each property (inherited ones included, in name order) the name, optionality,
+/// transience, attribute type or relationship destination, min/max count, inverse name and
+/// version hash modifier — plus three inputs that change what a store holds: a relationship's
+/// delete rule, to-many flag and ordering. Renaming identifiers, class names, defaults and
+/// validation rules are left out, as Apple leaves them out.
 /// The digest is deterministic but is **not** Apple's: a store written with these hashes
 /// matches Lade's reading of the model, not an app's compiled model.
 enum VersionHash {

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The identity of a managed object: which store, which entity, which row. `Sendable`, so it
+/// is what crosses between contexts and queues (objects themselves never do).
+///
+/// An object inserted into a context has a temporary ID until it is saved (or
+/// `obtainPermanentIDs(for:)` is called); then its ID is permanent and its URI is
+/// `x-coredata://<store UUID>/<Entity>/p<primary key>`, as in Core Data.
+///
+/// ```swift
+/// let id = product.objectID
+/// id.uriRepresentation()   // x-coredata://1F2E…/Product/p42
+/// ```
+public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    enum Storage: Sendable, Hashable {
+        case permanent(store: String, primaryKey: Int64)
+        case temporary(UUID)
+    }
+
+    public let entityName: String
+    let storage: Storage
+
+    init(entityName: String, storeIdentifier: String, primaryKey: Int64) {
+        self.entityName = entityName
+        self.storage = .permanent(store: storeIdentifier, primaryKey: primaryKey)
+    }
+
+    init(temporaryFor entityName: String) {
+        self.entityName = entityName
+        self.storage = .temporary(UUID())
+    }
+
+    public var isTemporaryID: Bool {
+        if case .temporary = storage { return true }
+        return false
+    }
+
+    /// The row's `Z_PK`, for a permanent ID.
+    public var primaryKey: Int64? {
+        if case .permanent(_, let key) = storage { return key }
+        return nil
+    }
+
+    /// The identifier (`NSStoreUUID`) of the store the object lives in, for a permanent ID.
+    public var storeIdentifier: String? {
+        if case .permanent(let store, _) = storage { return store }
+        return nil
+    }
+
+    /// `x-coredata://<store UUID>/<Entity>/p<N>`; a temporary ID has `t<UUID>` instead.
+    public func uriRepresentation() -> URL {
+        switch storage {
+        case .permanent(let store, let key):
+            return URL(string: "x-coredata://\(store)/\(Self.escape(entityName))/p\(key)")!
+        case .temporary(let uuid):
+            return URL(string: "x-coredata:///\(Self.escape(entityName))/t\(uuid.uuidString)")!
+        }
+    }
+
+    public var description: String { uriRepresentation().absoluteString }
+
+    private static func escape(_ name: String) -> String {
+        name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? name
+    }
+
+    /// Parses a permanent ID's URI into its parts; nil for anything else.
+    static func parse(uri: URL) -> (store: String, entity: String, primaryKey: Int64)? {
+        guard uri.scheme == "x-coredata", let store = uri.host, !store.isEmpty else { return nil }
+        let parts = uri.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0 else { return nil }
+        return (store, String(parts[0]).removingPercentEncoding ?? String(parts[0]), key)
+    }
+}

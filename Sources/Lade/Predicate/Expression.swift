@@ -1,0 +1,39 @@
+import Foundation
+
+/// A value an expression can produce or a predicate can compare with: an attribute value, an
+/// object (by ID), nil, or a collection.
+public enum PredicateValue: Sendable, Hashable {
+    case null
+    case attribute(AttributeValue)
+    case object(ManagedObjectID)
+    case collection([PredicateValue])
+
+    public static func string(_ text: String) -> PredicateValue { .attribute(.string(text)) }
+    public static func integer(_ number: Int64) -> PredicateValue { .attribute(.integer(number)) }
+    public static func double(_ number: Double) -> PredicateValue { .attribute(.double(number)) }
+    public static func bool(_ flag: Bool) -> PredicateValue { .attribute(.bool(flag)) }
+    public static func date(_ date: Date) -> PredicateValue { .attribute(.date(date)) }
+}
+
+/// The left or right side of a comparison (Apple's `NSExpression`).
+///
+/// ```swift
+/// Expression.keyPath("category.name")      // category.name
+/// Expression.constant(.string("Tools"))    // "Tools"
+/// ```
+public indirect enum Expression: Sendable, Hashable {
+    /// A constant value.
+    case constant(PredicateValue)
+    /// A key path from the evaluated object: `name`, `category.name`.
+    case keyPath([String])
+    /// `SELF`: the evaluated object itself.
+    case evaluatedObject
+    /// `$NAME`: replaced by `Predicate.substituting(_:)` before evaluation.
+    case variable(String)
+
+    public static func keyPath(_ path: String) -> Expression {
+        .keyPath(path.split(separator: ".").map(String.init))
+    }
+
+    public static func constant(_ value: AttributeValue) -> Expression { .constant(.attribute(value)) }
+}
