@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // System-library shims: module maps only; pkg-config finds the flags, apt names the package.
@@ -30,6 +31,7 @@ let package = Package(
             dependencies: [
                 "CSQLite", "CLibXML2", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ]),
         .target(name: "LadePipeline", dependencies: ["Lade"]),
         .executableTarget(

@@ -21,6 +21,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         self.path = path
     }
 
+    /// `SQLITE_CONSTRAINT_UNIQUE` and `SQLITE_CONSTRAINT_PRIMARYKEY`: macros Swift does not import.
+    public static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+    public static let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
     public var primaryCode: Int32 { code & 0xff }
 

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// A store serialises its own use of its connection, so it may be shared between queues.
 public final class SQLiteStore: @unchecked Sendable {
-    public let url: URL
+    /// The store file.
+    public let fileURL: URL
     public let model: ManagedObjectModel
     public let schema: SQLiteSchema
     public let isReadOnly: Bool
@@ -22,8 +23,11 @@ public final class SQLiteStore: @unchecked Sendable {
     public let storedEntityNames: [Int64: String]
 
     let connection: SQLiteConnection
+    let readPlans: [Int64: SQLiteReadPlan]
+    let writePlans: [String: SQLiteWritePlan]
     private let lock = NSLock()
     private var currentMetadata: [String: PropertyListValue]
+    private var statements: [String: SQLiteStatement] = [:]
 
     // MARK: Creating
 
@@ -88,10 +92,11 @@ public final class SQLiteStore: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.notFound, path: path, "no store here; create one with `lade init \(path) --model MODEL`")
         }
-        self.url = url
+        self.fileURL = url
         self.model = model
         self.isReadOnly = readOnly
         self.schema = SQLiteSchema(model: model)
+        (readPlans, writePlans) = schema.plans(for: model)
         do {
             connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite(create: false))
             let tables = try connection.tableNames()
@@ -196,7 +201,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// that entity or one below it).
     public func count(ofEntity entity: String, includingSubentities: Bool = false) throws -> Int {
         guard let mapped = schema.entity(named: entity) else {
-            throw StoreError(.notAStore, path: url.path, "the model has no entity '\(entity)'")
+            throw StoreError(.notAStore, path: fileURL.path, "the model has no entity '\(entity)'")
         }
         let numbers = includingSubentities ? model.hierarchy(from: entity).map { schema.entity(named: $0.name)!.number } : [mapped.number]
         let sql = "SELECT COUNT(*) FROM \(mapped.tableName) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
@@ -214,7 +219,20 @@ public final class SQLiteStore: @unchecked Sendable {
         do {
             return try body(connection)
         } catch let error as SQLiteError {
-            throw StoreError(path: url.path, sqlite: error)
+            throw StoreError(path: fileURL.path, sqlite: error)
         }
+    }
+
+    /// A prepared statement kept for reuse (the connection is held, so this is confined).
+    func cachedStatement(_ sql: String, _ connection: SQLiteConnection) throws -> SQLiteStatement {
+        if let statement = statements[sql] { return statement }
+        if statements.count > 256 { statements.removeAll() }
+        let statement = try connection.prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    func replaceMetadata(_ metadata: [String: PropertyListValue]) {
+        lock.withLock { currentMetadata = metadata }
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+
+/// A misuse of a context or object, or a save the store refused.
+public enum ContextError: Error, Sendable, CustomStringConvertible {
+    case noCoordinator
+    case unknownEntity(String)
+    case abstractEntity(String)
+    case unknownKey(entity: String, key: String)
+    case wrongType(entity: String, key: String, expected: String, got: String)
+    case objectHasNoContext(ManagedObjectID)
+    case differentContexts(ManagedObjectID)
+    case objectNotFound(ManagedObjectID)
+    /// Optimistic locking: objects changed in the store since they were read, and the merge
+    /// policy is `.error`.
+    case mergeConflict([StoreSaveError.VersionConflict])
+    case uniquenessViolation(entity: String, properties: [String], objectID: ManagedObjectID)
+
+    public var description: String {
+        switch self {
+        case .noCoordinator: "the context has no persistent store coordinator"
+        case .unknownEntity(let name): "the model has no entity '\(name)'"
+        case .abstractEntity(let name): "entity '\(name)' is abstract: insert one of its subentities"
+        case .unknownKey(let entity, let key): "'\(key)' is not a property of entity '\(entity)'"
+        case .wrongType(let entity, let key, let expected, let got): "\(entity).\(key) takes \(expected), not \(got)"
+        case .objectHasNoContext(let id): "\(id) is no longer in a context (after reset, or deleted and saved)"
+        case .differentContexts(let id): "\(id) belongs to another context; relate objects of one context, or fetch it here by its objectID"
+        case .objectNotFound(let id): "no object \(id) in the store"
+        case .mergeConflict(let conflicts): StoreSaveError.conflicts(conflicts).description + " (merge policy: error)"
+        case .uniquenessViolation(let entity, let properties, let id): StoreSaveError.uniquenessViolation(entity: entity, properties: properties, objectID: id).description
+        }
+    }
+}
+
+/// Why objects may not be saved: every failure of one save, together.
+public struct ValidationError: Error, Sendable, CustomStringConvertible {
+    public enum Rule: String, Sendable {
+        case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
+    }
+
+    public struct Failure: Sendable, CustomStringConvertible {
+        public let objectID: ManagedObjectID
+        public let property: String
+        public let rule: Rule
+        /// The offending value as text (nil when missing).
+        public let value: String?
+        public let message: String
+
+        public var description: String {
+            "\(objectID.entityName) \(objectID): \(property): \(message)" + (value.map { " (value: \($0))" } ?? "")
+        }
+    }
+
+    public let failures: [Failure]
+
+    public var description: String {
+        failures.count == 1 ? failures[0].description
+            : "\(failures.count) validation failures:\n" + failures.map { "  " + $0.description }.joined(separator: "\n")
+    }
+}
+
+/// How a save resolves objects changed in the store since they were read (Core Data's merge policies).
+public enum MergePolicy: Sendable {
+    /// Fail the save with the conflicts (Core Data's default, NSErrorMergePolicy).
+    case error
+    /// Per property: what changed in the store wins over what changed in memory.
+    case mergeByPropertyStoreTrump
+    /// Per property: what changed in memory wins; the store's other changes are kept.
+    case mergeByPropertyObjectTrump
+    /// The whole object as it is in memory replaces the store's.
+    case overwrite
+    /// Changes to conflicting objects are dropped; the store's state is taken.
+    case rollback
+}

@@ -1,0 +1,467 @@
+import Foundation
+import OrderedCollections
+
+/// An object of an entity, living in one context. Objects are confined to their context's
+/// queue (they are not `Sendable`); pass `objectID` between queues instead.
+///
+/// Properties are read and written by key, checked against the model:
+/// ```swift
+/// let product = try context.insertObject(forEntityName: "Product")
+/// try product.setValue("A-100", forKey: "sku")
+/// try product.setValue(Decimal(string: "9.99"), forKey: "price")
+/// try product.setValue(category, forKey: "category")     // the inverse (category.products) follows
+/// product["sku"] as? String                               // "A-100"
+/// ```
+/// A fetched object is a fault until a property is first read; to-many relationships are
+/// loaded when first read.
+public final class ManagedObject: Hashable, CustomStringConvertible {
+    public private(set) var objectID: ManagedObjectID
+    public let entity: EntityDescription
+    /// The context the object lives in; nil once the context forgot it (reset, or deleted and saved).
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// The state last read from or written to the store (nil for a new object).
+    var snapshot: StoreRow?
+    var isMaterialized = false
+    var attributes: [String: AttributeValue] = [:]
+    var toOne: [String: ManagedObject] = [:]
+    var toMany: [String: ToMany] = [:]
+    /// Keys changed since the object was last saved or fetched.
+    var changedKeys: Set<String> = []
+    /// Many-to-many links added and removed since the last save, by relationship.
+    var linkChanges: [String: (added: OrderedSet<ManagedObject>, removed: OrderedSet<ManagedObject>)] = [:]
+    var isInserted = false
+    var isDeleted = false
+
+    /// A to-many relationship's value: a fault until read (with changes made meanwhile kept
+    /// aside), then its objects in order.
+    enum ToMany {
+        case fault(added: OrderedSet<ManagedObject>, removed: Set<ManagedObject>)
+        case loaded(OrderedSet<ManagedObject>)
+    }
+
+    init(objectID: ManagedObjectID, entity: EntityDescription, context: ManagedObjectContext) {
+        self.objectID = objectID
+        self.entity = entity
+        self.managedObjectContext = context
+    }
+
+    // MARK: Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String {
+        "<\(entity.name) \(objectID)\(isFault ? " (fault)" : "")>"
+    }
+
+    /// Whether the object's data has not been loaded yet.
+    public var isFault: Bool { !isMaterialized && !isInserted }
+
+    /// Whether the object has unsaved changes (inserted, updated or deleted).
+    public var hasChanges: Bool { isInserted || isDeleted || !changedKeys.isEmpty }
+
+    /// True for an object inserted and not yet saved.
+    public var isNew: Bool { isInserted }
+
+    /// True for an object deleted in its context and not yet saved.
+    public var isMarkedDeleted: Bool { isDeleted }
+
+    func replaceObjectID(_ id: ManagedObjectID) { objectID = id }
+
+    // MARK: Reading
+
+    /// The value of an attribute or relationship: `Int`, `Double`, `Float`, `Decimal`, `String`,
+    /// `Bool`, `Date`, `Data`, `UUID` or `URL` for attributes; `ManagedObject` for to-one,
+    /// `Set<ManagedObject>` for to-many and `[ManagedObject]` for ordered to-many relationships.
+    public func value(forKey key: String) -> Any? {
+        guard let context = checkedContext(), let model = Optional(context.model) else { return nil }
+        if model.attribute(key, of: entity.name) != nil {
+            return attributeValue(forKey: key).map(Self.swiftValue)
+        }
+        if let relationship = model.relationship(key, of: entity.name) {
+            if !relationship.isToMany { return object(forKey: key) }
+            let objects = objects(forKey: key)
+            return relationship.isOrdered ? objects : Set(objects) as Any
+        }
+        return nil
+    }
+
+    /// Reads like `value(forKey:)`; writing traps on a key or value the model refuses, like
+    /// Core Data. Use `setValue(_:forKey:)` to get an error instead.
+    public subscript(key: String) -> Any? {
+        get { value(forKey: key) }
+        set {
+            do { try setValue(newValue, forKey: key) } catch { preconditionFailure("\(error)") }
+        }
+    }
+
+    /// An attribute's value as Lade's value enum.
+    public func attributeValue(forKey key: String) -> AttributeValue? {
+        fireFault()
+        return attributes[key]
+    }
+
+    /// A to-one relationship's destination.
+    public func object(forKey key: String) -> ManagedObject? {
+        fireFault()
+        return toOne[key]
+    }
+
+    /// A to-many relationship's destinations, in order (their stored order for ordered
+    /// relationships).
+    public func objects(forKey key: String) -> [ManagedObject] {
+        Array(loadedToMany(key))
+    }
+
+    // MARK: Writing
+
+    /// Sets an attribute or relationship, checking the key and the value's type against the
+    /// model. Setting a relationship keeps its inverse in step.
+    public func setValue(_ value: Any?, forKey key: String) throws {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        let model = context.model
+        if let attribute = model.attribute(key, of: entity.name) {
+            let converted = try value.map { try Self.attributeValue(from: $0, for: attribute, entity: entity.name) }
+            try setAttributeValue(converted, forKey: key)
+        } else if let relationship = model.relationship(key, of: entity.name) {
+            if relationship.isToMany {
+                let objects: [ManagedObject]
+                switch value {
+                case nil: objects = []
+                case let set as Set<ManagedObject>: objects = Array(set)
+                case let array as [ManagedObject]: objects = array
+                case let ordered as OrderedSet<ManagedObject>: objects = Array(ordered)
+                default: throw ContextError.wrongType(entity: entity.name, key: key, expected: "a set or array of \(relationship.destinationEntityName) objects", got: "\(type(of: value!))")
+                }
+                try replaceToMany(key, with: objects)
+            } else {
+                guard value == nil || value is ManagedObject else {
+                    throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: "\(type(of: value!))")
+                }
+                try setObject(value as? ManagedObject, forKey: key)
+            }
+        } else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+    }
+
+    /// Sets an attribute from Lade's value enum (checked against the attribute's type).
+    public func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        guard let attribute = context.model.attribute(key, of: entity.name) else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        if let value, !value.fits(attribute.type) {
+            throw ContextError.wrongType(entity: entity.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
+        }
+        fireFault()
+        let old = attributes[key]
+        guard old != value else { return }
+        context.registerUndo(self, key: key, oldValue: old.map { .attribute($0) })
+        attributes[key] = value
+        markChanged(key)
+    }
+
+    /// Sets a to-one relationship; the destination's inverse follows.
+    public func setObject(_ destination: ManagedObject?, forKey key: String) throws {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        guard let relationship = context.model.relationship(key, of: entity.name), !relationship.isToMany else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        if let destination {
+            try context.checkSameContext(destination)
+            guard context.model.entity(destination.entity.name, isKindOf: relationship.destinationEntityName) else {
+                throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: destination.entity.name)
+            }
+        }
+        fireFault()
+        let old = toOne[key]
+        guard old !== destination else { return }
+        setToOneRaw(key, destination)
+        if let inverse = context.model.inverse(of: relationship) {
+            if let old { old.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany) }
+            if let destination { destination.inverseAdd(self, forKey: inverse.name, isToMany: inverse.isToMany) }
+        }
+    }
+
+    /// Adds an object to a to-many relationship (at the end of an ordered one).
+    public func add(_ destination: ManagedObject, toKey key: String) throws {
+        let relationship = try toManyRelationship(key)
+        try checkedContext()?.checkSameContext(destination)
+        guard checkedContext()!.model.entity(destination.entity.name, isKindOf: relationship.destinationEntityName) else {
+            throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: destination.entity.name)
+        }
+        guard toManyAdd(destination, key, relationship) else { return }
+        if let inverse = managedObjectContext?.model.inverse(of: relationship) {
+            destination.inverseAdd(self, forKey: inverse.name, isToMany: inverse.isToMany)
+        }
+    }
+
+    /// Removes an object from a to-many relationship.
+    public func remove(_ destination: ManagedObject, fromKey key: String) throws {
+        let relationship = try toManyRelationship(key)
+        guard toManyRemove(destination, key, relationship) else { return }
+        if let inverse = managedObjectContext?.model.inverse(of: relationship) {
+            destination.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany)
+        }
+    }
+
+    private func replaceToMany(_ key: String, with objects: [ManagedObject]) throws {
+        let current = loadedToMany(key)
+        let wanted = OrderedSet(objects)
+        for object in current where !wanted.contains(object) { try remove(object, fromKey: key) }
+        for object in wanted where !current.contains(object) { try add(object, toKey: key) }
+        // An ordered relationship also takes the given order.
+        if case .loaded(let now)? = toMany[key], now != wanted, try toManyRelationship(key).isOrdered {
+            toMany[key] = .loaded(wanted)
+            markChanged(key)
+        }
+    }
+
+    private func toManyRelationship(_ key: String) throws -> RelationshipDescription {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        guard let relationship = context.model.relationship(key, of: entity.name), relationship.isToMany else {
+            throw ContextError.unknownKey(entity: entity.name, key: key)
+        }
+        return relationship
+    }
+
+    // MARK: Raw changes (no inverse work)
+
+    func setToOneRaw(_ key: String, _ destination: ManagedObject?) {
+        fireFault()
+        managedObjectContext?.registerUndo(self, key: key, oldValue: toOne[key].map { .object($0) } ?? .none)
+        toOne[key] = destination
+        markChanged(key)
+    }
+
+    /// Returns false when nothing changed.
+    @discardableResult
+    func toManyAdd(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
+        switch toMany[key] {
+        case .loaded(var set)?:
+            guard !set.contains(destination) else { return false }
+            set.append(destination)
+            toMany[key] = .loaded(set)
+        case .fault(var added, var removed)?:
+            if removed.remove(destination) == nil { added.append(destination) }
+            toMany[key] = .fault(added: added, removed: removed)
+        case nil:
+            if isInserted {
+                toMany[key] = .loaded([destination])
+            } else {
+                toMany[key] = .fault(added: [destination], removed: [])
+            }
+        }
+        recordLink(destination, key, relationship, added: true)
+        markChanged(key)
+        return true
+    }
+
+    @discardableResult
+    func toManyRemove(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
+        switch toMany[key] {
+        case .loaded(var set)?:
+            guard set.remove(destination) != nil else { return false }
+            toMany[key] = .loaded(set)
+        case .fault(var added, var removed)?:
+            if added.remove(destination) == nil { removed.insert(destination) }
+            toMany[key] = .fault(added: added, removed: removed)
+        case nil:
+            guard !isInserted else { return false }
+            toMany[key] = .fault(added: [], removed: [destination])
+        }
+        recordLink(destination, key, relationship, added: false)
+        markChanged(key)
+        return true
+    }
+
+    private func recordLink(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription, added: Bool) {
+        guard let context = managedObjectContext, context.model.inverse(of: relationship)?.isToMany ?? true else { return }
+        var change = linkChanges[key] ?? ([], [])
+        if added {
+            if change.removed.remove(destination) == nil { change.added.append(destination) }
+        } else {
+            if change.added.remove(destination) == nil { change.removed.append(destination) }
+        }
+        linkChanges[key] = change
+        context.registerUndoLink(self, key: key, destination: destination, added: added)
+    }
+
+    /// The inverse side of a change made on the other object.
+    func inverseAdd(_ source: ManagedObject, forKey key: String, isToMany: Bool) {
+        guard let relationship = managedObjectContext?.model.relationship(key, of: entity.name) else { return }
+        if isToMany {
+            toManyAdd(source, key, relationship)
+        } else {
+            fireFault()
+            if let previous = toOne[key], previous !== source, let inverse = managedObjectContext?.model.inverse(of: relationship) {
+                // One-to-many moved: take this object out of its previous owner's set.
+                previous.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany)
+            }
+            if toOne[key] !== source { setToOneRaw(key, source) }
+        }
+    }
+
+    func inverseRemove(_ source: ManagedObject, forKey key: String, isToMany: Bool) {
+        guard let relationship = managedObjectContext?.model.relationship(key, of: entity.name) else { return }
+        if isToMany {
+            toManyRemove(source, key, relationship)
+        } else {
+            fireFault()
+            if toOne[key] === source { setToOneRaw(key, nil) }
+        }
+    }
+
+    func markChanged(_ key: String) {
+        guard !isInserted else { return }
+        changedKeys.insert(key)
+        managedObjectContext?.objectDidChange(self)
+    }
+
+    // MARK: Faulting
+
+    func checkedContext() -> ManagedObjectContext? {
+        guard let context = managedObjectContext else { return nil }
+        context.assertOnQueue()
+        return context
+    }
+
+    /// Loads the object's data from its snapshot, or from the store when it has none.
+    func fireFault() {
+        guard !isMaterialized, !isInserted else { return }
+        if snapshot == nil { managedObjectContext?.loadSnapshot(for: self) }
+        materialize()
+    }
+
+    /// Fills the object's values from its snapshot (a missing snapshot leaves it empty: the
+    /// object was deleted elsewhere).
+    func materialize() {
+        isMaterialized = true
+        guard let snapshot, let context = managedObjectContext else { return }
+        attributes = snapshot.attributes
+        toOne = [:]
+        for (key, id) in snapshot.toOne {
+            toOne[key] = context.registeredObject(for: id)
+        }
+    }
+
+    /// A to-many relationship's objects, loading them from the store the first time.
+    func loadedToMany(_ key: String) -> OrderedSet<ManagedObject> {
+        switch toMany[key] {
+        case .loaded(let set)?: return set
+        case .fault(let added, let removed)?:
+            var set = managedObjectContext?.loadToMany(of: self, key: key) ?? []
+            set.removeAll { removed.contains($0) }
+            for object in added where !set.contains(object) { set.append(object) }
+            toMany[key] = .loaded(set)
+            return set
+        case nil:
+            let set = isInserted ? [] : (managedObjectContext?.loadToMany(of: self, key: key) ?? [])
+            toMany[key] = .loaded(set)
+            return set
+        }
+    }
+
+    /// Forgets loaded values, keeping only the identity (refresh without merging).
+    func turnIntoFault() {
+        isMaterialized = false
+        attributes = [:]
+        toOne = [:]
+        toMany = [:]
+        changedKeys = []
+        linkChanges = [:]
+    }
+
+    // MARK: Type conversion
+
+    static func swiftValue(_ value: AttributeValue) -> Any {
+        switch value {
+        case .integer(let v): Int(v)
+        case .double(let v): v
+        case .float(let v): v
+        case .decimal(let v): v
+        case .string(let v): v
+        case .bool(let v): v
+        case .date(let v): v
+        case .binary(let v): v
+        case .uuid(let v): v
+        case .uri(let v): v
+        }
+    }
+
+    /// Converts a Swift value for an attribute, refusing values of another type and integers
+    /// outside the attribute's range.
+    static func attributeValue(from value: Any, for attribute: AttributeDescription, entity: String) throws -> AttributeValue {
+        func wrong() -> ContextError {
+            ContextError.wrongType(entity: entity, key: attribute.name, expected: attribute.type.rawValue, got: "\(type(of: value)) \(value)")
+        }
+        if let value = value as? AttributeValue {
+            guard value.fits(attribute.type) else { throw wrong() }
+            return value
+        }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64:
+            let number: Int64?
+            switch value {
+            case let v as Int: number = Int64(v)
+            case let v as Int64: number = v
+            case let v as Int32: number = Int64(v)
+            case let v as Int16: number = Int64(v)
+            case let v as Int8: number = Int64(v)
+            case let v as UInt32: number = Int64(v)
+            case let v as UInt16: number = Int64(v)
+            case let v as UInt8: number = Int64(v)
+            default: number = nil
+            }
+            guard let number, attribute.type.integerRange!.contains(number) else { throw wrong() }
+            return .integer(number)
+        case .double:
+            switch value {
+            case let v as Double: return .double(v)
+            case let v as Float: return .double(Double(v))
+            case let v as Int: return .double(Double(v))
+            default: throw wrong()
+            }
+        case .float:
+            switch value {
+            case let v as Float: return .float(v)
+            case let v as Double: return .float(Float(v))
+            case let v as Int: return .float(Float(v))
+            default: throw wrong()
+            }
+        case .decimal:
+            switch value {
+            case let v as Decimal: return .decimal(v)
+            case let v as Int: return .decimal(Decimal(v))
+            default: throw wrong()
+            }
+        case .string: if let v = value as? String { return .string(v) }
+        case .boolean: if let v = value as? Bool, type(of: value) == Bool.self { return .bool(v) }
+        case .date: if let v = value as? Date { return .date(v) }
+        case .binary, .transformable: if let v = value as? Data { return .binary(v) }
+        case .uuid: if let v = value as? UUID { return .uuid(v) }
+        case .uri: if let v = value as? URL { return .uri(v) }
+        case .undefined: break
+        }
+        throw wrong()
+    }
+}
+
+extension ManagedObject: PredicateEvaluable {
+    public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
+        guard let key = path.first else { return .object(objectID) }
+        guard let model = managedObjectContext?.model else { return .null }
+        if model.attribute(key, of: entity.name) != nil {
+            return path.count == 1 ? (attributeValue(forKey: key).map { .attribute($0) } ?? .null) : .null
+        }
+        guard let relationship = model.relationship(key, of: entity.name) else { return .null }
+        if relationship.isToMany {
+            let rest = Array(path.dropFirst())
+            return .collection(objects(forKey: key).map { $0.predicateValue(forKeyPath: rest) })
+        }
+        guard let destination = object(forKey: key) else { return .null }
+        return destination.predicateValue(forKeyPath: Array(path.dropFirst()))
+    }
+}

@@ -1,0 +1,775 @@
+import Foundation
+import OrderedCollections
+
+/// A scratch pad of managed objects: fetch, change, insert and delete objects, then save them
+/// to the stores in one go. Each context has its own queue; use its objects only inside
+/// `perform`/`performAndWait` (or on the main thread for a `.mainQueue` context).
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// try context.performAndWait {
+///     let product = try context.insertObject(forEntityName: "Product")
+///     try product.setValue("A-100", forKey: "sku")
+///     try context.save()
+/// }
+/// ```
+///
+/// A context holds strong references only to objects with unsaved changes; other objects stay
+/// registered while something else keeps them alive. Set `LADE_CONCURRENCY_DEBUG=1` to make
+/// any use off the context's queue fail at once.
+public final class ManagedObjectContext: @unchecked Sendable {
+    public enum ConcurrencyType: Sendable {
+        case privateQueue
+        case mainQueue
+    }
+
+    public let concurrencyType: ConcurrencyType
+    public var name: String?
+    public var mergePolicy: MergePolicy = .error
+    /// Nil by default: no undo bookkeeping, as Core Data on iOS.
+    public var undoManager: UndoManager?
+
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        didSet { modelStorage = persistentStoreCoordinator?.managedObjectModel }
+    }
+
+    let queue: DispatchQueue
+    private var modelStorage: ManagedObjectModel?
+    private var registered: [ManagedObjectID: WeakObject] = [:]
+    private var registeredAtLastPrune = 0
+    private var inserted: OrderedSet<ManagedObject> = []
+    private var updated: OrderedSet<ManagedObject> = []
+    private var deleted: OrderedSet<ManagedObject> = []
+    private var regularExpressions: [String: NSRegularExpression] = [:]
+
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    static let checksConcurrency = ProcessInfo.processInfo.environment["LADE_CONCURRENCY_DEBUG"] == "1"
+
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .privateQueue: queue = DispatchQueue(label: "lade.context")
+        case .mainQueue: queue = DispatchQueue.main
+        }
+        if concurrencyType == .privateQueue {
+            queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+        }
+    }
+
+    var model: ManagedObjectModel {
+        guard let modelStorage else { preconditionFailure("\(ContextError.noCoordinator)") }
+        return modelStorage
+    }
+
+    private func coordinator() throws -> PersistentStoreCoordinator {
+        guard let persistentStoreCoordinator else { throw ContextError.noCoordinator }
+        return persistentStoreCoordinator
+    }
+
+    // MARK: Queues
+
+    private var isOnQueue: Bool {
+        switch concurrencyType {
+        case .mainQueue: Thread.isMainThread
+        case .privateQueue: DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
+        }
+    }
+
+    func assertOnQueue() {
+        if Self.checksConcurrency {
+            precondition(isOnQueue, "LADE_CONCURRENCY_DEBUG: context \(name ?? "") used off its queue")
+        }
+    }
+
+    /// Runs `block` on the context's queue and returns at once.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and waits for it; runs it at once when already there.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result to the awaiting task.
+    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try block() })
+            }
+        }
+    }
+
+    // MARK: Registered objects
+
+    /// Objects the context knows, with or without changes, that are still alive.
+    public var registeredObjects: Set<ManagedObject> {
+        assertOnQueue()
+        return Set(registered.values.compactMap(\.object))
+    }
+
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue(); return Set(inserted.filter { !$0.isDeleted }) }
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue(); return Set(updated) }
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue(); return Set(deleted.filter { !$0.isInserted }) }
+
+    public var hasChanges: Bool {
+        assertOnQueue()
+        return !updated.isEmpty || !deleted.isEmpty || !inserted.isEmpty
+    }
+
+    /// The object with this ID in this context, as a fault if it is not loaded (uniquing: one
+    /// object per ID per context). It is not checked against the store until used.
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        assertOnQueue()
+        return registeredObject(for: id)
+    }
+
+    /// The object with this ID, loaded; throws when the store has no such object.
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let object = object(with: id)
+        if object.isInserted { return object }
+        if !object.isMaterialized && object.snapshot == nil {
+            loadSnapshot(for: object)
+        }
+        guard object.snapshot != nil else { throw ContextError.objectNotFound(id) }
+        return object
+    }
+
+    func registeredObject(for id: ManagedObjectID) -> ManagedObject {
+        if let object = registered[id]?.object { return object }
+        let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, context: self)
+        register(object)
+        return object
+    }
+
+    private func register(_ object: ManagedObject) {
+        registered[object.objectID] = WeakObject(object)
+        // Drop entries of released objects now and then, so memory stays flat.
+        if registered.count > max(1024, registeredAtLastPrune * 2) {
+            registered = registered.filter { $0.value.object != nil }
+            registeredAtLastPrune = registered.count
+        }
+    }
+
+    private func unregister(_ object: ManagedObject) {
+        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+    }
+
+    func checkSameContext(_ other: ManagedObject) throws {
+        guard other.managedObjectContext === self else { throw ContextError.differentContexts(other.objectID) }
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts a new object of an entity, with the model's default values.
+    @discardableResult
+    public func insertObject(forEntityName name: String) throws -> ManagedObject {
+        assertOnQueue()
+        guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
+        guard !entity.isAbstract else { throw ContextError.abstractEntity(name) }
+        let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), entity: entity, context: self)
+        object.isInserted = true
+        object.isMaterialized = true
+        for attribute in model.attributes(of: name) {
+            if let value = attribute.defaultValue { object.attributes[attribute.name] = value }
+        }
+        register(object)
+        inserted.append(object)
+        withUndoGroup {
+            undoManager?.register { [weak self, weak object] in
+                guard let self, let object else { return }
+                self.undoInsert(object)
+            }
+        }
+        return object
+    }
+
+    private func undoInsert(_ object: ManagedObject) {
+        inserted.remove(object)
+        unregister(object)
+        undoManager?.register { [weak self, weak object] in
+            guard let self, let object else { return }
+            self.inserted.append(object)
+            self.register(object)
+            self.undoManager?.register { [weak self, weak object] in
+                guard let self, let object else { return }
+                self.undoInsert(object)
+            }
+        }
+    }
+
+    /// Marks an object deleted; delete rules are applied, and the store changed, at the next save.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue()
+        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        object.isDeleted = true
+        deleted.append(object)
+        updated.remove(object)
+        withUndoGroup {
+            undoManager?.register { [weak self, weak object] in
+                guard let self, let object else { return }
+                self.undoDelete(object)
+            }
+        }
+    }
+
+    private func undoDelete(_ object: ManagedObject) {
+        object.isDeleted = false
+        deleted.remove(object)
+        if !object.changedKeys.isEmpty && !object.isInserted { updated.append(object) }
+        undoManager?.register { [weak self, weak object] in
+            guard let self, let object else { return }
+            self.delete(object)
+        }
+    }
+
+    func objectDidChange(_ object: ManagedObject) {
+        if !object.isInserted && !object.isDeleted && object.managedObjectContext === self {
+            updated.append(object)
+        }
+    }
+
+    // MARK: Undo
+
+    enum UndoValue {
+        case attribute(AttributeValue)
+        case object(ManagedObject)
+    }
+
+    /// Runs `body` in an undo group of its own unless one is open.
+    private func withUndoGroup(_ body: () -> Void) {
+        guard let undoManager, undoManager.groupingLevel == 0 else { return body() }
+        undoManager.beginUndoGrouping()
+        body()
+        undoManager.endUndoGrouping()
+    }
+
+    func registerUndo(_ object: ManagedObject, key: String, oldValue: UndoValue?) {
+        guard let undoManager else { return }
+        undoManager.register { [weak object] in
+            guard let object else { return }
+            if object.model?.attribute(key, of: object.entity.name) != nil {
+                if case .attribute(let value)? = oldValue {
+                    try? object.setAttributeValue(value, forKey: key)
+                } else {
+                    try? object.setAttributeValue(nil, forKey: key)
+                }
+            } else if case .object(let destination)? = oldValue {
+                object.setToOneRaw(key, destination)
+            } else {
+                object.setToOneRaw(key, nil)
+            }
+        }
+    }
+
+    func registerUndoLink(_ object: ManagedObject, key: String, destination: ManagedObject, added: Bool) {
+        guard let undoManager else { return }
+        undoManager.register { [weak object, weak destination] in
+            guard let object, let destination, let relationship = object.model?.relationship(key, of: object.entity.name) else { return }
+            if added { object.toManyRemove(destination, key, relationship) } else { object.toManyAdd(destination, key, relationship) }
+        }
+    }
+
+    // MARK: Faults
+
+    func loadSnapshot(for object: ManagedObject) {
+        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
+              let store = try? coordinator.store(for: object.objectID),
+              let row = try? store.rows(for: [object.objectID]).first
+        else { return }
+        object.snapshot = row
+    }
+
+    func loadToMany(of object: ManagedObject, key: String) -> OrderedSet<ManagedObject> {
+        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
+              let store = try? coordinator.store(for: object.objectID),
+              let ids = try? store.relatedObjectIDs(of: object.objectID, relationship: key)
+        else { return [] }
+        return OrderedSet(ids.map { registeredObject(for: $0) })
+    }
+
+    // MARK: Fetching
+
+    /// The objects a request matches, as faults unless `returnsObjectsAsFaults` is false.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        assertOnQueue()
+        guard model.entity(named: request.entityName) != nil else { throw ContextError.unknownEntity(request.entityName) }
+        let store = try coordinator().store(forEntity: request.entityName)
+        let pending = request.includesPendingChanges ? pendingObjects(for: request) : []
+        var storeRequest = request.storeRequest
+        if !pending.isEmpty {
+            storeRequest.fetchLimit = 0
+            storeRequest.fetchOffset = 0
+        }
+        var results: [ManagedObject] = []
+        var seen: Set<ManagedObject> = []
+        for row in try store.fetch(storeRequest) {
+            let object = registeredObject(for: row.objectID)
+            if !object.hasChanges {
+                object.snapshot = row
+                if object.isMaterialized && !request.returnsObjectsAsFaults { object.materialize() }
+            }
+            if pending.isEmpty || (!object.isDeleted && !object.hasChanges) {
+                results.append(object)
+                seen.insert(object)
+            }
+        }
+        if !pending.isEmpty {
+            // Unsaved changes count: changed and inserted objects are judged by their current values.
+            for object in pending where !object.isDeleted && !seen.contains(object) {
+                if try request.predicate.map({ try PredicateEvaluator.evaluate($0, on: object) }) ?? true {
+                    results.append(object)
+                }
+            }
+            results = sorted(results, by: request.sortDescriptors)
+            if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
+            if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
+        }
+        if !request.returnsObjectsAsFaults {
+            for object in results { object.fireFault() }
+        }
+        try prefetch(request.relationshipKeyPathsForPrefetching, from: results)
+        return results
+    }
+
+    /// The IDs of the objects a request matches.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
+        try fetch(request).map(\.objectID)
+    }
+
+    /// The attribute values of the objects a request matches (all stored attributes, or
+    /// `propertiesToFetch`); nil values are left out.
+    public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: AttributeValue]] {
+        let keys = request.propertiesToFetch
+        return try fetch(request).map { object in
+            var row: [String: AttributeValue] = [:]
+            for attribute in model.attributes(of: object.entity.name) where keys?.contains(attribute.name) ?? !attribute.isTransient {
+                if let value = object.attributeValue(forKey: attribute.name) { row[attribute.name] = value }
+            }
+            return row
+        }
+    }
+
+    /// How many objects a request matches.
+    public func count(for request: FetchRequest) throws -> Int {
+        assertOnQueue()
+        if request.includesPendingChanges && !pendingObjects(for: request).isEmpty {
+            return try fetch(request).count
+        }
+        return try coordinator().store(forEntity: request.entityName).count(request.storeRequest)
+    }
+
+    /// Changed, inserted and deleted objects of the request's entity (and subentities).
+    private func pendingObjects(for request: FetchRequest) -> [ManagedObject] {
+        let entities = Set(request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName])
+        return (inserted.elements + updated.elements + deleted.elements).filter { entities.contains($0.entity.name) }
+    }
+
+    private func sorted(_ objects: [ManagedObject], by descriptors: [SortDescriptor]) -> [ManagedObject] {
+        objects.sorted { a, b in
+            for descriptor in descriptors {
+                let left = a.predicateValue(forKeyPath: descriptor.keyPath)
+                let right = b.predicateValue(forKeyPath: descriptor.keyPath)
+                let order: Int
+                switch (left, right) {
+                case (.null, .null): order = 0
+                case (.null, _): order = -1
+                case (_, .null): order = 1
+                case (.attribute(let x), .attribute(let y)): order = ValueComparison.compare(x, y) ?? 0
+                default: order = 0
+                }
+                if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
+            }
+            // Saved objects in key order (as the SQL's final Z_PK), new ones after them.
+            switch (a.objectID.primaryKey, b.objectID.primaryKey) {
+            case (let x?, let y?): return x < y
+            case (_?, nil): return true
+            default: return false
+            }
+        }
+    }
+
+    /// Loads the destinations of to-one key paths in one query per step.
+    private func prefetch(_ keyPaths: [String], from objects: [ManagedObject]) throws {
+        for keyPath in keyPaths {
+            var level = objects
+            for key in keyPath.split(separator: ".").map(String.init) {
+                var next: [ManagedObject] = []
+                var missing: [ManagedObjectID] = []
+                for object in level {
+                    guard let relationship = model.relationship(key, of: object.entity.name) else { continue }
+                    if relationship.isToMany {
+                        next += object.objects(forKey: key)
+                    } else if let destination = object.object(forKey: key) {
+                        next.append(destination)
+                        if destination.snapshot == nil && !destination.isInserted { missing.append(destination.objectID) }
+                    }
+                }
+                if !missing.isEmpty {
+                    let store = try coordinator().store(for: missing[0])
+                    for row in try store.rows(for: missing) {
+                        registeredObject(for: row.objectID).snapshot = row
+                    }
+                }
+                level = next
+            }
+        }
+    }
+
+    // MARK: Reset, rollback, refresh
+
+    /// Forgets every object and change. Objects fetched before are no longer usable.
+    public func reset() {
+        assertOnQueue()
+        for box in registered.values {
+            box.object?.managedObjectContext = nil
+        }
+        registered.removeAll()
+        registeredAtLastPrune = 0
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        undoManager?.removeAllActions()
+    }
+
+    /// Discards every unsaved change: inserted objects go, changed and deleted ones return to
+    /// their saved state.
+    public func rollback() {
+        assertOnQueue()
+        for object in inserted {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        for object in updated.elements + deleted.elements where !object.isInserted {
+            object.isDeleted = false
+            object.turnIntoFault()
+        }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        undoManager?.removeAllActions()
+    }
+
+    /// Reloads an object from the store. Without `mergeChanges` its unsaved changes are
+    /// dropped; with it they are kept on top of the store's current values.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        assertOnQueue()
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        let changes = mergeChanges ? object.changedKeys : []
+        let saved = (attributes: object.attributes, toOne: object.toOne, toMany: object.toMany, links: object.linkChanges)
+        object.turnIntoFault()
+        object.snapshot = nil
+        loadSnapshot(for: object)
+        if changes.isEmpty {
+            updated.remove(object)
+            return
+        }
+        object.materialize()
+        for key in changes {
+            if let value = saved.attributes[key] { object.attributes[key] = value } else if model.attribute(key, of: object.entity.name) != nil { object.attributes[key] = nil }
+            if model.relationship(key, of: object.entity.name) != nil {
+                object.toOne[key] = saved.toOne[key]
+                if let many = saved.toMany[key] { object.toMany[key] = many }
+                if let links = saved.links[key] { object.linkChanges[key] = links }
+            }
+        }
+        object.changedKeys = changes
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives new objects their permanent IDs now, instead of at save.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        assertOnQueue()
+        let temporary = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
+        let byEntity = Dictionary(grouping: temporary, by: \.entity.name)
+        for (entity, group) in byEntity.sorted(by: { $0.key < $1.key }) {
+            let ids = try coordinator().store(forEntity: entity).newObjectIDs(for: entity, count: group.count)
+            for (object, id) in zip(group, ids) {
+                unregister(object)
+                object.replaceObjectID(id)
+                register(object)
+            }
+        }
+    }
+
+    // MARK: Saving
+
+    /// Writes every change to the stores in one transaction per store, after applying delete
+    /// rules and validating; all validation failures are reported together.
+    public func save() throws {
+        assertOnQueue()
+        guard hasChanges else {
+            // Metadata staged on the coordinator is written even when no object changed.
+            if let coordinator = persistentStoreCoordinator {
+                for store in coordinator.persistentStores {
+                    guard let metadata = coordinator.takeStagedMetadata(for: store) else { continue }
+                    var request = StoreSaveRequest()
+                    request.metadata = metadata
+                    do { try store.save(request) } catch {
+                        coordinator.stageMetadata(metadata, for: store)
+                        throw error
+                    }
+                }
+            }
+            return
+        }
+        try applyDeleteRules()
+        try validate()
+        try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
+        let coordinator = try coordinator()
+        let store = try coordinator.store(forEntity: (inserted.first ?? updated.first ?? deleted.first)!.entity.name)
+        var request = makeSaveRequest()
+        request.metadata = coordinator.takeStagedMetadata(for: store)
+        var attempts = 0
+        while true {
+            do {
+                try store.save(request)
+                break
+            } catch StoreSaveError.conflicts(let conflicts) {
+                attempts += 1
+                guard mergePolicy != .error, attempts < 4 else {
+                    if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
+                    throw ContextError.mergeConflict(conflicts)
+                }
+                try resolve(conflicts, in: store)
+                let metadata = request.metadata
+                request = makeSaveRequest()
+                request.metadata = metadata
+            } catch StoreSaveError.uniquenessViolation(let entity, let properties, let id) {
+                if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
+                throw ContextError.uniquenessViolation(entity: entity, properties: properties, objectID: id)
+            } catch {
+                if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
+                throw error
+            }
+        }
+        didSave()
+    }
+
+    /// Cascades, nullifies and denies, as each deleted object's relationships say.
+    private func applyDeleteRules() throws {
+        var index = 0
+        while index < deleted.count {
+            let object = deleted[index]
+            index += 1
+            for relationship in model.relationships(of: object.entity.name) {
+                let destinations = relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 }
+                switch relationship.deleteRule {
+                case .cascade:
+                    for destination in destinations where !destination.isDeleted { delete(destination) }
+                case .nullify:
+                    if let inverse = model.inverse(of: relationship) {
+                        for destination in destinations where !destination.isDeleted {
+                            destination.inverseRemove(object, forKey: inverse.name, isToMany: inverse.isToMany)
+                        }
+                    }
+                case .deny, .noAction:
+                    break
+                }
+            }
+        }
+    }
+
+    private func validate() throws {
+        var failures: [ValidationError.Failure] = []
+        for object in deleted where !object.isInserted {
+            for relationship in model.relationships(of: object.entity.name) where relationship.deleteRule == .deny {
+                let remaining = (relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 })
+                    .filter { !$0.isDeleted }
+                if !remaining.isEmpty {
+                    failures.append(.init(objectID: object.objectID, property: relationship.name, rule: .deny, value: "\(remaining.count) object(s)",
+                                          message: "cannot be deleted while '\(relationship.name)' is not empty (delete rule Deny)"))
+                }
+            }
+        }
+        for object in inserted.elements + updated.elements where !object.isDeleted {
+            failures += validationFailures(of: object)
+        }
+        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+    }
+
+    private func validationFailures(of object: ManagedObject) -> [ValidationError.Failure] {
+        var failures: [ValidationError.Failure] = []
+        func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
+            failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
+        }
+        for attribute in model.attributes(of: object.entity.name) {
+            guard let value = object.attributeValue(forKey: attribute.name) else {
+                if !attribute.isOptional { fail(attribute.name, .required, nil, "is required") }
+                continue
+            }
+            let measured: AttributeValue
+            switch value {
+            case .string(let text): measured = .integer(Int64(text.utf16.count))
+            case .binary(let data): measured = .integer(Int64(data.count))
+            default: measured = value
+            }
+            let what = (attribute.type == .string || attribute.type == .binary) ? "length" : "value"
+            if let minimum = attribute.minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
+                fail(attribute.name, .minimum, value, "\(what) is below the minimum \(minimum.canonicalText)")
+            }
+            if let maximum = attribute.maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
+                fail(attribute.name, .maximum, value, "\(what) is above the maximum \(maximum.canonicalText)")
+            }
+            if let pattern = attribute.regularExpression, case .string(let text) = value, let expression = regularExpression(pattern) {
+                let whole = NSRange(text.startIndex..., in: text)
+                if expression.firstMatch(in: text, options: [.anchored], range: whole)?.range != whole {
+                    fail(attribute.name, .pattern, value, "does not match the pattern /\(pattern)/")
+                }
+            }
+        }
+        for relationship in model.relationships(of: object.entity.name) {
+            if relationship.isToMany {
+                let count = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.count
+                if count < relationship.minCount || (!relationship.isOptional && count == 0) {
+                    fail(relationship.name, .minimumCount, .integer(Int64(count)), "has \(count) object(s); at least \(max(relationship.minCount, 1)) required")
+                } else if relationship.maxCount > 0 && count > relationship.maxCount {
+                    fail(relationship.name, .maximumCount, .integer(Int64(count)), "has \(count) object(s); at most \(relationship.maxCount) allowed")
+                }
+            } else if !relationship.isOptional, object.object(forKey: relationship.name).map({ $0.isDeleted }) ?? true {
+                fail(relationship.name, .required, nil, "is required")
+            }
+        }
+        return failures
+    }
+
+    private func regularExpression(_ pattern: String) -> NSRegularExpression? {
+        if let cached = regularExpressions[pattern] { return cached }
+        let compiled = try? NSRegularExpression(pattern: pattern)
+        regularExpressions[pattern] = compiled
+        return compiled
+    }
+
+    private func makeSaveRequest() -> StoreSaveRequest {
+        var request = StoreSaveRequest()
+        for object in inserted where !object.isDeleted {
+            request.inserted.append(.init(objectID: object.objectID, attributes: storedAttributes(of: object), toOne: toOneIDs(of: object)))
+            appendRelationshipChanges(of: object, to: &request)
+        }
+        for object in updated where !object.isDeleted {
+            let storedKeys = object.changedKeys.filter { key in
+                if let attribute = model.attribute(key, of: object.entity.name) { return !attribute.isTransient }
+                return !(model.relationship(key, of: object.entity.name)?.isTransient ?? true)
+            }
+            guard !storedKeys.isEmpty else { continue }
+            var attributes: [String: AttributeValue?] = [:]
+            var toOne: [String: ManagedObjectID?] = [:]
+            for key in storedKeys {
+                if model.attribute(key, of: object.entity.name) != nil {
+                    attributes[key] = .some(object.attributes[key])
+                } else if let relationship = model.relationship(key, of: object.entity.name), !relationship.isToMany {
+                    toOne[key] = .some(object.toOne[key]?.objectID)
+                }
+            }
+            request.updated.append(.init(objectID: object.objectID, expectedVersion: mergePolicy == .overwrite ? nil : object.snapshot?.version, attributes: attributes, toOne: toOne))
+            appendRelationshipChanges(of: object, to: &request)
+        }
+        for object in deleted where !object.isInserted {
+            request.deleted.append((object.objectID, mergePolicy == .overwrite ? nil : object.snapshot?.version))
+        }
+        return request
+    }
+
+    private func storedAttributes(of object: ManagedObject) -> [String: AttributeValue?] {
+        var values: [String: AttributeValue?] = [:]
+        for (key, value) in object.attributes where !(model.attribute(key, of: object.entity.name)?.isTransient ?? true) {
+            values[key] = value
+        }
+        return values
+    }
+
+    private func toOneIDs(of object: ManagedObject) -> [String: ManagedObjectID?] {
+        var ids: [String: ManagedObjectID?] = [:]
+        for (key, destination) in object.toOne where !destination.isDeleted { ids[key] = destination.objectID }
+        return ids
+    }
+
+    private func appendRelationshipChanges(of object: ManagedObject, to request: inout StoreSaveRequest) {
+        for (key, change) in object.linkChanges {
+            request.links.append(.init(
+                source: object.objectID, relationship: key,
+                added: change.added.filter { !$0.isDeleted }.map(\.objectID), removed: change.removed.map(\.objectID)))
+        }
+        for relationship in model.relationships(of: object.entity.name) where relationship.isOrdered {
+            guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
+            request.orders.append(.init(owner: object.objectID, relationship: relationship.name, destinations: object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)))
+        }
+    }
+
+    /// Applies the merge policy to objects the store changed meanwhile.
+    private func resolve(_ conflicts: [StoreSaveError.VersionConflict], in store: PersistentStore) throws {
+        let rows = Dictionary(uniqueKeysWithValues: try store.rows(for: conflicts.map(\.objectID)).map { ($0.objectID, $0) })
+        for conflict in conflicts {
+            guard let object = registered[conflict.objectID]?.object else { continue }
+            guard let current = rows[conflict.objectID] else {
+                // Deleted in the store: nothing left to update or delete.
+                updated.remove(object)
+                if deleted.remove(object) != nil { object.isDeleted = true }
+                object.changedKeys = []
+                continue
+            }
+            let old = object.snapshot
+            switch mergePolicy {
+            case .error:
+                return
+            case .overwrite, .mergeByPropertyObjectTrump:
+                object.snapshot = current
+            case .mergeByPropertyStoreTrump:
+                for key in object.changedKeys {
+                    let storeChanged = old?.attributes[key] != current.attributes[key] || old?.toOne[key] != current.toOne[key]
+                    if storeChanged {
+                        object.changedKeys.remove(key)
+                        object.attributes[key] = current.attributes[key]
+                        object.toOne[key] = current.toOne[key].map { registeredObject(for: $0) }
+                    }
+                }
+                object.snapshot = current
+            case .rollback:
+                object.snapshot = current
+                object.turnIntoFault()
+                updated.remove(object)
+                if deleted.remove(object) != nil { object.isDeleted = false }
+            }
+        }
+    }
+
+    /// After a successful save: snapshots are the saved state; no object has changes.
+    private func didSave() {
+        for object in inserted where !object.isDeleted {
+            object.isInserted = false
+            object.snapshot = snapshot(of: object, version: 1)
+            object.linkChanges = [:]
+        }
+        for object in updated where !object.isDeleted {
+            object.snapshot = snapshot(of: object, version: (object.snapshot?.version ?? 0) + 1)
+            object.changedKeys = []
+            object.linkChanges = [:]
+        }
+        for object in deleted {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+    }
+
+    private func snapshot(of object: ManagedObject, version: Int64) -> StoreRow {
+        StoreRow(
+            objectID: object.objectID, version: version,
+            attributes: storedAttributes(of: object).compactMapValues { $0 },
+            toOne: toOneIDs(of: object).compactMapValues { $0 })
+    }
+}
+
+/// A weak reference, for the registry of objects a context knows but does not own.
+struct WeakObject {
+    weak var object: ManagedObject?
+    init(_ object: ManagedObject) { self.object = object }
+}
+
+extension ManagedObject {
+    var model: ManagedObjectModel? { managedObjectContext?.model }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Connects contexts to stores: adds and removes stores, routes each request to the store that
+/// holds its entity, and turns URIs back into object IDs.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: "catalog.sqlite"))
+/// let context = ManagedObjectContext(concurrencyType: .privateQueue)
+/// context.persistentStoreCoordinator = coordinator
+/// ```
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    /// The store types a coordinator can add.
+    public enum StoreType: String, Sendable {
+        case sqlite = "SQLite"
+    }
+
+    public let managedObjectModel: ManagedObjectModel
+    private let lock = NSLock()
+    private var stores: [PersistentStore] = []
+    private var stagedMetadata: [String: [String: PropertyListValue]] = [:]
+
+    public init(managedObjectModel: ManagedObjectModel) {
+        self.managedObjectModel = managedObjectModel
+    }
+
+    /// The stores in the order they were added.
+    public var persistentStores: [PersistentStore] {
+        lock.withLock { stores }
+    }
+
+    /// Adds the store at `url`, creating it (empty, for this coordinator's model) when the file
+    /// does not exist and the store is not read-only. The store must match the model.
+    @discardableResult
+    public func addPersistentStore(type: StoreType, at url: URL, readOnly: Bool = false) throws -> PersistentStore {
+        let store: PersistentStore
+        switch type {
+        case .sqlite:
+            if !readOnly && !FileManager.default.fileExists(atPath: url.path) {
+                store = try SQLiteStore.create(at: url, model: managedObjectModel)
+            } else {
+                store = try SQLiteStore(url: url, model: managedObjectModel, readOnly: readOnly)
+            }
+        }
+        try lock.withLock {
+            if stores.contains(where: { $0.identifier == store.identifier }) {
+                throw StoreError(.alreadyExists, path: url.path, "this store (UUID \(store.identifier)) is already added to the coordinator")
+            }
+            stores.append(store)
+        }
+        return store
+    }
+
+    /// Removes a store; objects from it can no longer be fetched or saved.
+    public func remove(_ store: PersistentStore) {
+        lock.withLock { stores.removeAll { $0 === store } }
+    }
+
+    // MARK: Metadata
+
+    /// A store's metadata, with any change made by `setMetadata(_:for:)` not yet saved.
+    public func metadata(for store: PersistentStore) -> [String: PropertyListValue] {
+        lock.withLock { stagedMetadata[store.identifier] } ?? store.metadata
+    }
+
+    /// Replaces a store's metadata; written in the transaction of the next save that reaches
+    /// the store, together with its data, as in Core Data. `NSStoreType` and `NSStoreUUID`
+    /// belong to the stack and must stay as they are.
+    public func setMetadata(_ metadata: [String: PropertyListValue], for store: PersistentStore) throws {
+        for key in StoreMetadata.reservedKeys where metadata[key] != store.metadata[key] {
+            throw StoreError(.reservedMetadataKey, path: store.url?.path ?? "", "\(key) belongs to the stack and cannot be changed")
+        }
+        lock.withLock { stagedMetadata[store.identifier] = metadata }
+    }
+
+    func takeStagedMetadata(for store: PersistentStore) -> [String: PropertyListValue]? {
+        lock.withLock { stagedMetadata.removeValue(forKey: store.identifier) }
+    }
+
+    /// Puts back staged metadata a failed save did not write (unless newer metadata was staged).
+    func stageMetadata(_ metadata: [String: PropertyListValue], for store: PersistentStore) {
+        lock.withLock {
+            if stagedMetadata[store.identifier] == nil { stagedMetadata[store.identifier] = metadata }
+        }
+    }
+
+    /// The store that holds objects of `entity`: the first store added.
+    func store(forEntity entity: String) throws -> PersistentStore {
+        guard let store = persistentStores.first else {
+            throw CoordinatorError.noStores
+        }
+        return store
+    }
+
+    /// The store an object ID belongs to.
+    func store(for id: ManagedObjectID) throws -> PersistentStore {
+        guard let identifier = id.storeIdentifier else { return try store(forEntity: id.entityName) }
+        guard let store = persistentStores.first(where: { $0.identifier == identifier }) else {
+            throw CoordinatorError.unknownStore(identifier)
+        }
+        return store
+    }
+
+    /// The object ID a URI names (`x-coredata://<store>/<Entity>/p<N>`), when the store is
+    /// added to this coordinator and the entity is in its model.
+    public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {
+        guard let parts = ManagedObjectID.parse(uri: uri),
+              persistentStores.contains(where: { $0.identifier == parts.store }),
+              managedObjectModel.entity(named: parts.entity) != nil
+        else { return nil }
+        return ManagedObjectID(entityName: parts.entity, storeIdentifier: parts.store, primaryKey: parts.primaryKey)
+    }
+}
+
+/// A request the coordinator cannot route.
+public enum CoordinatorError: Error, Sendable, CustomStringConvertible {
+    case noStores
+    case unknownStore(String)
+
+    public var description: String {
+        switch self {
+        case .noStores: "the coordinator has no stores; add one with addPersistentStore(type:at:)"
+        case .unknownStore(let identifier): "no store with UUID \(identifier) is added to the coordinator"
+        }
+    }
+}

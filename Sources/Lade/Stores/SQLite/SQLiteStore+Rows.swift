@@ -1,0 +1,396 @@
+import CSQLite
+import Foundation
+
+/// Reading and writing rows: the SQLite store's side of `PersistentStore`.
+extension SQLiteStore: PersistentStore {
+    public var type: String { StoreMetadata.sqliteStoreType }
+    public var url: URL? { fileURL }
+
+    // MARK: Fetching
+
+    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let (sql, arguments) = try selectSQL(request, columns: "t0.*")
+        return try withConnection { connection in
+            let statement = try cachedStatement(sql, connection)
+            try statement.bind(arguments)
+            var rows: [StoreRow] = []
+            while try statement.step() {
+                if let row = decodeRow(statement) { rows.append(row) }
+            }
+            return rows
+        }
+    }
+
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        var unlimited = request
+        unlimited.sortDescriptors = []
+        let (inner, arguments) = try selectSQL(unlimited, columns: "t0.Z_PK")
+        return try withConnection { connection in
+            let statement = try cachedStatement("SELECT COUNT(*) FROM (\(inner))", connection)
+            guard case .integer(let count) = try statement.rows(arguments).first?.first else { return 0 }
+            return Int(count)
+        }
+    }
+
+    private func selectSQL(_ request: StoreFetchRequest, columns: String) throws -> (String, [SQLiteValue]) {
+        guard schema.entity(named: request.entityName) != nil else {
+            throw PredicateError.unknownKey(entity: request.entityName, key: "(entity)")
+        }
+        let numbers = (request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName])
+            .map { schema.entity(named: $0)!.number }
+        var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: request.entityName)
+        compiler.storeIdentifier = identifier
+        let query = try compiler.compile(request.predicate, sortDescriptors: request.sortDescriptors, entityNumbers: numbers)
+        var sql = "SELECT \(columns) FROM \(query.from) WHERE \(query.whereClause) ORDER BY \(query.orderBy)"
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            sql += " LIMIT \(request.fetchLimit > 0 ? request.fetchLimit : -1) OFFSET \(max(0, request.fetchOffset))"
+        }
+        return (sql, query.arguments)
+    }
+
+    public func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
+        var byTable: [String: [Int64]] = [:]
+        for id in ids where id.storeIdentifier == identifier {
+            guard let key = id.primaryKey, let entity = schema.entity(named: id.entityName) else { continue }
+            byTable[entity.tableName, default: []].append(key)
+        }
+        return try withConnection { connection in
+            var rows: [StoreRow] = []
+            for (table, keys) in byTable {
+                for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
+                    let statement = try cachedStatement("SELECT * FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
+                    try statement.bind(chunk.map { .integer($0) })
+                    while try statement.step() {
+                        if let row = decodeRow(statement) { rows.append(row) }
+                    }
+                }
+            }
+            return rows
+        }
+    }
+
+    /// Decodes a `SELECT *` row of an entity table.
+    private func decodeRow(_ statement: SQLiteStatement) -> StoreRow? {
+        guard case .integer(let key) = statement.value(at: 0), case .integer(let number) = statement.value(at: 1),
+              let plan = readPlans[number]
+        else { return nil }
+        var version: Int64 = 0
+        if case .integer(let stored) = statement.value(at: 2) { version = stored }
+        var attributes: [String: AttributeValue] = [:]
+        attributes.reserveCapacity(plan.attributes.count)
+        for attribute in plan.attributes {
+            if let value = SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type) {
+                attributes[attribute.name] = value
+            }
+        }
+        var toOne: [String: ManagedObjectID] = [:]
+        for relationship in plan.toOne {
+            guard case .integer(let destination) = statement.value(at: relationship.column) else { continue }
+            var entityName = relationship.destination
+            if let column = relationship.entityColumn, case .integer(let destinationNumber) = statement.value(at: column),
+               let actual = schema.entity(number: destinationNumber) {
+                entityName = actual.name
+            }
+            toOne[relationship.name] = ManagedObjectID(entityName: entityName, storeIdentifier: identifier, primaryKey: destination)
+        }
+        return StoreRow(
+            objectID: ManagedObjectID(entityName: plan.entity, storeIdentifier: identifier, primaryKey: key),
+            version: version, attributes: attributes, toOne: toOne)
+    }
+
+    // MARK: To-many relationships
+
+    public func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
+        guard let key = id.primaryKey, let relationship = model.relationship(name, of: id.entityName), relationship.isToMany else { return [] }
+        let destination = schema.entity(named: relationship.destinationEntityName)!
+        let declaring = SQLiteSchema.declaringEntity(of: name, from: id.entityName, in: model)!
+        let sql: String
+        if let join = schema.joinTable(for: .init(entity: declaring, name: name)) {
+            let named = join.relationship == .init(entity: declaring, name: name)
+            let mine = named ? join.sourceColumn : join.destinationColumn
+            let theirs = named ? join.destinationColumn : join.sourceColumn
+            let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\($0), " } ?? ""
+            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) = ? ORDER BY \(order)d.Z_PK"
+        } else if let inverse = model.inverse(of: relationship) {
+            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!
+            let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\($0), " } ?? ""
+            let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
+            sql = "SELECT Z_PK, Z_ENT FROM \(destination.tableName) WHERE \(keyColumn) = ? AND Z_ENT IN (\(numbers.joined(separator: ", "))) ORDER BY \(order)Z_PK"
+        } else {
+            return []
+        }
+        return try withConnection { connection in
+            try cachedStatement(sql, connection).rows([.integer(key)]).compactMap { row in
+                guard case .integer(let destinationKey) = row[0], case .integer(let number) = row[1], let entity = schema.entity(number: number) else { return nil }
+                return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier, primaryKey: destinationKey)
+            }
+        }
+    }
+
+    // MARK: Keys
+
+    public func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
+        guard count > 0 else { return [] }
+        return try withConnection { connection in
+            try connection.transaction { try reserveKeys(for: entity, count: count, connection) }
+        }
+    }
+
+    /// Takes `count` primary keys from the root entity's `Z_MAX`, as Core Data does.
+    private func reserveKeys(for entity: String, count: Int, _ connection: SQLiteConnection) throws -> [ManagedObjectID] {
+        let root = schema.entity(named: model.rootEntity(of: entity)!.name)!
+        guard case .integer(let current) = try cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", connection).rows([.integer(root.number)]).first?.first ?? .integer(0) else {
+            return []
+        }
+        try cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", connection).run([.integer(current + Int64(count)), .integer(root.number)])
+        return (1...Int64(count)).map { ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: current + $0) }
+    }
+
+    // MARK: Saving
+
+    public func save(_ request: StoreSaveRequest) throws {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
+        guard !request.isEmpty else { return }
+        if let metadata = request.metadata {
+            for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != self.metadata[key] {
+                throw StoreError(.reservedMetadataKey, path: url?.path ?? "", "\(key) belongs to the stack and cannot be changed")
+            }
+        }
+        try withConnection { connection in
+            try connection.transaction {
+                var conflicts: [StoreSaveError.VersionConflict] = []
+                for change in request.inserted { try insert(change, connection) }
+                for change in request.updated {
+                    if let conflict = try update(change, connection) { conflicts.append(conflict) }
+                }
+                for deletion in request.deleted {
+                    if let conflict = try delete(deletion.objectID, expectedVersion: deletion.expectedVersion, connection) { conflicts.append(conflict) }
+                }
+                guard conflicts.isEmpty else { throw StoreSaveError.conflicts(conflicts) }
+                for link in request.links { try apply(link, connection) }
+                for order in request.orders { try apply(order, connection) }
+                if let metadata = request.metadata {
+                    var stored = metadata
+                    stored[StoreMetadata.Key.storeUUID] = nil
+                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection)
+                        .run([.blob(try PropertyListValue.dictionary(stored).binaryPropertyList())])
+                }
+            }
+        }
+        if var metadata = request.metadata {
+            metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
+            replaceMetadata(metadata)
+        }
+    }
+
+    private func insert(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws {
+        guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return }
+        let statement = try cachedStatement(plan.insertSQL, connection)
+        var values: [SQLiteValue] = [.integer(key), .integer(plan.number), .integer(1)]
+        values.reserveCapacity(plan.columns.count + 3)
+        for column in plan.columns {
+            switch column.kind {
+            case .attribute(let name): values.append(SQLiteValueCoding.encode(change.attributes[name] ?? nil))
+            case .toOne(let name): values.append((change.toOne[name] ?? nil)?.primaryKey.map { .integer($0) } ?? .null)
+            case .toOneEntity(let name): values.append(entityNumberValue(change.toOne[name] ?? nil))
+            }
+        }
+        try run(statement, values, for: change.objectID)
+    }
+
+    private func update(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws -> StoreSaveError.VersionConflict? {
+        guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return nil }
+        var assignments: [String] = []
+        var values: [SQLiteValue] = []
+        for column in plan.columns {
+            switch column.kind {
+            case .attribute(let name):
+                guard let value = change.attributes[name] else { continue }
+                assignments.append("\(column.name) = ?")
+                values.append(SQLiteValueCoding.encode(value))
+            case .toOne(let name):
+                guard let value = change.toOne[name] else { continue }
+                assignments.append("\(column.name) = ?")
+                values.append(value?.primaryKey.map { .integer($0) } ?? .null)
+            case .toOneEntity(let name):
+                guard let value = change.toOne[name] else { continue }
+                assignments.append("\(column.name) = ?")
+                values.append(entityNumberValue(value))
+            }
+        }
+        assignments.append("Z_OPT = Z_OPT + 1")
+        var sql = "UPDATE \(plan.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+        values.append(.integer(key))
+        if let expected = change.expectedVersion {
+            sql += " AND Z_OPT = ?"
+            values.append(.integer(expected))
+        }
+        try run(try cachedStatement(sql, connection), values, for: change.objectID)
+        guard connection.changes == 0 else { return nil }
+        return StoreSaveError.VersionConflict(objectID: change.objectID, expectedVersion: change.expectedVersion ?? 0, storedVersion: try storedVersion(of: change.objectID, connection))
+    }
+
+    private func delete(_ id: ManagedObjectID, expectedVersion: Int64?, _ connection: SQLiteConnection) throws -> StoreSaveError.VersionConflict? {
+        guard let key = id.primaryKey, let plan = writePlans[id.entityName] else { return nil }
+        var sql = "DELETE FROM \(plan.table) WHERE Z_PK = ?"
+        var values: [SQLiteValue] = [.integer(key)]
+        if let expectedVersion {
+            sql += " AND Z_OPT = ?"
+            values.append(.integer(expectedVersion))
+        }
+        try cachedStatement(sql, connection).run(values)
+        if connection.changes == 0, let expectedVersion {
+            return StoreSaveError.VersionConflict(objectID: id, expectedVersion: expectedVersion, storedVersion: try storedVersion(of: id, connection))
+        }
+        for (table, column) in plan.joinColumns {
+            try cachedStatement("DELETE FROM \(table) WHERE \(column) = ?", connection).run([.integer(key)])
+        }
+        return nil
+    }
+
+    private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: SQLiteConnection) throws {
+        guard let key = link.source.primaryKey,
+              let declaring = SQLiteSchema.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
+              let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
+        else { return }
+        let named = join.relationship == .init(entity: declaring, name: link.relationship)
+        let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+        let insert = try cachedStatement("INSERT OR IGNORE INTO \(join.name) (\(mine), \(theirs)) VALUES (?, ?)", connection)
+        for destination in link.added {
+            guard let other = destination.primaryKey else { continue }
+            try insert.run([.integer(key), .integer(other)])
+        }
+        let remove = try cachedStatement("DELETE FROM \(join.name) WHERE \(mine) = ? AND \(theirs) = ?", connection)
+        for destination in link.removed {
+            guard let other = destination.primaryKey else { continue }
+            try remove.run([.integer(key), .integer(other)])
+        }
+    }
+
+    private func apply(_ order: StoreSaveRequest.OrderChange, _ connection: SQLiteConnection) throws {
+        guard let key = order.owner.primaryKey, let relationship = model.relationship(order.relationship, of: order.owner.entityName) else { return }
+        let declaring = SQLiteSchema.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
+        // Core Data leaves gaps between order keys so one insertion need not renumber the rest.
+        let positions = order.destinations.enumerated().map { Int64($0.offset + 1) * 1024 }
+        if let join = schema.joinTable(for: .init(entity: declaring, name: order.relationship)) {
+            let named = join.relationship == .init(entity: declaring, name: order.relationship)
+            guard let orderColumn = named ? join.destinationOrderColumn : join.sourceOrderColumn else { return }
+            let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let statement = try cachedStatement("UPDATE \(join.name) SET \(orderColumn) = ? WHERE \(mine) = ? AND \(theirs) = ?", connection)
+            for (destination, position) in zip(order.destinations, positions) {
+                guard let other = destination.primaryKey else { continue }
+                try statement.run([.integer(position), .integer(key), .integer(other)])
+            }
+        } else if let inverse = model.inverse(of: relationship) {
+            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            guard let orderColumn = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)) else { return }
+            let table = schema.entity(named: relationship.destinationEntityName)!.tableName
+            let statement = try cachedStatement("UPDATE \(table) SET \(orderColumn) = ? WHERE Z_PK = ?", connection)
+            for (destination, position) in zip(order.destinations, positions) {
+                guard let other = destination.primaryKey else { continue }
+                try statement.run([.integer(position), .integer(other)])
+            }
+        }
+    }
+
+    private func storedVersion(of id: ManagedObjectID, _ connection: SQLiteConnection) throws -> Int64? {
+        guard let key = id.primaryKey, let plan = writePlans[id.entityName] else { return nil }
+        guard case .integer(let version) = try cachedStatement("SELECT Z_OPT FROM \(plan.table) WHERE Z_PK = ?", connection).rows([.integer(key)]).first?.first else { return nil }
+        return version
+    }
+
+    private func entityNumberValue(_ id: ManagedObjectID?) -> SQLiteValue {
+        guard let id, let number = schema.entity(named: id.entityName)?.number else { return .null }
+        return .integer(number)
+    }
+
+    /// Runs an INSERT or UPDATE for one object, turning a broken unique index into a
+    /// uniqueness violation that names the object and the constraint.
+    private func run(_ statement: SQLiteStatement, _ values: [SQLiteValue], for id: ManagedObjectID) throws {
+        do {
+            try statement.run(values)
+        } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique || error.code == SQLiteError.constraintPrimaryKey {
+            throw StoreSaveError.uniquenessViolation(entity: id.entityName, properties: uniquenessProperties(in: error.message, entity: id.entityName), objectID: id)
+        }
+    }
+
+    /// The constraint behind "UNIQUE constraint failed: ZPRODUCT.ZSKU".
+    private func uniquenessProperties(in message: String, entity: String) -> [String] {
+        let columns = Set(message.split(separator: ":").last.map { $0.split(separator: ",").compactMap { $0.split(separator: ".").last.map { String($0).trimmingCharacters(in: .whitespaces) } } } ?? [])
+        for described in [model.entity(named: entity)].compactMap({ $0 }) + model.ancestors(of: entity) {
+            for constraint in described.uniquenessConstraints {
+                let constraintColumns = Set(constraint.compactMap { property in
+                    schema.columnName(for: .attribute(entity: described.name, name: property)) ?? schema.columnName(for: .toOne(entity: described.name, name: property))
+                })
+                if constraintColumns == columns { return constraint }
+            }
+        }
+        return columns.sorted()
+    }
+}
+
+/// Precomputed per entity, so the row loop does no model lookups.
+struct SQLiteReadPlan: Sendable {
+    struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int }
+    struct ToOne: Sendable { let name: String; let destination: String; let column: Int; let entityColumn: Int? }
+    let entity: String
+    let attributes: [Attribute]
+    let toOne: [ToOne]
+}
+
+struct SQLiteWritePlan: Sendable {
+    enum Kind: Sendable { case attribute(String), toOne(String), toOneEntity(String) }
+    struct Column: Sendable { let name: String; let kind: Kind }
+    let table: String
+    let number: Int64
+    let columns: [Column]
+    let insertSQL: String
+    /// Join-table columns that hold this entity's keys, to clear when an object is deleted.
+    let joinColumns: [(table: String, column: String)]
+}
+
+extension SQLiteSchema {
+    /// Read plans by entity number and write plans by entity name.
+    func plans(for model: ManagedObjectModel) -> (read: [Int64: SQLiteReadPlan], write: [String: SQLiteWritePlan]) {
+        var read: [Int64: SQLiteReadPlan] = [:]
+        var write: [String: SQLiteWritePlan] = [:]
+        for entity in entities {
+            let table = self.table(named: entity.tableName)!
+            let positions = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($0.element.role, $0.offset) })
+            var attributes: [SQLiteReadPlan.Attribute] = []
+            var toOne: [SQLiteReadPlan.ToOne] = []
+            var columns: [SQLiteWritePlan.Column] = []
+            for attribute in model.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
+                let declaring = SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: model)!
+                let role = ColumnRole.attribute(entity: declaring, name: attribute.name)
+                attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!))
+                columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name)))
+            }
+            for relationship in model.relationships(of: entity.name) where !relationship.isToMany && !relationship.isTransient {
+                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: model)!
+                let keyRole = ColumnRole.toOne(entity: declaring, name: relationship.name)
+                let entityRole = ColumnRole.toOneEntity(entity: declaring, name: relationship.name)
+                toOne.append(.init(name: relationship.name, destination: relationship.destinationEntityName, column: positions[keyRole]!, entityColumn: positions[entityRole]))
+                columns.append(.init(name: columnName(for: keyRole)!, kind: .toOne(relationship.name)))
+                if let name = columnName(for: entityRole) { columns.append(.init(name: name, kind: .toOneEntity(relationship.name))) }
+            }
+            read[entity.number] = SQLiteReadPlan(entity: entity.name, attributes: attributes, toOne: toOne)
+            let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)
+            let lineage = Set([entity.name] + model.ancestors(of: entity.name).map(\.name))
+            var joinColumns: [(String, String)] = []
+            for join in joinTables {
+                if lineage.contains(join.relationship.entity) { joinColumns.append((join.name, join.sourceColumn)) }
+                if model.entity(entity.name, isKindOf: model.relationship(join.relationship.name, of: join.relationship.entity)!.destinationEntityName) {
+                    joinColumns.append((join.name, join.destinationColumn))
+                }
+            }
+            write[entity.name] = SQLiteWritePlan(
+                table: entity.tableName, number: entity.number, columns: columns,
+                insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
+                joinColumns: joinColumns)
+        }
+        return (read, write)
+    }
+}

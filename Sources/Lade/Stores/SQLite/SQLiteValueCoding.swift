@@ -1,0 +1,62 @@
+import Foundation
+
+/// How attribute values are written to and read from Core Data's SQLite columns: dates as
+/// seconds since 2001-01-01, booleans as 0/1, UUIDs as their 16 bytes, URIs as text, decimals
+/// as numbers (DECIMAL columns have NUMERIC affinity, as in Core Data).
+enum SQLiteValueCoding {
+    static func encode(_ value: AttributeValue) -> SQLiteValue {
+        switch value {
+        case .integer(let v): .integer(v)
+        case .double(let v): .real(v)
+        case .float(let v): .real(Double(v))
+        case .decimal(let v): .text(NSDecimalNumber(decimal: v).description(withLocale: Locale(identifier: "en_US_POSIX")))
+        case .bool(let v): .integer(v ? 1 : 0)
+        case .date(let v): .real(v.timeIntervalSinceReferenceDate)
+        case .string(let v): .text(v)
+        case .uri(let v): .text(v.absoluteString)
+        case .binary(let v): .blob(v)
+        case .uuid(let v): .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
+        }
+    }
+
+    static func encode(_ value: AttributeValue?) -> SQLiteValue {
+        value.map(encode) ?? .null
+    }
+
+    /// Reads a column for an attribute of `type`; nil for NULL or a value of another kind that
+    /// cannot stand for the type.
+    static func decode(_ value: SQLiteValue, as type: AttributeType) -> AttributeValue? {
+        switch (type, value) {
+        case (_, .null): return nil
+        case (.integer16, .integer(let v)), (.integer32, .integer(let v)), (.integer64, .integer(let v)): return .integer(v)
+        case (.integer16, .real(let v)), (.integer32, .real(let v)), (.integer64, .real(let v)): return Int64(exactly: v.rounded(.towardZero)).map { .integer($0) }
+        case (.boolean, .integer(let v)): return .bool(v != 0)
+        case (.boolean, .real(let v)): return .bool(v != 0)
+        case (.double, .integer(let v)): return .double(Double(v))
+        case (.double, .real(let v)): return .double(v)
+        case (.float, .integer(let v)): return .float(Float(v))
+        case (.float, .real(let v)): return .float(Float(v))
+        case (.decimal, .integer(let v)): return .decimal(Decimal(v))
+        case (.decimal, .real(let v)): return Decimal(string: String(v), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.decimal, .text(let v)): return Decimal(string: v, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
+        case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
+        case (.string, .text(let v)): return .string(v)
+        case (.string, .integer(let v)): return .string(String(v))
+        case (.string, .real(let v)): return .string(String(v))
+        case (.string, .blob(let v)): return String(data: v, encoding: .utf8).map { .string($0) }
+        case (.uri, .text(let v)): return URL(string: v).map { .uri($0) }
+        case (.uri, .blob(let v)):
+            // Core Data archives URIs in some versions; a plain UTF-8 string is all Lade reads.
+            return String(data: v, encoding: .utf8).flatMap { URL(string: $0) }.map { .uri($0) }
+        case (.uuid, .blob(let v)) where v.count == 16:
+            let bytes = [UInt8](v)
+            return .uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+        case (.uuid, .text(let v)): return UUID(uuidString: v).map { .uuid($0) }
+        case (.binary, .blob(let v)), (.transformable, .blob(let v)): return .binary(v)
+        case (.binary, .text(let v)), (.transformable, .text(let v)): return .binary(Data(v.utf8))
+        default: return nil
+        }
+    }
+}
