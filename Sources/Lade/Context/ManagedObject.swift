@@ -255,6 +255,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         recordLink(destination, key, relationship, added: true)
+        managedObjectContext?.registerUndoLink(self, key: key, destination: destination, added: true)
         markChanged(key)
         return true
     }
@@ -273,6 +274,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             toMany[key] = .fault(added: [], removed: [destination])
         }
         recordLink(destination, key, relationship, added: false)
+        managedObjectContext?.registerUndoLink(self, key: key, destination: destination, added: false)
         markChanged(key)
         return true
     }
@@ -286,7 +288,6 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             if change.added.remove(destination) == nil { change.removed.append(destination) }
         }
         linkChanges[key] = change
-        context.registerUndoLink(self, key: key, destination: destination, added: added)
     }
 
     /// The inverse side of a change made on the other object.

@@ -663,11 +663,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     toOne[key] = .some(object.toOne[key]?.objectID)
                 }
             }
-            request.updated.append(.init(objectID: object.objectID, expectedVersion: mergePolicy == .overwrite ? nil : object.snapshot?.version, attributes: attributes, toOne: toOne))
+            request.updated.append(.init(objectID: object.objectID, expectedVersion: object.snapshot?.version, attributes: attributes, toOne: toOne))
             appendRelationshipChanges(of: object, to: &request)
         }
         for object in deleted where !object.isInserted {
-            request.deleted.append((object.objectID, mergePolicy == .overwrite ? nil : object.snapshot?.version))
+            request.deleted.append((object.objectID, object.snapshot?.version))
         }
         return request
     }
@@ -714,8 +714,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
             switch mergePolicy {
             case .error:
                 return
-            case .overwrite, .mergeByPropertyObjectTrump:
+            case .mergeByPropertyObjectTrump:
                 object.snapshot = current
+            case .overwrite:
+                // The whole object as it is in memory replaces the store's row.
+                object.fireFault()
+                object.snapshot = current
+                for attribute in model.attributes(of: object.entity.name) where !attribute.isTransient { object.changedKeys.insert(attribute.name) }
+                for relationship in model.relationships(of: object.entity.name) where !relationship.isToMany && !relationship.isTransient {
+                    object.changedKeys.insert(relationship.name)
+                }
             case .mergeByPropertyStoreTrump:
                 for key in object.changedKeys {
                     let storeChanged = old?.attributes[key] != current.attributes[key] || old?.toOne[key] != current.toOne[key]
