@@ -4,7 +4,7 @@ SWIFT ?= swift
 LADE := .build/debug/lade
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
-.PHONY: all deps build run test bench install clean
+.PHONY: all deps build run test tsan bench install clean
 
 all: build
 
@@ -29,6 +29,13 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The context tests (private queues, parent/child saves, two contexts saving one object)
+# under ThreadSanitizer, in a build folder of their own.
+tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
+		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests'
 
 bench:
 	@echo "no benchmarks yet: 'make bench' arrives with the import job (lade run), measured beside sqlite3's .import"

@@ -33,6 +33,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
         didSet { modelStorage = persistentStoreCoordinator?.managedObjectModel }
     }
 
+    /// A parent context: saving this context pushes its changes into the parent (not to the
+    /// store), and fetches and faults see the parent's unsaved state. Setting it also sets
+    /// the coordinator.
+    public var parent: ManagedObjectContext? {
+        didSet {
+            persistentStoreCoordinator = parent?.persistentStoreCoordinator
+        }
+    }
+
     let queue: DispatchQueue
     private var modelStorage: ManagedObjectModel?
     private var registered: [ManagedObjectID: WeakObject] = [:]
@@ -274,6 +283,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // MARK: Faults
 
     func loadSnapshot(for object: ManagedObject) {
+        if let parent {
+            let id = object.objectID
+            object.snapshot = parent.performAndWait { parent.currentRow(for: id) }
+            return
+        }
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
               let store = try? coordinator.store(for: object.objectID),
               let row = try? store.rows(for: [object.objectID]).first
@@ -282,11 +296,51 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func loadToMany(of object: ManagedObject, key: String) -> OrderedSet<ManagedObject> {
+        if let parent {
+            let id = object.objectID
+            let ids = parent.performAndWait { parent.currentToMany(of: id, key: key) }
+            return OrderedSet(ids.map { registeredObject(for: $0) })
+        }
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
               let store = try? coordinator.store(for: object.objectID),
               let ids = try? store.relatedObjectIDs(of: object.objectID, relationship: key)
         else { return [] }
         return OrderedSet(ids.map { registeredObject(for: $0) })
+    }
+
+    /// An object's state as this context sees it, for a child: its current values when this
+    /// context has it loaded or changed, otherwise what this context's parent or store says.
+    func currentRow(for id: ManagedObjectID) -> StoreRow? {
+        if let object = registered[id]?.object {
+            if object.isDeleted { return nil }
+            if object.isMaterialized || object.isInserted {
+                return StoreRow(
+                    objectID: id, version: object.snapshot?.version ?? 0,
+                    attributes: object.attributes,
+                    toOne: object.toOne.filter { !$0.value.isDeleted }.mapValues(\.objectID))
+            }
+            if let snapshot = object.snapshot { return snapshot }
+        }
+        if let parent { return parent.performAndWait { parent.currentRow(for: id) } }
+        guard !id.isTemporaryID, let store = try? persistentStoreCoordinator?.store(for: id) else { return nil }
+        return try? store.rows(for: [id]).first
+    }
+
+    /// A to-many relationship's destinations as this context sees them, for a child.
+    func currentToMany(of id: ManagedObjectID, key: String) -> [ManagedObjectID] {
+        registeredObject(for: id).objects(forKey: key).filter { !$0.isDeleted }.map(\.objectID)
+    }
+
+    /// IDs this context and its ancestors have changed, inserted or deleted, by entity name.
+    func pendingIDs(entities: Set<String>) -> (changed: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>) {
+        var changed = Set((inserted.elements + updated.elements).filter { !$0.isDeleted && entities.contains($0.entity.name) }.map(\.objectID))
+        var gone = Set(deleted.filter { entities.contains($0.entity.name) }.map(\.objectID))
+        if let parent {
+            let above = parent.performAndWait { parent.pendingIDs(entities: entities) }
+            changed.formUnion(above.changed.subtracting(gone))
+            gone.formUnion(above.deleted)
+        }
+        return (changed, gone)
     }
 
     // MARK: Fetching
@@ -296,7 +350,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         assertOnQueue()
         guard model.entity(named: request.entityName) != nil else { throw ContextError.unknownEntity(request.entityName) }
         let store = try coordinator().store(forEntity: request.entityName)
-        let pending = request.includesPendingChanges ? pendingObjects(for: request) : []
+        var pending = request.includesPendingChanges ? pendingObjects(for: request) : []
+        var hiddenByAncestors: Set<ManagedObjectID> = []
+        if let parent, request.includesPendingChanges {
+            // A child sees its parent's unsaved state: objects the parent changed are judged by
+            // their values there; objects the parent deleted are gone.
+            let entities = Set(request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName])
+            let above = parent.performAndWait { parent.pendingIDs(entities: entities) }
+            hiddenByAncestors = above.deleted.union(above.changed)
+            for id in above.changed {
+                let object = registeredObject(for: id)
+                if !pending.contains(object) { pending.append(object) }
+            }
+            for id in above.deleted { if let object = registered[id]?.object, !pending.contains(object) { pending.append(object) } }
+        }
         var storeRequest = request.storeRequest
         if !pending.isEmpty {
             storeRequest.fetchLimit = 0
@@ -310,14 +377,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 object.snapshot = row
                 if object.isMaterialized && !request.returnsObjectsAsFaults { object.materialize() }
             }
-            if pending.isEmpty || (!object.isDeleted && !object.hasChanges) {
+            if pending.isEmpty || (!object.isDeleted && !object.hasChanges && !hiddenByAncestors.contains(row.objectID)) {
                 results.append(object)
                 seen.insert(object)
             }
         }
         if !pending.isEmpty {
             // Unsaved changes count: changed and inserted objects are judged by their current values.
-            for object in pending where !object.isDeleted && !seen.contains(object) {
+            for object in pending where !object.isDeleted && !seen.contains(object) && !(parent?.performAndWait { parent!.isDeletedInChain(object.objectID) } ?? false) {
                 if try request.predicate.map({ try PredicateEvaluator.evaluate($0, on: object) }) ?? true {
                     results.append(object)
                 }
@@ -331,6 +398,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         try prefetch(request.relationshipKeyPathsForPrefetching, from: results)
         return results
+    }
+
+    /// Whether this context or an ancestor has deleted the object.
+    func isDeletedInChain(_ id: ManagedObjectID) -> Bool {
+        if let object = registered[id]?.object, object.isDeleted { return true }
+        return parent.map { parent in parent.performAndWait { parent.isDeletedInChain(id) } } ?? false
     }
 
     /// The IDs of the objects a request matches.
@@ -354,7 +427,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// How many objects a request matches.
     public func count(for request: FetchRequest) throws -> Int {
         assertOnQueue()
-        if request.includesPendingChanges && !pendingObjects(for: request).isEmpty {
+        if request.includesPendingChanges && (!pendingObjects(for: request).isEmpty || parent != nil) {
             return try fetch(request).count
         }
         return try coordinator().store(forEntity: request.entityName).count(request.storeRequest)
@@ -517,6 +590,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         try applyDeleteRules()
         try validate()
+        if let parent {
+            let changes = pushedChanges()
+            try parent.performAndWait { try parent.apply(changes) }
+            didPushToParent()
+            return
+        }
         try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
         let coordinator = try coordinator()
         let store = try coordinator.store(forEntity: (inserted.first ?? updated.first ?? deleted.first)!.entity.name)
@@ -741,6 +820,83 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 if deleted.remove(object) != nil { object.isDeleted = false }
             }
         }
+    }
+
+    /// A child's changes, by object ID, for its parent to apply.
+    struct PushedChanges: Sendable {
+        var inserted: [ManagedObjectID] = []
+        var attributes: [(ManagedObjectID, [String: AttributeValue?])] = []
+        var toOne: [(ManagedObjectID, [String: ManagedObjectID?])] = []
+        var toMany: [(ManagedObjectID, String, [ManagedObjectID])] = []
+        var deleted: [ManagedObjectID] = []
+    }
+
+    private func pushedChanges() -> PushedChanges {
+        var changes = PushedChanges()
+        for object in inserted where !object.isDeleted { changes.inserted.append(object.objectID) }
+        for object in inserted.elements + updated.elements where !object.isDeleted {
+            let keys = object.isInserted ? Set(model.attributes(of: object.entity.name).map(\.name) + model.relationships(of: object.entity.name).map(\.name)) : object.changedKeys
+            var attributes: [String: AttributeValue?] = [:]
+            var toOne: [String: ManagedObjectID?] = [:]
+            for key in keys {
+                if model.attribute(key, of: object.entity.name) != nil {
+                    attributes[key] = .some(object.attributes[key])
+                } else if let relationship = model.relationship(key, of: object.entity.name) {
+                    if relationship.isToMany {
+                        if object.isInserted && object.toMany[key] == nil { continue }
+                        changes.toMany.append((object.objectID, key, object.objects(forKey: key).filter { !$0.isDeleted }.map(\.objectID)))
+                    } else {
+                        toOne[key] = .some(object.toOne[key].flatMap { $0.isDeleted ? nil : $0.objectID })
+                    }
+                }
+            }
+            changes.attributes.append((object.objectID, attributes))
+            changes.toOne.append((object.objectID, toOne))
+        }
+        for object in deleted where !object.isInserted { changes.deleted.append(object.objectID) }
+        return changes
+    }
+
+    /// Applies a child's save: its inserts become this context's inserts, its changes and
+    /// deletes this context's unsaved changes.
+    func apply(_ changes: PushedChanges) throws {
+        for id in changes.inserted where registered[id]?.object == nil {
+            let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, context: self)
+            object.isInserted = true
+            object.isMaterialized = true
+            register(object)
+            inserted.append(object)
+        }
+        for (id, values) in changes.attributes {
+            let object = registeredObject(for: id)
+            for (key, value) in values { try object.setAttributeValue(value, forKey: key) }
+        }
+        for (id, values) in changes.toOne {
+            let object = registeredObject(for: id)
+            for (key, value) in values { try object.setObject(value.map { registeredObject(for: $0) }, forKey: key) }
+        }
+        for (id, key, destinations) in changes.toMany {
+            try registeredObject(for: id).setValue(destinations.map { registeredObject(for: $0) }, forKey: key)
+        }
+        for id in changes.deleted { delete(registeredObject(for: id)) }
+    }
+
+    /// After pushing to the parent: the child's objects are clean, their state the parent's.
+    private func didPushToParent() {
+        for object in inserted.elements + updated.elements where !object.isDeleted {
+            object.snapshot = snapshot(of: object, version: object.snapshot?.version ?? 0)
+            object.isInserted = false
+            object.isMaterialized = true
+            object.changedKeys = []
+            object.linkChanges = [:]
+        }
+        for object in deleted {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
     }
 
     /// After a successful save: snapshots are the saved state; no object has changes.
