@@ -21,6 +21,19 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     private let indexByName: [String: Int]
     private let hashesByName: [String: Data]
+    /// Per entity, its properties with inherited ones included, computed once: property access
+    /// on managed objects is the hottest path there is.
+    private let resolved: [String: ResolvedEntity]
+
+    private struct ResolvedEntity: Sendable, Equatable {
+        var attributes: [AttributeDescription]
+        var relationships: [RelationshipDescription]
+        var fetchedProperties: [FetchedPropertyDescription]
+        var attributesByName: [String: AttributeDescription]
+        var relationshipsByName: [String: RelationshipDescription]
+        var ancestors: [String]
+        var subentities: [String]
+    }
 
     /// Makes a model from its parts, checking it as Core Data would.
     public init(
@@ -50,6 +63,26 @@ public struct ManagedObjectModel: Sendable, Equatable {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
         self.indexByName = index
+        var resolved: [String: ResolvedEntity] = [:]
+        for entity in entities {
+            var ancestors: [String] = []
+            var current = entity.parentName
+            while let parent = current, let position = index[parent], !ancestors.contains(parent) {
+                ancestors.append(parent)
+                current = entities[position].parentName
+            }
+            let lineage = ancestors.reversed().map { entities[index[$0]!] } + [entity]
+            let attributes = lineage.flatMap(\.attributes)
+            let relationships = lineage.flatMap(\.relationships)
+            resolved[entity.name] = ResolvedEntity(
+                attributes: attributes, relationships: relationships,
+                fetchedProperties: lineage.flatMap(\.fetchedProperties),
+                attributesByName: Dictionary(attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                relationshipsByName: Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                ancestors: ancestors,
+                subentities: entities.filter { $0.parentName == entity.name }.map(\.name).sorted())
+        }
+        self.resolved = resolved
         var hashes: [String: Data] = [:]
         for entity in entities {
             hashes[entity.name] = entity.appleVersionHash ?? VersionHash.ladeHash(of: entity, in: entities, index: index)
@@ -69,18 +102,12 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     /// The direct subentities of an entity, in name order.
     public func subentities(of name: String) -> [EntityDescription] {
-        entities.filter { $0.parentName == name }.sorted { $0.name < $1.name }
+        (resolved[name]?.subentities ?? []).map { entities[indexByName[$0]!] }
     }
 
     /// The entity's ancestors, nearest first.
     public func ancestors(of name: String) -> [EntityDescription] {
-        var result: [EntityDescription] = []
-        var current = entity(named: name)?.parentName
-        while let parent = current, let described = entity(named: parent) {
-            result.append(described)
-            current = described.parentName
-        }
-        return result
+        (resolved[name]?.ancestors ?? []).map { entities[indexByName[$0]!] }
     }
 
     /// The root of the entity's inheritance hierarchy (the entity itself when it has no parent).
@@ -96,44 +123,39 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     /// Whether `name` is `ancestor` or inherits from it.
     public func entity(_ name: String, isKindOf ancestor: String) -> Bool {
-        name == ancestor || ancestors(of: name).contains { $0.name == ancestor }
+        name == ancestor || (resolved[name]?.ancestors.contains(ancestor) ?? false)
     }
 
     // MARK: Properties, inherited ones included
 
     /// All attributes of an entity: inherited ones first (root's first), then its own.
     public func attributes(of name: String) -> [AttributeDescription] {
-        lineage(of: name).flatMap(\.attributes)
+        resolved[name]?.attributes ?? []
     }
 
     /// All relationships of an entity: inherited ones first, then its own.
     public func relationships(of name: String) -> [RelationshipDescription] {
-        lineage(of: name).flatMap(\.relationships)
+        resolved[name]?.relationships ?? []
     }
 
     /// All fetched properties of an entity: inherited ones first, then its own.
     public func fetchedProperties(of name: String) -> [FetchedPropertyDescription] {
-        lineage(of: name).flatMap(\.fetchedProperties)
+        resolved[name]?.fetchedProperties ?? []
     }
 
     /// The attribute of this name on the entity, inherited ones included.
     public func attribute(_ property: String, of entity: String) -> AttributeDescription? {
-        attributes(of: entity).first { $0.name == property }
+        resolved[entity]?.attributesByName[property]
     }
 
     /// The relationship of this name on the entity, inherited ones included.
     public func relationship(_ property: String, of entity: String) -> RelationshipDescription? {
-        relationships(of: entity).first { $0.name == property }
+        resolved[entity]?.relationshipsByName[property]
     }
 
     /// The inverse of a relationship, if it has one.
     public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
         relationship.inverseName.flatMap { self.relationship($0, of: relationship.destinationEntityName) }
-    }
-
-    private func lineage(of name: String) -> [EntityDescription] {
-        guard let described = entity(named: name) else { return [] }
-        return ancestors(of: name).reversed() + [described]
     }
 
     // MARK: Version hashes
