@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // System-library shims: module maps only; pkg-config finds the flags, apt names the package.
@@ -33,7 +34,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]),
-        .target(name: "LadePipeline", dependencies: ["Lade"]),
+        .target(
+            name: "LadePipeline",
+            dependencies: [
+                "Lade", "CZlib",
+                .product(name: "Yams", package: "Yams"),
+            ]),
         .executableTarget(
             name: "lade",
             dependencies: [
