@@ -455,11 +455,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
             }
             // Saved objects in key order (as the SQL's final Z_PK), new ones after them.
-            switch (a.objectID.primaryKey, b.objectID.primaryKey) {
-            case (let x?, let y?): return x < y
-            case (_?, nil): return true
-            default: return false
-            }
+            // (Written without a tuple switch: that form crashes Swift 6.3's optimizer.)
+            let x = a.objectID.primaryKey, y = b.objectID.primaryKey
+            if let x, let y { return x < y }
+            return x != nil && y == nil
         }
     }
 
@@ -495,8 +494,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Forgets every object and change. Objects fetched before are no longer usable.
     public func reset() {
         assertOnQueue()
+        // Related objects hold each other strongly (product.category, category.products);
+        // forgetting their values breaks those cycles, so everything the caller dropped is freed.
         for box in registered.values {
-            box.object?.managedObjectContext = nil
+            guard let object = box.object else { continue }
+            object.managedObjectContext = nil
+            object.turnIntoFault()
+            object.snapshot = nil
         }
         registered.removeAll()
         registeredAtLastPrune = 0
@@ -757,7 +761,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         for relationship in model.relationships(of: object.entity.name) where relationship.isOrdered {
             guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
-            request.orders.append(.init(owner: object.objectID, relationship: relationship.name, destinations: object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)))
+            let destinations = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)
+            // A new object's empty ordered relationship has no rows to number.
+            if object.isInserted && destinations.isEmpty { continue }
+            request.orders.append(.init(owner: object.objectID, relationship: relationship.name, destinations: destinations))
         }
     }
 

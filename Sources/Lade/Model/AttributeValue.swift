@@ -106,7 +106,7 @@ extension AttributeValue {
         case .integer(let v): String(v)
         case .double(let v): String(v)
         case .float(let v): String(v)
-        case .decimal(let v): NSDecimalNumber(decimal: v).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        case .decimal(let v): v.description  // "." whatever the locale
         case .string(let v): v
         case .bool(let v): v ? "YES" : "NO"
         case .date(let v): String(v.timeIntervalSinceReferenceDate)
