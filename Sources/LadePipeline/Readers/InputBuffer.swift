@@ -12,6 +12,8 @@ final class InputBuffer {
     private(set) var isAtEnd = false
     let stream: any ByteStream
     let chunkSize: Int
+    /// A read error that came after some bytes of the same fill; thrown by the next fill.
+    private var deferredError: (any Error)?
 
     init(stream: any ByteStream, chunkSize: Int = 256 * 1024) {
         self.stream = stream
@@ -49,9 +51,17 @@ final class InputBuffer {
             count = kept
             offset += Int64(keep)
         }
+        if let deferred = deferredError { throw deferred }
         var got = 0
         while got < want && count < capacity {
-            let read = try stream.read(into: UnsafeMutableRawBufferPointer(start: bytes + count, count: capacity - count))
+            let read: Int
+            do {
+                read = try stream.read(into: UnsafeMutableRawBufferPointer(start: bytes + count, count: capacity - count))
+            } catch where got > 0 {
+                // The bytes that did arrive come first (the records of a truncated gzip file up to the cut).
+                deferredError = error
+                break
+            }
             if read == 0 { isAtEnd = true; break }
             count += read
             got += read

@@ -56,6 +56,12 @@ struct JSONScanner {
         ReaderError(kind, file: file, line: line, column: column(at: index), found: found, expected: expected)
     }
 
+    /// An error at `index` on an earlier line, which started at stream offset `lineStart`.
+    func error(at index: Int, line: Int, lineStart: Int64, _ found: String, _ expected: String) -> ReaderError {
+        ReaderError(.malformedJSON, file: file, line: line, column: Int(offset + Int64(index) - lineStart) + 1,
+                    found: found, expected: expected)
+    }
+
     func fatal(at index: Int, _ found: String, _ expected: String) -> ParseStop {
         .fatal(error(at: index, found, expected))
     }
@@ -375,7 +381,7 @@ struct JSONScanner {
     /// `decoding`, its content goes to `scratch`.
     mutating func scanString(decoding: Bool) throws(ParseStop) {
         if decoding { scratch.removeAll(keepingCapacity: true) }
-        let open = i
+        let open = i, openLine = line, openLineStart = lineStart   // raw line breaks inside move `line` on
         i += 1
         while true {
             let stop = ByteScanning.firstStringSpecial(in: bytes, from: i, to: end)
@@ -383,7 +389,8 @@ struct JSONScanner {
             i = stop
             guard i < end else {
                 if isFinal {
-                    throw fatal(at: open, "a string that does not end", "a closing '\"' before \(endName)")
+                    throw .fatal(error(at: open, line: openLine, lineStart: openLineStart,
+                                       "a string that does not end", "a closing '\"' before \(endName)"))
                 }
                 throw ParseStop.needMore
             }

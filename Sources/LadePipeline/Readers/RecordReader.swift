@@ -36,8 +36,10 @@ public final class RecordReader {
     /// The CSV header (or the dialect's explicit columns), read when the reader opens; for the
     /// JSON formats, the keys of the first object when it could be read at open, else nil.
     public private(set) var columns: [String]?
-    /// The largest record the reader accepts, in bytes (64 MiB by default). A larger one is
-    /// thrown as ``ReaderError/Kind/recordTooLong``; in CSV it is usually an unterminated quote.
+    /// How much of one record the reader will buffer, in bytes (64 MiB by default): when a
+    /// record needs more, it is thrown as ``ReaderError/Kind/recordTooLong`` (in CSV that is
+    /// usually an unterminated quote swallowing the rest of the file). Memory stays within about
+    /// twice this, whatever the input.
     public var maxRecordBytes = 64 << 20
 
     @exclusivity(unchecked) private var buffer: InputBuffer
@@ -123,7 +125,7 @@ public final class RecordReader {
         if case .csv(let dialect) = format {
             try readHeader(dialect, fields: unique)
         }
-        if let resume { try skip(to: resume) }
+        if let resume, resume.byteOffset > 0 { try skip(to: resume) }
         if parser is any JSONRecordParser { columns = firstObjectKeys() }
     }
 
@@ -240,9 +242,12 @@ public final class RecordReader {
                                                  countingLoneCarriageReturn: parser.countsLoneCarriageReturn)
         let byte = buffer.bytes[index]
         return ReaderError(.invalidUTF8, file: displayName, line: line, column: column,
-                           found: "invalid UTF-8: byte \(JSONScanner.describe(byte)) does not begin or continue a character",
+                           found: "invalid UTF-8: \(JSONScanner.describe(byte)) does not begin or continue a character",
                            expected: "text in UTF-8; convert a Latin-1 or Windows-1252 file with `iconv -f WINDOWS-1252 -t UTF-8`")
     }
+
+    /// The size of the reader's buffer, which holds the current batch's bytes and the next chunk.
+    var bufferCapacity: Int { buffer.capacity }
 
     // MARK: Opening
 
@@ -318,6 +323,7 @@ public final class RecordReader {
 
     /// Moves to a resume point, checking that it is a record boundary: the byte before it ends a
     /// line (CSV, NDJSON) or an array element (JSON array), or it is the end of the source.
+    /// (Offset 0 is the start, header included, and needs no moving.)
     private func skip(to resume: ResumePoint) throws {
         let dataStart = buffer.offset + Int64(cursor.index)
         func mismatch(_ found: String) -> ReaderError {
