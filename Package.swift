@@ -47,6 +47,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // Reader throughput on the benchmark's row shape (not part of the product): see its main.swift.
+        .executableTarget(
+            name: "reader-throughput", dependencies: ["LadePipeline"], path: "Benchmarks/ReaderThroughput"),
+
         .testTarget(name: "LadeTests", dependencies: ["Lade"]),
         .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade"]),
         .testTarget(name: "LadeCLITests", dependencies: ["Lade"]),
