@@ -6,7 +6,7 @@ extension XMLStoreFile {
     static func write(_ contents: AtomicStoreContents, model: ManagedObjectModel, to output: FileOutput) throws {
         let writer = try XMLStreamWriter(descriptor: output.descriptor, path: output.path)
         let graph = contents.graph
-        try writeHeader(writer, uuid: contents.identifier, nextObjectID: graph.nextKey, metadata: contents.metadata)
+        try writeHeader(writer, uuid: contents.identifier, nextObjectID: graph.nextKey - 1, metadata: contents.metadata)
         func id(_ key: Int64) -> String { graph.externalIDs[key] ?? "z\(key)" }
         for key in graph.objects.keys.sorted() {
             let object = graph[key]!

@@ -26,7 +26,8 @@ import OrderedCollections
 ///
 /// As Core Data writes it: entity names upper-cased in `type` and `destination`, property names
 /// lower-cased (so names are matched without regard to case when reading), object IDs
-/// `z<N>` with `nextObjectID` the next N, every relationship of an object written (an empty
+/// `z<N>` with `nextObjectID` the last N given out (so the next object is `z<nextObjectID+1>`;
+/// a new store's first is `z102`), every relationship of an object written (an empty
 /// one without `idrefs`), nil attributes left out, and `NSStoreType` and `NSStoreUUID` kept
 /// out of the metadata plist (the UUID is `<UUID>`). Attribute values: `XMLStoreValueCoding`.
 enum XMLStoreFile {
@@ -39,6 +40,7 @@ enum XMLStoreFile {
     /// What `<databaseInfo>` says.
     struct Header {
         var uuid: String?
+        /// As the file says it: the last object number given out.
         var nextObjectID: Int64
         var plist: [String: PropertyListValue]
 
@@ -80,7 +82,7 @@ enum XMLStoreFile {
     }
 
     private static func readDatabaseInfo(_ reader: XMLStreamReader) throws -> Header {
-        var header = Header(uuid: nil, nextObjectID: firstObjectID, plist: [:])
+        var header = Header(uuid: nil, nextObjectID: firstObjectID - 1, plist: [:])
         var version: Int64?
         while try reader.read() {
             if reader.isEndElement("databaseInfo") { break }
@@ -203,13 +205,13 @@ enum XMLStoreFile {
         return object
     }
 
-    /// Gives every object its key (`z<N>` is N; other IDs get keys after `nextObjectID`) and
+    /// Gives every object its key (`z<N>` is N; other IDs get the keys after `nextObjectID`) and
     /// turns `idrefs` into keys.
     private static func resolve(_ pending: [PendingObject], nextObjectID: Int64, model: ManagedObjectModel, path: String) throws -> AtomicObjectGraph {
         var keys: [String: Int64] = [:]
         keys.reserveCapacity(pending.count)
         var external: [String] = []
-        var next = nextObjectID
+        var next = nextObjectID + 1
         for object in pending {
             if let key = zKey(object.id) {
                 keys[object.id] = key
