@@ -132,9 +132,9 @@ enum XMLStoreFile {
     private struct PendingObject {
         var id: String
         var entity: String
-        var line: Int32
+        var line: Int
         var attributes: [String: AttributeValue] = [:]
-        var relationships: [(relationship: RelationshipDescription, ids: [Substring], line: Int32)] = []
+        var relationships: [(relationship: RelationshipDescription, ids: [Substring], line: Int)] = []
     }
 
     /// Reads the whole store. Entities and properties are found in `model` by name without

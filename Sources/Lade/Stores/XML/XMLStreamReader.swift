@@ -20,12 +20,12 @@ final class XMLStreamReader {
 
     private final class ErrorBox {
         var message: String?
-        var line: Int32 = 0
+        var line = 0
     }
 
     init(path: String) throws {
         self.path = path
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue | XML_PARSE_COMPACT.rawValue)
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
         guard let reader = xmlReaderForFile(path, nil, options) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading (check its permissions)" : "no such file"
             throw StoreError(FileManager.default.fileExists(atPath: path) ? .io : .notFound, path: path, reason)
@@ -37,7 +37,7 @@ final class XMLStreamReader {
             let box = Unmanaged<ErrorBox>.fromOpaque(context).takeUnretainedValue()
             guard box.message == nil else { return }
             box.message = error.pointee.message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "malformed XML"
-            box.line = error.pointee.line
+            box.line = Int(error.pointee.line)
         }, Unmanaged.passUnretained(errors).toOpaque())
     }
 
@@ -51,7 +51,7 @@ final class XMLStreamReader {
         case 1: return true
         case 0: return false
         default:
-            let line = errors.line > 0 ? errors.line : xmlTextReaderGetParserLineNumber(reader)
+            let line = errors.line > 0 ? errors.line : Int(xmlTextReaderGetParserLineNumber(reader))
             throw StoreError(.notAStore, path: path, "line \(line): the XML is malformed (\(errors.message ?? "parse error")); the file is damaged or not an XML store")
         }
     }
@@ -60,7 +60,14 @@ final class XMLStreamReader {
     var nodeType: Int32 { xmlTextReaderNodeType(reader) }
     var depth: Int32 { xmlTextReaderDepth(reader) }
     var isEmptyElement: Bool { xmlTextReaderIsEmptyElement(reader) == 1 }
-    var line: Int32 { xmlTextReaderGetParserLineNumber(reader) }
+    /// The line of the current node (the parser itself may have read further).
+    var line: Int {
+        if let node = xmlTextReaderCurrentNode(reader) {
+            let line = xmlGetLineNo(node)
+            if line > 0 { return line }
+        }
+        return Int(xmlTextReaderGetParserLineNumber(reader))
+    }
 
     var name: String {
         xmlTextReaderConstName(reader).map { String(cString: $0) } ?? ""
