@@ -169,4 +169,26 @@ struct AtomicStoreTests {
         #expect(try EveryType.snapshot(stack.coordinator) == before)
         if type != .inMemory { #expect(try EveryType.snapshot(stack.reopened()) == before) }
     }
+
+    @Test("metadata set on the coordinator is written at the next save, with no object changed; the stack's keys stay", arguments: fileTypes + [.inMemory])
+    func coordinatorMetadata(type: StoreType) throws {
+        let stack = try AtomicTestStack(type)
+        let store = try #require(stack.coordinator.persistentStores.first)
+        var metadata = stack.coordinator.metadata(for: store)
+        metadata["seeded"] = .bool(true)
+        try stack.coordinator.setMetadata(metadata, for: store)
+        #expect(store.metadata["seeded"] == nil)
+        let context = stack.context()
+        try context.performAndWait { try context.save() }
+        #expect(store.metadata == metadata)
+        if type != .inMemory {
+            #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: stack.url) == metadata)
+        }
+        var changed = metadata
+        changed["NSStoreType"] = .string("SQLite")
+        #expect(throws: StoreError.self) { try stack.coordinator.setMetadata(changed, for: store) }
+        var request = StoreSaveRequest()
+        request.metadata = changed
+        #expect(throws: StoreError.self) { try store.save(request) }
+    }
 }

@@ -243,5 +243,16 @@ struct XMLStoreTests {
         request.metadata = readOnly.metadata
         #expect(throws: StoreError.self) { try readOnly.save(request) }
         #expect(throws: StoreError.self) { try readOnly.newObjectIDs(for: "Item", count: 1) }
+        let nowhere = stack.directory.appendingPathComponent("no/such/dir/store.xml")
+        let noDirectory = #expect(throws: StoreError.self) { try XMLStore.create(at: nowhere, model: model) }
+        #expect(noDirectory?.message.hasPrefix("the directory \(nowhere.deletingLastPathComponent().path) does not exist") == true)
+    }
+
+    @Test("a save keeps the file's permissions")
+    func keepsPermissions() throws {
+        let stack = try AtomicTestStack(.xml)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: stack.url.path)
+        try EveryType.populate(stack.context(), items: 1)
+        #expect(try FileManager.default.attributesOfItem(atPath: stack.url.path)[.posixPermissions] as? Int == 0o640)
     }
 }

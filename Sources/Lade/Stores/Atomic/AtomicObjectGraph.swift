@@ -55,11 +55,11 @@ struct AtomicObjectGraph: Sendable {
         if key >= nextKey { nextKey = key + 1 }
     }
 
-    /// The keys of objects whose entity is one of `entities`, in key order.
-    func keys(ofEntities entities: [String]) -> [Int64] {
+    /// The keys of objects whose entity is one of `entities`, in key order when `sorted`.
+    func keys(ofEntities entities: [String], sorted: Bool = true) -> [Int64] {
         var keys: [Int64] = []
         for entity in entities { keys += keysByEntity[entity] ?? [] }
-        return keys.sorted()
+        return sorted ? keys.sorted() : keys
     }
 
     /// Reserves `count` new keys.

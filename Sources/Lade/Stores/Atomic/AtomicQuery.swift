@@ -7,8 +7,9 @@ struct AtomicQuery {
     let model: ManagedObjectModel
     let storeIdentifier: String
 
-    /// The keys of the objects a request matches, in the request's order.
-    func matchingKeys(_ request: StoreFetchRequest) throws -> [Int64] {
+    /// The keys of the objects a request matches, in the request's order (in no particular
+    /// order when `ordered` is false and the request has no limit or offset: for counting).
+    func matchingKeys(_ request: StoreFetchRequest, ordered: Bool = true) throws -> [Int64] {
         guard model.entity(named: request.entityName) != nil else {
             throw PredicateError.unknownKey(entity: request.entityName, key: "(entity)")
         }
@@ -16,7 +17,7 @@ struct AtomicQuery {
             throw PredicateError.unsupported("sorting with \(descriptor.comparator) in an atomic store")
         }
         let entities = request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName]
-        var keys = graph.keys(ofEntities: entities)
+        var keys = graph.keys(ofEntities: entities, sorted: ordered || request.fetchLimit > 0 || request.fetchOffset > 0)
         if let predicate = request.predicate, predicate != .true {
             let unknown = UnknownKeys()
             keys = try keys.filter { try PredicateEvaluator.evaluate(predicate, on: object($0, unknown)) }

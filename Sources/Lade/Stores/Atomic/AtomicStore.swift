@@ -141,7 +141,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         var unordered = request
         unordered.sortDescriptors = []
         return try lock.withLock {
-            try AtomicQuery(graph: graph, model: model, storeIdentifier: identifier).matchingKeys(unordered).count
+            try AtomicQuery(graph: graph, model: model, storeIdentifier: identifier).matchingKeys(unordered, ordered: false).count
         }
     }
 
@@ -195,5 +195,27 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
                 throw error
             }
         }
+    }
+}
+
+/// An atomic store kept in a file (`XMLStore`, `BinaryStore`): what creating one takes.
+public protocol AtomicFileStore: AtomicStore {
+    /// The store type of the file.
+    static var storeType: PersistentStoreCoordinator.StoreType { get }
+    /// Opens the store at `url` with `model`.
+    init(url: URL, model: ManagedObjectModel, readOnly: Bool) throws
+}
+
+extension AtomicFileStore {
+    /// Creates an empty store for `model` at `url`, which must not exist yet. The file is
+    /// written beside `url` and linked into place only when complete.
+    ///
+    /// ```swift
+    /// let store = try XMLStore.create(at: URL(fileURLWithPath: "catalog.xml"), model: model)
+    /// ```
+    @discardableResult
+    public static func create(at url: URL, model: ManagedObjectModel) throws -> Self {
+        try createFile(at: url, model: model, format: storeType.atomicFileFormat!)
+        return try Self(url: url, model: model, readOnly: false)
     }
 }

@@ -9,13 +9,8 @@ import Foundation
 /// let store = try BinaryStore.create(at: URL(fileURLWithPath: "catalog.ladebin"), model: model)
 /// store.type   // "Binary"
 /// ```
-public final class BinaryStore: AtomicStore, @unchecked Sendable {
-    /// Creates an empty store for `model` at `url`, which must not exist yet.
-    @discardableResult
-    public static func create(at url: URL, model: ManagedObjectModel) throws -> BinaryStore {
-        try createFile(at: url, model: model, format: BinaryStoreFile.self)
-        return try BinaryStore(url: url, model: model)
-    }
+public final class BinaryStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
+    public static let storeType = PersistentStoreCoordinator.StoreType.binary
 
     /// Opens the store at `url` with `model`, which must have every entity and property the
     /// store records and, when the hashes compare, the same version hashes.

@@ -13,13 +13,8 @@ import Foundation
 ///
 /// Each save writes the whole file beside the store and renames it into place
 /// (`AtomicFileWriter`), so a crash leaves the old file or the new one.
-public final class XMLStore: AtomicStore, @unchecked Sendable {
-    /// Creates an empty store for `model` at `url`, which must not exist yet.
-    @discardableResult
-    public static func create(at url: URL, model: ManagedObjectModel) throws -> XMLStore {
-        try createFile(at: url, model: model, format: XMLStoreFile.self)
-        return try XMLStore(url: url, model: model)
-    }
+public final class XMLStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
+    public static let storeType = PersistentStoreCoordinator.StoreType.xml
 
     /// Opens the store at `url` with `model`: every object is read, and each must be of an
     /// entity (and have properties) the model has; when the store records version hashes
