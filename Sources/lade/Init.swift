@@ -20,22 +20,28 @@ struct Init: ParsableCommand {
     @Option(help: ArgumentHelp("The model the store is for.", valueName: "MODEL"))
     var model: String
 
-    @Option(help: ArgumentHelp("The store type (only sqlite so far).", valueName: "TYPE"))
+    @Option(help: ArgumentHelp("The store type: sqlite, xml or binary.", valueName: "TYPE"))
     var type: String = "sqlite"
 
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
-        guard type == "sqlite" else {
-            throw ValidationError("store type '\(type)' is not supported yet; use --type sqlite")
+        guard ["sqlite", "xml", "binary"].contains(type) else {
+            throw ValidationError("store type '\(type)' is not one of sqlite, xml, binary")
         }
     }
 
     func run() throws {
         try reportingFailures {
             let loaded = try modelOptions.load(model)
-            let created = try SQLiteStore.create(at: URL(fileURLWithPath: store), model: loaded)
-            print("created \(store): SQLite store for \(loaded.entities.count) entities, UUID \(created.identifier)")
+            let url = URL(fileURLWithPath: store)
+            let created: PersistentStore
+            switch type {
+            case "xml": created = try XMLStore.create(at: url, model: loaded)
+            case "binary": created = try BinaryStore.create(at: url, model: loaded)
+            default: created = try SQLiteStore.create(at: url, model: loaded)
+            }
+            print("created \(store): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)")
         }
     }
 }

@@ -263,10 +263,10 @@ public final class ImportRunner {
                 batchesSinceCommit += 1
                 batchesSinceReset += 1
                 let stop = signals?.received
-                if batchesSinceCommit >= job.batch.commitEvery || stop != nil {
+                if (batchesSinceCommit >= job.batch.commitEvery && !job.store.kind.isAtomic) || stop != nil {
                     try commit(complete: false)
                 }
-                if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 {
+                if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 && !job.store.kind.isAtomic {
                     context.reset()
                     writer.didReset()
                     batchesSinceReset = 0
@@ -305,11 +305,20 @@ private final class ReaderHandOver: @unchecked Sendable {
 /// Opens (creating when missing) the store a job names.
 enum StoreOpening {
     static func open(_ reference: StoreReference, coordinator: PersistentStoreCoordinator) throws -> PersistentStore {
-        switch reference.kind {
-        case .sqlite:
-            return try coordinator.addPersistentStore(type: .sqlite, at: reference.url)
-        case .xml, .binary:
-            throw StoreError(.wrongStoreType, path: reference.url.path, "\(reference.kind.rawValue) stores are not supported by lade run yet; use type: sqlite")
+        try coordinator.addPersistentStore(type: reference.kind.coordinatorType, at: reference.url)
+    }
+}
+
+extension StoreReference.Kind {
+    var coordinatorType: PersistentStoreCoordinator.StoreType {
+        switch self {
+        case .sqlite: .sqlite
+        case .xml: .xml
+        case .binary: .binary
         }
     }
+
+    /// Atomic stores (XML, binary) rewrite their whole file at every save: a run commits them
+    /// once, at its end, and keeps every object in memory meanwhile (as the store itself does).
+    var isAtomic: Bool { self != .sqlite }
 }

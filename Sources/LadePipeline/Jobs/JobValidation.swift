@@ -45,13 +45,9 @@ public struct JobValidation {
             }
         }
         if FileManager.default.fileExists(atPath: job.store.url.path) {
-            switch job.store.kind {
-            case .sqlite:
-                let store = try SQLiteStore(url: job.store.url, model: model, readOnly: true)
-                lines.append("store \(job.store.url.path): SQLite, matches the model (UUID \(store.identifier))")
-            case .xml, .binary:
-                lines.append("store \(job.store.url.path): \(job.store.kind.rawValue) (not opened)")
-            }
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: job.store.kind.coordinatorType, at: job.store.url, readOnly: true)
+            lines.append("store \(job.store.url.path): \(store.type), matches the model (UUID \(store.identifier))")
         } else {
             lines.append("store \(job.store.url.path): will be created with the model")
         }
