@@ -25,14 +25,11 @@ struct JSONScanner {
     /// When set, the keys of the record's top-level object are collected here.
     var collectedKeys: [String]?
     private var scratch: [UInt8] = []
-    /// For each guess slot of the tree (after a member, at the start of a node), the member that came next last time.
-    private var guesses: [Int]
 
     init(file: String, tree: KeyTree, endName: String) {
         self.file = file
         self.tree = tree
         self.endName = endName
-        guesses = [Int](repeating: -1, count: tree.guessCount)
         bytes = UnsafePointer(bitPattern: 1)!   // set by `start` before any use
     }
 
@@ -120,15 +117,14 @@ struct JSONScanner {
         i += 1
         var byte = try peek(expecting: "a key or '}'")
         if byte == ASCII.closeBrace { i += 1; return }
-        var previous = tree.startGuessSlot(of: node)
+        var previous = tree.start(of: node)
         while true {
             guard byte == ASCII.quote else { throw unexpected("a key in double quotes") }
-            let member = try readKey(in: node, guess: guesses[previous])
+            let member = try readKey(in: node, after: previous)
             guard try peek(expecting: "':'") == ASCII.colon else { throw unexpected("':' after the key") }
             i += 1
             _ = try peek(expecting: "a value")
             if member >= 0 {
-                guesses[previous] = member
                 previous = member
                 try readMember(member, into: &values, depth: depth)
             } else {
@@ -149,18 +145,18 @@ struct JSONScanner {
     }
 
     /// Reads a key at its opening quote and returns the member of `node` it names, or -1.
-    private mutating func readKey(in node: Int, guess: Int) throws(ParseStop) -> Int {
+    private mutating func readKey(in node: Int, after previous: Int) throws(ParseStop) -> Int {
         let member: Int
         let start = i + 1
         let stop = ByteScanning.firstStringSpecial(in: bytes, from: start, to: end)
         if stop < end && bytes[stop] == ASCII.quote {
             i = stop + 1
             let key = UnsafeBufferPointer(start: bytes + start, count: stop - start)
-            member = tree.member(of: node, named: key, guess: guess)
+            member = tree.member(of: node, named: key, after: previous)
             if node == 0 && collectedKeys != nil { collect(String(decoding: key, as: UTF8.self)) }
         } else {
             try scanString(decoding: true)
-            member = scratch.withUnsafeBufferPointer { tree.member(of: node, named: $0, guess: guess) }
+            member = scratch.withUnsafeBufferPointer { tree.member(of: node, named: $0, after: previous) }
             if node == 0 && collectedKeys != nil { collect(String(decoding: scratch, as: UTF8.self)) }
         }
         return member
