@@ -35,6 +35,8 @@ public protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+    /// Unknown, by default.
     public var totalBytes: Int64? { nil }
+    /// Cannot seek, by default: a reader resumes by reading forward.
     public func seek(to offset: Int64) throws -> Bool { false }
 }
