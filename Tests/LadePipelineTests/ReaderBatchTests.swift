@@ -38,7 +38,7 @@ struct ReaderBatchTests {
             }
             let count = min(buffer.count, pending.count)
             pending.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: count) }
-            pending.removeFirst(count)
+            pending.replaceSubrange(0..<count, with: EmptyCollection())
             bytesRead += Int64(count)
             return count
         }
@@ -48,13 +48,12 @@ struct ReaderBatchTests {
     func boundedMemory() throws {
         let stream = GeneratedCSV(rows: 250_000)
         let reader = try RecordReader(stream: stream, format: .csv(CSVDialect()), fields: ["sku", "description"], displayName: "generated")
-        let startCapacity = reader.bufferCapacity
         var records = 0
         var largestRaw = 0
         while let batch = try reader.nextBatch(maxRecords: 2_000) {
             records += batch.records.count
             largestRaw = max(largestRaw, batch.raw.count)
-            #expect(reader.bufferCapacity <= 2 * startCapacity)
+            #expect(reader.bufferCapacity <= 4 << 20, "the buffer holds a batch and a chunk, whatever the input's size")
         }
         #expect(records == 250_000)
         #expect(stream.bytesRead > 30_000_000)

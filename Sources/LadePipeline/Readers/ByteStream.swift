@@ -2,17 +2,23 @@
 /// or anything else that can fill a buffer.
 ///
 /// ```swift
-/// final class Bytes: ByteStream {
-///     var data: [UInt8], position = 0
-///     init(_ data: [UInt8]) { self.data = data }
+/// /// Bytes already in memory.
+/// final class MemoryStream: ByteStream {
+///     let bytes: [UInt8]
+///     var position = 0
+///     init(_ bytes: [UInt8]) { self.bytes = bytes }
+///
 ///     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-///         let count = min(buffer.count, data.count - position)
-///         buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: data.withUnsafeBytes { $0 }[position..<position + count]))
+///         let count = min(buffer.count, bytes.count - position)
+///         bytes[position..<position + count].withUnsafeBytes { buffer.copyMemory(from: $0) }
 ///         position += count
 ///         return count
 ///     }
 ///     var bytesRead: Int64 { Int64(position) }
 /// }
+///
+/// let reader = try RecordReader(stream: MemoryStream(Array("sku\nA-1\n".utf8)), format: .csv(CSVDialect()),
+///                               fields: ["sku"], displayName: "memory")
 /// ```
 ///
 /// Streams are used from one thread at a time; the reader owning one is not `Sendable`.
@@ -29,6 +35,8 @@ public protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+    /// Unknown, by default.
     public var totalBytes: Int64? { nil }
+    /// Cannot seek, by default: a reader resumes by reading forward.
     public func seek(to offset: Int64) throws -> Bool { false }
 }

@@ -22,7 +22,6 @@ public final class GzipByteStream: ByteStream {
     private var memberEnded = false
     private var finished = false
     private var consumed: Int64 = 0          // compressed bytes inflate has taken
-    private var decompressed: Int64 = 0
 
     /// Decompresses `source`; `displayName` names it in errors.
     public convenience init(wrapping source: any ByteStream, displayName: String) throws {
@@ -99,7 +98,6 @@ public final class GzipByteStream: ByteStream {
             }
         }
         let produced = Int(capacity - zstream.pointee.avail_out)
-        decompressed += Int64(produced)
         return produced
     }
 

@@ -36,11 +36,12 @@ final class InputBuffer {
         let kept = count - keep
         var shift = 0
         if capacity - count < want {
-            if kept + want <= capacity {
-                (bytes).update(from: bytes + keep, count: kept)
+            // Move the kept bytes down only while they are few; otherwise grow, so that over a
+            // batch each byte is moved a bounded number of times (not once per chunk read).
+            if kept + want <= capacity && kept <= capacity / 4 {
+                bytes.update(from: bytes + keep, count: kept)
             } else {
-                // Grow geometrically so a batch larger than the buffer is copied only a few times.
-                let newCapacity = max(capacity * 2, kept + want)
+                let newCapacity = max(capacity * 2, 2 * kept + want)
                 let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
                 larger.update(from: bytes + keep, count: kept)
                 bytes.deallocate()
@@ -94,10 +95,11 @@ final class InputBuffer {
         return try skip(to: target)
     }
 
-    /// Shrinks the buffer back after one very large record or batch grew it.
+    /// Shrinks the buffer back after one very large record or batch grew it (past 64 MiB;
+    /// ordinary batches keep their buffer from one batch to the next).
     func shrink(keepingFrom keep: Int) -> Int {
         let kept = count - keep
-        guard capacity > 16 * chunkSize, kept <= chunkSize else { return 0 }
+        guard capacity > 64 << 20, kept <= chunkSize else { return 0 }
         let smaller = UnsafeMutablePointer<UInt8>.allocate(capacity: 2 * chunkSize)
         smaller.update(from: bytes + keep, count: kept)
         bytes.deallocate()

@@ -25,14 +25,11 @@ struct JSONScanner {
     /// When set, the keys of the record's top-level object are collected here.
     var collectedKeys: [String]?
     private var scratch: [UInt8] = []
-    /// For each guess slot of the tree (after a member, at the start of a node), the member that came next last time.
-    private var guesses: [Int]
 
     init(file: String, tree: KeyTree, endName: String) {
         self.file = file
         self.tree = tree
         self.endName = endName
-        guesses = [Int](repeating: -1, count: tree.guessCount)
         bytes = UnsafePointer(bitPattern: 1)!   // set by `start` before any use
     }
 
@@ -116,51 +113,33 @@ struct JSONScanner {
 
     /// Reads the object at `i` (at its `{`), filling the slots of `node`'s key paths.
     mutating func readObject(node: Int, into values: inout [SourceValue], depth: Int) throws(ParseStop) {
-        try enter(depth)
-        i += 1
-        var byte = try peek(expecting: "a key or '}'")
-        if byte == ASCII.closeBrace { i += 1; return }
-        var previous = tree.startGuessSlot(of: node)
-        while true {
-            guard byte == ASCII.quote else { throw unexpected("a key in double quotes") }
-            let member = try readKey(in: node, guess: guesses[previous])
-            guard try peek(expecting: "':'") == ASCII.colon else { throw unexpected("':' after the key") }
-            i += 1
-            _ = try peek(expecting: "a value")
+        var previous = tree.start(of: node)
+        var member = -1
+        try walkObject(depth: depth, key: { (scanner) throws(ParseStop) in
+            member = try scanner.readKey(in: node, after: previous)
+        }, value: { (scanner) throws(ParseStop) in
             if member >= 0 {
-                guesses[previous] = member
                 previous = member
-                try readMember(member, into: &values, depth: depth)
+                try scanner.readMember(member, into: &values, depth: depth)
             } else {
-                try skipValue(depth: depth + 1)
+                try scanner.skipValue(depth: depth + 1)
             }
-            byte = try peek(expecting: "',' or '}'")
-            if byte == ASCII.comma {
-                i += 1
-                byte = try peek(expecting: "a key")
-                if byte == ASCII.closeBrace { throw fatal(at: i, "a trailing comma before '}'", "another key; JSON does not allow a comma before '}'") }
-            } else if byte == ASCII.closeBrace {
-                i += 1
-                return
-            } else {
-                throw unexpected("',' or '}' after a value in an object")
-            }
-        }
+        })
     }
 
     /// Reads a key at its opening quote and returns the member of `node` it names, or -1.
-    private mutating func readKey(in node: Int, guess: Int) throws(ParseStop) -> Int {
+    private mutating func readKey(in node: Int, after previous: Int) throws(ParseStop) -> Int {
         let member: Int
         let start = i + 1
         let stop = ByteScanning.firstStringSpecial(in: bytes, from: start, to: end)
         if stop < end && bytes[stop] == ASCII.quote {
             i = stop + 1
             let key = UnsafeBufferPointer(start: bytes + start, count: stop - start)
-            member = tree.member(of: node, named: key, guess: guess)
+            member = tree.member(of: node, named: key, after: previous)
             if node == 0 && collectedKeys != nil { collect(String(decoding: key, as: UTF8.self)) }
         } else {
             try scanString(decoding: true)
-            member = scratch.withUnsafeBufferPointer { tree.member(of: node, named: $0, guess: guess) }
+            member = scratch.withUnsafeBufferPointer { tree.member(of: node, named: $0, after: previous) }
             if node == 0 && collectedKeys != nil { collect(String(decoding: scratch, as: UTF8.self)) }
         }
         return member
@@ -196,37 +175,22 @@ struct JSONScanner {
     /// Reads an array whose elements' keys were asked for (`lines.sku`): each path below the
     /// member gets an array with one value per element (`.missing` for an element that is not an object).
     private mutating func readArrayOfObjects(_ member: KeyTree.Member, into values: inout [SourceValue], depth: Int) throws(ParseStop) {
-        try enter(depth)
-        i += 1
         var columns = [[SourceValue]](repeating: [], count: member.slotsBelow.count)
         var whole: [SourceValue] = []
         var element = [SourceValue](repeating: .missing, count: values.count)
-        var byte = try peek(expecting: "a value or ']'")
-        if byte != ASCII.closeBracket {
-            while true {
-                if byte == ASCII.openBrace {
-                    for k in member.slotsBelow { element[tree.slotsBelow[k]] = .missing }
-                    try readObject(node: member.child, into: &element, depth: depth + 1)
-                    for (n, k) in member.slotsBelow.enumerated() { columns[n].append(element[tree.slotsBelow[k]]) }
-                    if member.slot >= 0 { whole.append(.object) }
-                } else {
-                    let value = try readValue(depth: depth + 1)
-                    for n in columns.indices { columns[n].append(.missing) }
-                    if member.slot >= 0 { whole.append(value) }
-                }
-                byte = try peek(expecting: "',' or ']'")
-                if byte == ASCII.comma {
-                    i += 1
-                    byte = try peek(expecting: "a value")
-                    if byte == ASCII.closeBracket { throw fatal(at: i, "a trailing comma before ']'", "another value; JSON does not allow a comma before ']'") }
-                } else if byte == ASCII.closeBracket {
-                    break
-                } else {
-                    throw unexpected("',' or ']' after a value in an array")
-                }
+        let tree = self.tree
+        try walkArray(depth: depth) { (scanner) throws(ParseStop) in
+            if scanner.bytes[scanner.i] == ASCII.openBrace {
+                for k in member.slotsBelow { element[tree.slotsBelow[k]] = .missing }
+                try scanner.readObject(node: member.child, into: &element, depth: depth + 1)
+                for (n, k) in member.slotsBelow.enumerated() { columns[n].append(element[tree.slotsBelow[k]]) }
+                if member.slot >= 0 { whole.append(.object) }
+            } else {
+                let value = try scanner.readValue(depth: depth + 1)
+                for n in columns.indices { columns[n].append(.missing) }
+                if member.slot >= 0 { whole.append(value) }
             }
         }
-        i += 1
         for (n, k) in member.slotsBelow.enumerated() { values[tree.slotsBelow[k]] = .array(columns[n]) }
         if member.slot >= 0 { values[member.slot] = .array(whole) }
     }
@@ -242,26 +206,8 @@ struct JSONScanner {
             try skipObject(depth: depth)
             return .object
         case ASCII.openBracket:
-            try enter(depth)
-            i += 1
             var elements: [SourceValue] = []
-            var byte = try peek(expecting: "a value or ']'")
-            if byte != ASCII.closeBracket {
-                while true {
-                    elements.append(try readValue(depth: depth + 1))
-                    byte = try peek(expecting: "',' or ']'")
-                    if byte == ASCII.comma {
-                        i += 1
-                        byte = try peek(expecting: "a value")
-                        if byte == ASCII.closeBracket { throw fatal(at: i, "a trailing comma before ']'", "another value; JSON does not allow a comma before ']'") }
-                    } else if byte == ASCII.closeBracket {
-                        break
-                    } else {
-                        throw unexpected("',' or ']' after a value in an array")
-                    }
-                }
-            }
-            i += 1
+            try walkArray(depth: depth) { (scanner) throws(ParseStop) in elements.append(try scanner.readValue(depth: depth + 1)) }
             return .array(elements)
         case UInt8(ascii: "t"):
             try literal("true")
@@ -287,25 +233,7 @@ struct JSONScanner {
         case ASCII.quote: try scanString(decoding: false)
         case ASCII.openBrace: try skipObject(depth: depth)
         case ASCII.openBracket:
-            try enter(depth)
-            i += 1
-            var byte = try peek(expecting: "a value or ']'")
-            if byte != ASCII.closeBracket {
-                while true {
-                    try skipValue(depth: depth + 1)
-                    byte = try peek(expecting: "',' or ']'")
-                    if byte == ASCII.comma {
-                        i += 1
-                        byte = try peek(expecting: "a value")
-                        if byte == ASCII.closeBracket { throw fatal(at: i, "a trailing comma before ']'", "another value; JSON does not allow a comma before ']'") }
-                    } else if byte == ASCII.closeBracket {
-                        break
-                    } else {
-                        throw unexpected("',' or ']' after a value in an array")
-                    }
-                }
-            }
-            i += 1
+            try walkArray(depth: depth) { (scanner) throws(ParseStop) in try scanner.skipValue(depth: depth + 1) }
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
@@ -316,17 +244,28 @@ struct JSONScanner {
 
     /// Skips the object at `i` (at its `{`).
     mutating func skipObject(depth: Int) throws(ParseStop) {
+        try walkObject(depth: depth, key: { (scanner) throws(ParseStop) in try scanner.scanString(decoding: false) },
+                       value: { (scanner) throws(ParseStop) in try scanner.skipValue(depth: depth + 1) })
+    }
+
+    // MARK: Containers
+
+    /// Walks the object at `i` (at its `{`), checking its punctuation: for each member, `key`
+    /// reads the key at its opening quote, then `value` reads or skips the value at its first byte.
+    @inline(__always)
+    private mutating func walkObject(depth: Int, key: (inout JSONScanner) throws(ParseStop) -> Void,
+                                     value: (inout JSONScanner) throws(ParseStop) -> Void) throws(ParseStop) {
         try enter(depth)
         i += 1
         var byte = try peek(expecting: "a key or '}'")
         if byte == ASCII.closeBrace { i += 1; return }
         while true {
             guard byte == ASCII.quote else { throw unexpected("a key in double quotes") }
-            try scanString(decoding: false)
+            try key(&self)
             guard try peek(expecting: "':'") == ASCII.colon else { throw unexpected("':' after the key") }
             i += 1
             _ = try peek(expecting: "a value")
-            try skipValue(depth: depth + 1)
+            try value(&self)
             byte = try peek(expecting: "',' or '}'")
             if byte == ASCII.comma {
                 i += 1
@@ -337,6 +276,29 @@ struct JSONScanner {
                 return
             } else {
                 throw unexpected("',' or '}' after a value in an object")
+            }
+        }
+    }
+
+    /// Walks the array at `i` (at its `[`), checking its punctuation and calling `element` at the first byte of each element.
+    @inline(__always)
+    private mutating func walkArray(depth: Int, _ element: (inout JSONScanner) throws(ParseStop) -> Void) throws(ParseStop) {
+        try enter(depth)
+        i += 1
+        var byte = try peek(expecting: "a value or ']'")
+        if byte == ASCII.closeBracket { i += 1; return }
+        while true {
+            try element(&self)
+            byte = try peek(expecting: "',' or ']'")
+            if byte == ASCII.comma {
+                i += 1
+                byte = try peek(expecting: "a value")
+                if byte == ASCII.closeBracket { throw fatal(at: i, "a trailing comma before ']'", "another value; JSON does not allow a comma before ']'") }
+            } else if byte == ASCII.closeBracket {
+                i += 1
+                return
+            } else {
+                throw unexpected("',' or ']' after a value in an array")
             }
         }
     }

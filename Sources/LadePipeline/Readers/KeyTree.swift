@@ -1,10 +1,14 @@
-/// The requested JSON key paths as a tree, flattened into plain arrays, so one pass over an
+/// The requested JSON key paths as a tree, flattened into plain memory, so one pass over an
 /// object finds every requested key and skips the others without building their values.
 ///
 /// For the paths `sku`, `dimensions.width` and `dimensions.height`, node 0 (the record) has the
 /// members `sku` (slot 0) and `dimensions` (child node 1), and node 1 has `width` (slot 1) and
 /// `height` (slot 2).
-struct KeyTree {
+///
+/// It also learns the order in which keys come: records of one source usually list their keys
+/// in the same order, so the member that followed a key last time is tried first. A tree
+/// belongs to one reader, used from one thread.
+final class KeyTree {
     struct Member {
         var nameStart: Int
         var nameCount: Int
@@ -12,15 +16,18 @@ struct KeyTree {
         var slot = -1
         /// The node of the keys below it that were asked for, or -1.
         var child = -1
-        /// The slots of every path below it, in `KeyTree.slotsBelow`.
+        /// The slots of every path below it, in `slotsBelow`.
         var slotsBelow: Range<Int> = 0..<0
     }
 
-    private(set) var members: [Member] = []
+    // Plain memory, not arrays: the scanner reads these for every key of every record.
+    let members: UnsafeMutableBufferPointer<Member>
     /// For each node, its members' range in `members`.
-    private(set) var nodes: [Range<Int>] = []
-    private(set) var names: [UInt8] = []
-    private(set) var slotsBelow: [Int] = []
+    let nodes: UnsafeMutableBufferPointer<Range<Int>>
+    let names: UnsafeMutableBufferPointer<UInt8>
+    let slotsBelow: UnsafeMutableBufferPointer<Int>
+    /// For each member, and then for the start of each node, the member that came next last time (or -1).
+    private let guesses: UnsafeMutableBufferPointer<Int>
 
     /// A tree of `paths`; path `k` fills slot `k`. Paths must be distinct.
     init(paths: [[String]]) {
@@ -46,6 +53,7 @@ struct KeyTree {
         func allSlots(_ node: Building) -> [Int] {
             node.order.flatMap { key in (node.slots[key].map { [$0] } ?? []) + (node.children[key].map(allSlots) ?? []) }
         }
+        var members: [Member] = [], nodes: [Range<Int>] = [], names: [UInt8] = [], slotsBelow: [Int] = []
         var queue = [root]
         var head = 0
         while head < queue.count {
@@ -67,18 +75,43 @@ struct KeyTree {
             }
             nodes.append(first..<members.count)
         }
+        func copy<T>(_ array: [T]) -> UnsafeMutableBufferPointer<T> {
+            let memory = UnsafeMutableBufferPointer<T>.allocate(capacity: max(array.count, 1))
+            _ = memory.initialize(from: array)
+            return UnsafeMutableBufferPointer(rebasing: memory[0..<array.count])
+        }
+        self.members = copy(members)
+        self.nodes = copy(nodes)
+        self.names = copy(names)
+        self.slotsBelow = copy(slotsBelow)
+        guesses = copy([Int](repeating: -1, count: members.count + nodes.count))
     }
 
-    /// The member of `node` named by `key`, or -1. `guess` is tried first: records of one
-    /// source usually list their keys in the same order, so the member that followed last time
-    /// is usually the one.
+    deinit {
+        members.baseAddress?.deallocate()
+        nodes.baseAddress?.deallocate()
+        names.baseAddress?.deallocate()
+        slotsBelow.baseAddress?.deallocate()
+        guesses.baseAddress?.deallocate()
+    }
+
+    /// The guess slot for the start of `node`, to pass as `after` for an object's first key.
     @inline(__always)
-    func member(of node: Int, named key: UnsafeBufferPointer<UInt8>, guess: Int) -> Int {
+    func start(of node: Int) -> Int { members.count + node }
+
+    /// The member of `node` named by `key`, or -1; `after` is the previous member matched in
+    /// this object (or ``start(of:)``), whose successor last time is tried first.
+    @inline(__always)
+    func member(of node: Int, named key: UnsafeBufferPointer<UInt8>, after: Int) -> Int {
         let range = nodes[node]
-        if range.contains(guess) && matches(guess, key) { return guess }
+        let guess = guesses[after]
+        if guess >= 0 && matches(guess, key) { return guess }
         var m = range.lowerBound
         while m < range.upperBound {
-            if matches(m, key) { return m }
+            if matches(m, key) {
+                guesses[after] = m
+                return m
+            }
             m += 1
         }
         return -1
@@ -88,20 +121,11 @@ struct KeyTree {
     private func matches(_ m: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
         let member = members[m]
         guard member.nameCount == key.count else { return false }
-        return names.withUnsafeBufferPointer { names in
-            var k = 0
-            while k < key.count {
-                if names[member.nameStart + k] != key[k] { return false }
-                k += 1
-            }
-            return true
+        var k = 0
+        while k < key.count {
+            if names[member.nameStart + k] != key[k] { return false }
+            k += 1
         }
+        return true
     }
-
-    /// The number of guess slots a scanner keeps: one after each member, one at the start of each node.
-    var guessCount: Int { members.count + nodes.count }
-
-    /// The guess slot for the start of `node`.
-    func startGuessSlot(of node: Int) -> Int { members.count + node }
 }
-

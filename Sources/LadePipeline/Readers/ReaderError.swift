@@ -4,9 +4,9 @@
 /// parentheses) what was expected or how to fix it:
 ///
 /// ```text
-/// products.csv:1042:17: unterminated quoted field (a field that opens with " must close with ")
-/// feed.ndjson:7:12: invalid UTF-8 byte 0xE9 (text must be UTF-8; convert a Latin-1 file with `iconv -f LATIN1 -t UTF-8`)
-/// products.json.gz: truncated gzip data: the compressed stream ends at byte 80211 before its end marker (the file was cut short; copy it again)
+/// products.csv:1042:17: unterminated quoted field (a field that opens with " must close with "; write a quote inside it as "")
+/// feed.ndjson:7:12: invalid UTF-8: byte 0xE9 does not begin or continue a character (text in UTF-8; convert a Latin-1 or Windows-1252 file with `iconv -f WINDOWS-1252 -t UTF-8`)
+/// products.json.gz: truncated gzip data: the compressed stream ends at byte 80211 before its end marker (the file was cut short, probably by an interrupted download or copy; fetch it again)
 /// ```
 ///
 /// Lines are 1-based and count line feeds (in CSV, a lone carriage return too). Columns are

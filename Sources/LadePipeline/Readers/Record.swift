@@ -37,13 +37,8 @@ public struct Record: Sendable {
     /// A record, as a reader makes it.
     public init(values: [SourceValue], line: Int, recordIndex: Int64, endOffset: Int64, endLine: Int,
                 rawRange: Range<Int>, problem: ReaderError? = nil) {
-        self.values = values
-        self.line = line
-        self.recordIndex = recordIndex
-        self.endOffset = endOffset
-        self.endLine = endLine
-        self.rawRange = rawRange
-        self.problemBox = problem.map(RecordProblem.init)
+        self.init(values: values, line: line, recordIndex: recordIndex, endOffset: endOffset, endLine: endLine,
+                  rawRange: rawRange, problemBox: problem.map(RecordProblem.init))
     }
 
     init(values: [SourceValue], line: Int, recordIndex: Int64, endOffset: Int64, endLine: Int,
