@@ -41,3 +41,47 @@ struct AttributeValueTests {
         }
     }
 }
+
+@Suite("Fast exact decimal and date text")
+struct ValueTextTests {
+    @Test("decimals format exactly as Decimal.description does, and parse back")
+    func decimalFormat() throws {
+        var random = SystemRandomNumberGenerator()
+        var samples = ["0", "1", "-1", "922.16", "0.001", "-12345678901234.5678", "1e10", "100", "0.5", "18446744073709551615",
+                       "18446744073709551616", "-0.0000042", "123456789012345678901234567890.123", "1e-20", "7.000"]
+        for _ in 0..<2000 {
+            let digits = String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random))
+            let exponent = Int.random(in: -25...12, using: &random)
+            samples.append((Bool.random(using: &random) ? "-" : "") + digits + "e\(exponent)")
+        }
+        for text in samples {
+            let value = try #require(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "\(text)")
+            #expect(DecimalText.format(value) == value.description, "\(text)")
+            #expect(DecimalText.parse(DecimalText.format(value)) == value, "\(text)")
+        }
+    }
+
+    @Test("decimal parsing is exact and refuses what is not a whole number literal")
+    func decimalParse() {
+        for text in ["0.1", "19.99", "-0.000001", "123456789012345678.9", "12345678901234567890123.456", "1e-5", "2.5E3", "+3", "007.50"] {
+            #expect(DecimalText.parse(text) == Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "\(text)")
+        }
+        for text in ["", "-", ".", "12abc", "1.2.3", "1e", "e5", " 1", "1,5", "0x10"] {
+            #expect(DecimalText.parse(text) == nil, "\(text)")
+        }
+    }
+
+    @Test("ISO 8601 dates agree with ISO8601DateFormatter where both read them")
+    func iso8601() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let plain = ISO8601DateFormatter()
+        for text in ["2024-02-29T23:59:59Z", "1970-01-01T00:00:00Z", "1900-03-01T12:00:00+05:30", "2038-01-19T03:14:07-08:00", "1600-02-29T00:00:00Z"] {
+            #expect(ISO8601Date.parse(text) == plain.date(from: text), "\(text)")
+        }
+        #expect(ISO8601Date.parse("2024-03-01T12:30:00.125Z") == formatter.date(from: "2024-03-01T12:30:00.125Z"))
+        for text in ["2024-02-30", "2023-02-29", "2024-00-10", "2024-1-01", "2024-01-01T25:00", "2024-01-01T12:60", "2024-01-01T12:00:00+2", "2024-01-01X"] {
+            #expect(ISO8601Date.parse(text) == nil, "\(text)")
+        }
+    }
+}

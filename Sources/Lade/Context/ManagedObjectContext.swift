@@ -49,7 +49,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var inserted: OrderedSet<ManagedObject> = []
     private var updated: OrderedSet<ManagedObject> = []
     private var deleted: OrderedSet<ManagedObject> = []
-    private var attributeValidators: [String: [AttributeValidator]] = [:]
+    private var entityInfos: [String: EntityInfo] = [:]
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     static let checksConcurrency = ProcessInfo.processInfo.environment["LADE_CONCURRENCY_DEBUG"] == "1"
@@ -678,17 +678,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
         func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
-        for validator in validators(for: object.entity.name) {
+        let info = info(for: object.entity.name)
+        for validator in info.validators {
             let value = object.attributeValue(forKey: validator.attribute.name)
             if let violation = validator.violation(of: value) {
                 fail(validator.attribute.name, violation.rule, value, violation.message)
             }
         }
-        for relationship in model.relationships(of: object.entity.name) {
+        for relationship in info.checkedRelationships {
             if relationship.isToMany {
-                // An optional to-many without bounds cannot fail: do not load it (a category's
-                // products may be millions, and adding one must not read them all).
-                guard !relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0 else { continue }
                 let count = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.count
                 if count < relationship.minCount || (!relationship.isOptional && count == 0) {
                     fail(relationship.name, .minimumCount, .integer(Int64(count)), "has \(count) object(s); at least \(max(relationship.minCount, 1)) required")
@@ -702,10 +700,32 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return failures
     }
 
-    private func validators(for entity: String) -> [AttributeValidator] {
-        if let cached = attributeValidators[entity] { return cached }
-        let made = model.attributes(of: entity).map(AttributeValidator.init)
-        attributeValidators[entity] = made
+    /// What saves need to know of an entity, worked out once per context.
+    final class EntityInfo {
+        let validators: [AttributeValidator]
+        let transientAttributes: Set<String>
+        let orderedRelationships: [RelationshipDescription]
+        /// Relationships whose count or presence can fail validation.
+        let checkedRelationships: [RelationshipDescription]
+
+        init(entity: String, model: ManagedObjectModel) {
+            let attributes = model.attributes(of: entity)
+            validators = attributes.map(AttributeValidator.init)
+            transientAttributes = Set(attributes.filter(\.isTransient).map(\.name))
+            let relationships = model.relationships(of: entity)
+            orderedRelationships = relationships.filter(\.isOrdered)
+            checkedRelationships = relationships.filter { relationship in
+                // An optional to-many without bounds cannot fail: it is never loaded to be
+                // counted (a category's products may be millions).
+                relationship.isToMany ? (!relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0) : !relationship.isOptional
+            }
+        }
+    }
+
+    func info(for entity: String) -> EntityInfo {
+        if let known = entityInfos[entity] { return known }
+        let made = EntityInfo(entity: entity, model: model)
+        entityInfos[entity] = made
         return made
     }
 
@@ -740,10 +760,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     private func storedAttributes(of object: ManagedObject) -> [String: AttributeValue?] {
+        let transient = info(for: object.entity.name).transientAttributes
+        // mapValues keeps the table as it is: no hashing, unlike building a new dictionary.
+        guard !transient.isEmpty else { return object.attributes.mapValues { $0 } }
         var values: [String: AttributeValue?] = [:]
-        for (key, value) in object.attributes where !(model.attribute(key, of: object.entity.name)?.isTransient ?? true) {
-            values[key] = value
-        }
+        for (key, value) in object.attributes where !transient.contains(key) { values[key] = value }
         return values
     }
 
@@ -759,7 +780,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 source: object.objectID, relationship: key,
                 added: change.added.filter { !$0.isDeleted }.map(\.objectID), removed: change.removed.map(\.objectID)))
         }
-        for relationship in model.relationships(of: object.entity.name) where relationship.isOrdered {
+        for relationship in info(for: object.entity.name).orderedRelationships {
             guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
             let destinations = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)
             // A new object's empty ordered relationship has no rows to number.
@@ -912,10 +933,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     private func snapshot(of object: ManagedObject, version: Int64) -> StoreRow {
-        StoreRow(
+        let transient = info(for: object.entity.name).transientAttributes
+        var toOne: [String: ManagedObjectID] = [:]
+        for (key, destination) in object.toOne where !destination.isDeleted { toOne[key] = destination.objectID }
+        return StoreRow(
             objectID: object.objectID, version: version,
-            attributes: storedAttributes(of: object).compactMapValues { $0 },
-            toOne: toOneIDs(of: object).compactMapValues { $0 })
+            // Shared with the object (copy on write) when nothing is transient.
+            attributes: transient.isEmpty ? object.attributes : object.attributes.filter { !transient.contains($0.key) },
+            toOne: toOne)
     }
 }
 

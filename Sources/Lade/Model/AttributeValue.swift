@@ -67,7 +67,7 @@ extension AttributeValue {
             guard let value = Float(trimmed), !value.isNaN else { throw fail("expected a number") }
             self = .float(value)
         case .decimal:
-            guard let value = DecimalParsing.parse(trimmed) else {
+            guard let value = DecimalText.parse(trimmed) else {
                 throw fail("expected a decimal number such as 12.50")
             }
             self = .decimal(value)
@@ -106,7 +106,7 @@ extension AttributeValue {
         case .integer(let v): String(v)
         case .double(let v): String(v)
         case .float(let v): String(v)
-        case .decimal(let v): v.description  // "." whatever the locale
+        case .decimal(let v): DecimalText.format(v)  // "." whatever the locale
         case .string(let v): v
         case .bool(let v): v ? "YES" : "NO"
         case .date(let v): String(v.timeIntervalSinceReferenceDate)

@@ -53,14 +53,27 @@ public struct ManagedObjectModel: Sendable, Equatable {
     private var hashesByName: [String: Data] { storage.hashesByName }
     private var resolved: [String: ResolvedEntity] { storage.resolved }
 
-    private struct ResolvedEntity: Sendable, Equatable {
-        var attributes: [AttributeDescription]
-        var relationships: [RelationshipDescription]
-        var fetchedProperties: [FetchedPropertyDescription]
-        var attributesByName: [String: AttributeDescription]
-        var relationshipsByName: [String: RelationshipDescription]
-        var ancestors: [String]
-        var subentities: [String]
+    /// A class, so that a lookup hands out one reference instead of copying seven.
+    private final class ResolvedEntity: Sendable {
+        let attributes: [AttributeDescription]
+        let relationships: [RelationshipDescription]
+        let fetchedProperties: [FetchedPropertyDescription]
+        let attributesByName: [String: AttributeDescription]
+        let relationshipsByName: [String: RelationshipDescription]
+        let ancestors: [String]
+        let subentities: [String]
+
+        init(attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
+             attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
+             ancestors: [String], subentities: [String]) {
+            self.attributes = attributes
+            self.relationships = relationships
+            self.fetchedProperties = fetchedProperties
+            self.attributesByName = attributesByName
+            self.relationshipsByName = relationshipsByName
+            self.ancestors = ancestors
+            self.subentities = subentities
+        }
     }
 
     /// Models are equal when they say the same things (everything else derives from those).

@@ -57,10 +57,16 @@ final class BatchWriter {
         let attribute: String
     }
 
+    /// `plan.attributes[i].attribute.name`, without copying each plan on every row.
+    private let attributeNames: [String]
+    private let requiredWithoutDefault: [Int]
+
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
         self.plan = plan
         self.model = model
+        attributeNames = plan.attributes.map(\.attribute.name)
+        requiredWithoutDefault = plan.requiredWithoutDefault
     }
 
     /// Forgets every cached object: call right after `context.reset()`.
@@ -185,8 +191,9 @@ final class BatchWriter {
         }
         if let existing { return .apply(existing) }
         // A new object must end up with every required attribute, from the row or a default.
-        for (index, attribute) in plan.attributes.enumerated() where !attribute.attribute.isOptional && attribute.attribute.defaultValue == nil {
+        for index in requiredWithoutDefault {
             if case .none = row.values[index] {
+                let attribute = plan.attributes[index]
                 return reject(attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
                               "\(attribute.attribute.name) is required and the record has no value for it")
             }
@@ -197,7 +204,7 @@ final class BatchWriter {
     private func apply(_ row: MappedRow, to object: ManagedObject, counts: inout ImportCounts) throws {
         for (index, value) in row.values.enumerated() {
             guard case .some(let newValue) = value else { continue }
-            try object.setAttributeValue(newValue, forKey: plan.attributes[index].attribute.name)
+            try object.setAttributeValue(newValue, forKey: attributeNames[index])
         }
         var unresolved = false
         for (index, relationship) in plan.relationships.enumerated() {
@@ -234,11 +241,11 @@ final class BatchWriter {
         var wanted: Set<[AttributeValue]> = []
         for row in rows where objectsByKey[row.key] == nil { wanted.insert(row.key) }
         guard !wanted.isEmpty else { return }
-        let keyNames = plan.keyIndices.map { plan.attributes[$0].attribute.name }
+        let keyNames = plan.keyIndices.map { attributeNames[$0] }
         var parts: [Lade.Predicate] = []
         for (position, name) in keyNames.enumerated() {
             let values = Set(wanted.map { $0[position] })
-            parts.append(.compare(.keyPath(name), .in, .constant(.collection(values.sorted { Self.compare([$0], [$1]) < 0 }.map { .attribute($0) }))))
+            parts.append(.compare(.keyPath(name), .in, .constant(.collection(values.map { .attribute($0) }))))
         }
         var request = FetchRequest(entityName: plan.entity.name, predicate: parts.count == 1 ? parts[0] : .and(parts))
         request.includesPendingChanges = false

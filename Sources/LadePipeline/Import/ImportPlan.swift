@@ -10,8 +10,9 @@ import Lade
 /// try plan.check(columns: reader.columns)        // listed columns exist in the header
 /// ```
 public struct ImportPlan: Sendable {
-    /// An attribute and where its value comes from.
-    public struct AttributePlan: Sendable {
+    /// An attribute and where its value comes from. (Classes: read for every field of every
+    /// row, and a reference is cheaper to hand around than a copy.)
+    public final class AttributePlan: Sendable {
         public let attribute: AttributeDescription
         /// Indices into `readerFields`: the first that is present in a record gives the value
         /// (several for name-matched attributes: `createdAt`, `created_at`, …).
@@ -21,10 +22,19 @@ public struct ImportPlan: Sendable {
         public let constant: AttributeValue?
         public let listed: Bool
         public let validator: AttributeValidator
+
+        init(attribute: AttributeDescription, fieldIndices: [Int], converter: ValueConverter, constant: AttributeValue?, listed: Bool, validator: AttributeValidator) {
+            self.attribute = attribute
+            self.fieldIndices = fieldIndices
+            self.converter = converter
+            self.constant = constant
+            self.listed = listed
+            self.validator = validator
+        }
     }
 
     /// A relationship wired by the destination's key.
-    public struct RelationshipPlan: Sendable {
+    public final class RelationshipPlan: Sendable {
         public let settings: RelationshipSettings
         public let relationship: RelationshipDescription
         public let fieldIndex: Int
@@ -32,6 +42,21 @@ public struct ImportPlan: Sendable {
         public let match: AttributeDescription
         public let matchConverter: ValueConverter
         public let matchValidator: AttributeValidator
+
+        init(settings: RelationshipSettings, relationship: RelationshipDescription, fieldIndex: Int, match: AttributeDescription, matchConverter: ValueConverter, matchValidator: AttributeValidator) {
+            self.settings = settings
+            self.relationship = relationship
+            self.fieldIndex = fieldIndex
+            self.match = match
+            self.matchConverter = matchConverter
+            self.matchValidator = matchValidator
+        }
+    }
+
+    /// Positions in `attributes` of required attributes without a default: a new object needs
+    /// a value for each from its row.
+    public var requiredWithoutDefault: [Int] {
+        attributes.indices.filter { !attributes[$0].attribute.isOptional && attributes[$0].attribute.defaultValue == nil }
     }
 
     public let step: ImportStep

@@ -57,13 +57,11 @@ public struct RowMapper {
     public let plan: ImportPlan
     /// Per reader field: its column number in a CSV header (for messages).
     private let columnNumbers: [Int?]
-    private let isInsertLike: Bool
 
     public init(plan: ImportPlan, columns: [String]?) {
         self.plan = plan
         let positions = Dictionary((columns ?? []).enumerated().map { ($0.element, $0.offset + 1) }, uniquingKeysWith: { first, _ in first })
         columnNumbers = plan.readerFields.map { positions[$0.components.joined(separator: ".")] }
-        isInsertLike = plan.step.mode != .update
     }
 
     public func map(_ batch: RecordBatch, bytesRead: Int64) -> MappedBatch {
@@ -149,16 +147,6 @@ public struct RowMapper {
                 return reject(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
             }
             key.append(value)
-        }
-        if isInsertLike {
-            // A new object must end up with every required attribute: from the row or a default.
-            for (index, attribute) in plan.attributes.enumerated() where !attribute.attribute.isOptional && attribute.attribute.defaultValue == nil {
-                if case .none = values[index] {
-                    if plan.step.mode == .insert || plan.keyIndices.isEmpty {
-                        return reject(record, attribute.fieldIndices.first, nil, "\(attribute.attribute.name) is required and the record has no value for it")
-                    }
-                }
-            }
         }
         var links: [[AttributeValue]?] = []
         links.reserveCapacity(plan.relationships.count)

@@ -96,7 +96,8 @@ public struct ValueConverter: @unchecked Sendable {
     }
 
     private func parseDate(_ text: String) -> Outcome {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        // Trimming goes through NSString on Linux: only when there is something to trim.
+        let trimmed = text.first?.isWhitespace == true || text.last?.isWhitespace == true ? text.trimmingCharacters(in: .whitespaces) : text
         switch dateFormat {
         case .iso8601?, nil:
             if let date = ISO8601Date.parse(trimmed) { return .value(.date(date)) }

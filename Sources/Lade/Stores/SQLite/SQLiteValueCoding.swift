@@ -11,7 +11,7 @@ enum SQLiteValueCoding {
         case .float(let v): .real(Double(v))
         // Decimal's description is locale-independent ("." always) and far cheaper than
         // NSDecimalNumber's, which builds a Locale on every call.
-        case .decimal(let v): .text(v.description)
+        case .decimal(let v): .text(DecimalText.format(v))
         case .bool(let v): .integer(v ? 1 : 0)
         case .date(let v): .real(v.timeIntervalSinceReferenceDate)
         case .string(let v): .text(v)
@@ -39,8 +39,8 @@ enum SQLiteValueCoding {
         case (.float, .integer(let v)): return .float(Float(v))
         case (.float, .real(let v)): return .float(Float(v))
         case (.decimal, .integer(let v)): return .decimal(Decimal(v))
-        case (.decimal, .real(let v)): return DecimalParsing.parse(String(v)).map { .decimal($0) }
-        case (.decimal, .text(let v)): return DecimalParsing.parse(v).map { .decimal($0) }
+        case (.decimal, .real(let v)): return DecimalText.parse(String(v)).map { .decimal($0) }
+        case (.decimal, .text(let v)): return DecimalText.parse(v).map { .decimal($0) }
         case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
         case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
         case (.string, .text(let v)): return .string(v)
