@@ -1,0 +1,158 @@
+/// A deterministic automaton built ahead of time from a ``RegularExpressionProgram`` (subset
+/// construction over the classifier's scalar classes): one table look-up per scalar, straight
+/// over the string's UTF-8, with no allocation.
+///
+/// Built only for programs without `\b`/`\B`. `^`/`\A` are settled in the start state; `$`,
+/// `\Z` and `\z` stay pending in a state and are settled at the end of the text. A text that
+/// ends with a line terminator, where `$` might hold one or two scalars before the end, is
+/// left to the simulation (``run(_:classifier:)`` answers nil).
+///
+/// ```swift
+/// let automaton = RegularExpressionAutomaton(program: program, classifier: classifier, whole: true)
+/// automaton?.run("SKU-00012345", classifier: classifier)   // true for [A-Z0-9][A-Z0-9-]{2,31}
+/// ```
+struct RegularExpressionAutomaton: Sendable {
+    /// `transitions[state * classCount + class]`; state 0 is the empty set of NFA states.
+    let transitions: [Int32]
+    let classCount: Int
+    let startState: Int32
+    /// Whether a match ends here, whatever follows (used when matching somewhere).
+    let acceptsNow: [Bool]
+    /// Whether a match ends here when this is the end of a non-empty text.
+    let acceptsAtEnd: [Bool]
+    /// Whether the empty text matches.
+    let acceptsEmptyText: Bool
+    /// Whether each scalar restarts the pattern (matching somewhere) or not (matching whole).
+    let isSearching: Bool
+    /// Whether a final line terminator would need `$` settled before the end.
+    let settlesDollarBeforeEnd: Bool
+
+    /// More states than this and the pattern keeps to the simulation.
+    static let largestStateCount = 4096
+
+    init?(program: RegularExpressionProgram, classifier: RegularExpressionScalarClassifier, whole: Bool) {
+        guard !program.assertions.contains(.wordBoundary), !program.assertions.contains(.notWordBoundary) else { return nil }
+        var scratch = RegularExpressionProgram.Scratch(size: program.instructions.count)
+        func closure(_ seeds: [Int32], atStart: Bool, atEnd: Bool) -> [Int32] {
+            var states: [Int32] = []
+            program.closure(of: seeds, into: &states, scratch: &scratch) { assertion in
+                switch assertion {
+                case .start: return atStart
+                case .end, .endOrBeforeFinalLineTerminator: return atEnd ? true : nil
+                case .wordBoundary, .notWordBoundary: return false
+                }
+            }
+            return states.sorted()
+        }
+        var idOfStates: [[Int32]: Int32] = [[]: 0]
+        var statesOfId: [[Int32]] = [[]]
+        func intern(_ states: [Int32]) -> Int32? {
+            if let known = idOfStates[states] { return known }
+            guard statesOfId.count < Self.largestStateCount else { return nil }
+            let id = Int32(statesOfId.count)
+            idOfStates[states] = id
+            statesOfId.append(states)
+            return id
+        }
+        guard let start = intern(closure([program.start], atStart: true, atEnd: false)) else { return nil }
+        let classCount = classifier.classCount
+        var transitions: [Int32] = []
+        var seeds: [Int32] = []
+        var state = 0
+        while state < statesOfId.count {
+            for memberOf in classifier.membership {
+                seeds.removeAll(keepingCapacity: true)
+                for pc in statesOfId[state] {
+                    let instruction = program.instructions[Int(pc)]
+                    if instruction.opcode == .consume && memberOf[Int(instruction.operand)] {
+                        seeds.append(instruction.next)
+                    }
+                }
+                if !whole { seeds.append(program.start) }
+                guard let target = intern(closure(seeds, atStart: false, atEnd: false)) else { return nil }
+                transitions.append(target)
+            }
+            state += 1
+        }
+        self.transitions = transitions
+        self.classCount = classCount
+        self.startState = start
+        self.acceptsNow = statesOfId.map { $0.contains(program.matchIndex) }
+        self.acceptsAtEnd = statesOfId.map { states in
+            let pending = states.filter { program.instructions[Int($0)].opcode != .consume }
+            return closure(pending, atStart: false, atEnd: true).contains(program.matchIndex)
+        }
+        self.acceptsEmptyText = closure([program.start], atStart: true, atEnd: true).contains(program.matchIndex)
+        self.isSearching = !whole
+        self.settlesDollarBeforeEnd = program.assertions.contains(.endOrBeforeFinalLineTerminator)
+    }
+
+    /// Whether the pattern matches `text` (whole or somewhere, as built), or nil when the text
+    /// ends with a line terminator that a `$` might stand before.
+    func run(_ text: String, classifier: RegularExpressionScalarClassifier) -> Bool? {
+        if let answer = text.utf8.withContiguousStorageIfAvailable({ run(utf8: $0, classifier: classifier) }) {
+            return answer
+        }
+        var copy = text
+        copy.makeContiguousUTF8()
+        return copy.utf8.withContiguousStorageIfAvailable { run(utf8: $0, classifier: classifier) } ?? nil
+    }
+
+    private func run(utf8 bytes: UnsafeBufferPointer<UInt8>, classifier: RegularExpressionScalarClassifier) -> Bool? {
+        let count = bytes.count
+        if count == 0 { return acceptsEmptyText }
+        if settlesDollarBeforeEnd && Self.endsWithLineTerminator(bytes) { return nil }
+        return transitions.withUnsafeBufferPointer { table in
+            classifier.asciiClasses.withUnsafeBufferPointer { asciiClasses in
+                acceptsNow.withUnsafeBufferPointer { acceptsNow in
+                    var state = Int(startState)
+                    if isSearching && acceptsNow[state] { return true }
+                    var index = 0
+                    while index < count {
+                        let lead = bytes[index]
+                        let scalarClass: Int
+                        if lead < 0x80 {
+                            scalarClass = Int(asciiClasses[Int(lead)])
+                            index &+= 1
+                        } else {
+                            scalarClass = classifier.classify(nonASCII: Self.decode(bytes, at: &index))
+                        }
+                        state = Int(table[state &* classCount &+ scalarClass])
+                        if isSearching {
+                            if acceptsNow[state] { return true }
+                        } else if state == 0 {
+                            return false
+                        }
+                    }
+                    return acceptsAtEnd[state]
+                }
+            }
+        }
+    }
+
+    /// Decodes the multi-byte scalar at `index` of valid UTF-8 and moves past it.
+    @inline(__always)
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: inout Int) -> UInt32 {
+        let lead = UInt32(bytes[index])
+        if lead < 0xE0 {
+            defer { index &+= 2 }
+            return (lead & 0x1F) << 6 | UInt32(bytes[index &+ 1] & 0x3F)
+        }
+        if lead < 0xF0 {
+            defer { index &+= 3 }
+            return (lead & 0x0F) << 12 | UInt32(bytes[index &+ 1] & 0x3F) << 6 | UInt32(bytes[index &+ 2] & 0x3F)
+        }
+        defer { index &+= 4 }
+        return (lead & 0x07) << 18 | UInt32(bytes[index &+ 1] & 0x3F) << 12
+            | UInt32(bytes[index &+ 2] & 0x3F) << 6 | UInt32(bytes[index &+ 3] & 0x3F)
+    }
+
+    /// Whether the last scalar is one of ICU's line terminators (U+000A–U+000D, U+0085, U+2028, U+2029).
+    private static func endsWithLineTerminator(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        let last = bytes[count - 1]
+        if (0x0A...0x0D).contains(last) { return true }
+        if count >= 2 && bytes[count - 2] == 0xC2 && last == 0x85 { return true }
+        return count >= 3 && bytes[count - 3] == 0xE2 && bytes[count - 2] == 0x80 && (last == 0xA8 || last == 0xA9)
+    }
+}
