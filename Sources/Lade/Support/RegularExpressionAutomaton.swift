@@ -27,8 +27,13 @@ struct RegularExpressionAutomaton: Sendable {
     /// Whether a final line terminator would need `$` settled before the end.
     let settlesDollarBeforeEnd: Bool
 
-    /// More states than this and the pattern keeps to the simulation.
-    static let largestStateCount = 4096
+    /// More states than this (or a larger table) and the question keeps to the simulation:
+    /// building it would cost more than it saves (searching for `x{2,31}` anywhere needs a
+    /// state per subset of counts). Matching a whole text rarely needs more states than the
+    /// program has instructions.
+    static func largestStateCount(instructionCount: Int, classCount: Int) -> Int {
+        min(4 * instructionCount + 64, 2048, (1 << 16) / max(classCount, 1))
+    }
 
     init?(program: RegularExpressionProgram, classifier: RegularExpressionScalarClassifier, whole: Bool) {
         guard !program.assertions.contains(.wordBoundary), !program.assertions.contains(.notWordBoundary) else { return nil }
@@ -44,11 +49,12 @@ struct RegularExpressionAutomaton: Sendable {
             }
             return states.sorted()
         }
+        let stateLimit = Self.largestStateCount(instructionCount: program.instructions.count, classCount: classifier.classCount)
         var idOfStates: [[Int32]: Int32] = [[]: 0]
         var statesOfId: [[Int32]] = [[]]
         func intern(_ states: [Int32]) -> Int32? {
             if let known = idOfStates[states] { return known }
-            guard statesOfId.count < Self.largestStateCount else { return nil }
+            guard statesOfId.count < stateLimit else { return nil }
             let id = Int32(statesOfId.count)
             idOfStates[states] = id
             statesOfId.append(states)

@@ -124,7 +124,12 @@ struct RegularExpressionParser {
             (minimum, maximum) = try parseInterval(openedAt: quantifierStart)
         }
         if peek == Self.question {
-            position += 1  // lazy: the same answer to "is there a match"
+            // Lazy: the same answer to "is there a match", except that ICU gives up on a lazy
+            // loop whose body matched nothing: `(|x)*?` does not match "xx" there.
+            if atom.canMatchEmpty {
+                throw outsideSubset(at: position, "a lazy quantifier over something that can match nothing is left to ICU")
+            }
+            position += 1
         } else if peek == Self.plus {
             throw outsideSubset(at: position, "possessive quantifiers are left to ICU")
         }

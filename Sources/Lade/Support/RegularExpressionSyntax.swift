@@ -19,6 +19,22 @@ indirect enum RegularExpressionSyntax: Hashable, Sendable {
     case repetition(RegularExpressionSyntax, minimum: Int, maximum: Int?)
     case assertion(Assertion)
 
+    /// Whether the node can match the empty string.
+    ///
+    /// ```swift
+    /// // (a|)   true
+    /// // a+     false
+    /// ```
+    var canMatchEmpty: Bool {
+        switch self {
+        case .empty, .assertion: return true
+        case .scalar: return false
+        case .concatenation(let items): return items.allSatisfy(\.canMatchEmpty)
+        case .alternation(let branches): return branches.contains(where: \.canMatchEmpty)
+        case .repetition(let body, let minimum, _): return minimum == 0 || body.canMatchEmpty
+        }
+    }
+
     /// Zero-width tests of the position, with ICU's default (not multiline) meanings.
     enum Assertion: UInt8, Hashable, Sendable {
         /// `^`, `\A`: the start of the text.
