@@ -167,7 +167,13 @@ struct RegularExpressionTests {
             if oracle.firstAnchoredMatchIsWhole(text) && !whole {
                 return "/\(pattern)/ on \"\(shown)\": the first anchored match spans the text, but matches() says no"
             }
+            if let simulated = expression.simulatedMatch(text, whole: true), simulated != whole {
+                return "/\(pattern)/ simulated whole match of \"\(shown)\" is \(simulated), ICU says \(whole)"
+            }
             let somewhere = oracle.matchesSomewhere(text)
+            if let simulated = expression.simulatedMatch(text, whole: false), simulated != somewhere {
+                return "/\(pattern)/ simulated search in \"\(shown)\" is \(simulated), ICU says \(somewhere)"
+            }
             if expression.matchesSomewhere(text) != somewhere {
                 return "/\(pattern)/ matchesSomewhere(\"\(shown)\") is \(!somewhere), ICU says \(somewhere) (native: \(expression.isNative))"
             }

@@ -94,6 +94,13 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// The NFA simulation's answer, bypassing the automaton (nil for a pattern ICU matches),
+    /// so tests can hold both native paths to ICU's answers.
+    func simulatedMatch(_ text: String, whole: Bool) -> Bool? {
+        guard case .native(let matcher) = engine else { return nil }
+        return matcher.program.matches(text.unicodeScalars.map(\.value), whole: whole)
+    }
+
     public var description: String { "/\(pattern)/" }
 
     public static func == (lhs: RegularExpression, rhs: RegularExpression) -> Bool {

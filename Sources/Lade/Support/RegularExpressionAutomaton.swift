@@ -2,17 +2,19 @@
 /// construction over the classifier's scalar classes): one table look-up per scalar, straight
 /// over the string's UTF-8, with no allocation.
 ///
-/// Built only for programs without `\b`/`\B`. `^`/`\A` are settled in the start state; `$`,
-/// `\Z` and `\z` stay pending in a state and are settled at the end of the text. A text that
-/// ends with a line terminator, where `$` might hold one or two scalars before the end, is
-/// left to the simulation (``run(_:classifier:)`` answers nil).
+/// Assertions are settled when what they depend on is known: `^`/`\A` by whether a scalar has
+/// been read; `\b`/`\B` wait in the state (with whether the last counted scalar was a word
+/// scalar) until the next scalar's class or the end; `$`, `\Z` and `\z` wait for the end. A
+/// text that ends with a line terminator, where `$` might hold one or two scalars before the
+/// end, is left to the simulation (``run(_:classifier:)`` answers nil).
 ///
 /// ```swift
 /// let automaton = RegularExpressionAutomaton(program: program, classifier: classifier, whole: true)
 /// automaton?.run("SKU-00012345", classifier: classifier)   // true for [A-Z0-9][A-Z0-9-]{2,31}
 /// ```
 struct RegularExpressionAutomaton: Sendable {
-    /// `transitions[state * classCount + class]`; state 0 is the empty set of NFA states.
+    /// `transitions[state * classCount + class]`; state 0 is the empty set of NFA states
+    /// (no match possible when matching whole).
     let transitions: [Int32]
     let classCount: Int
     let startState: Int32
@@ -20,8 +22,6 @@ struct RegularExpressionAutomaton: Sendable {
     let acceptsNow: [Bool]
     /// Whether a match ends here when this is the end of a non-empty text.
     let acceptsAtEnd: [Bool]
-    /// Whether the empty text matches.
-    let acceptsEmptyText: Bool
     /// Whether each scalar restarts the pattern (matching somewhere) or not (matching whole).
     let isSearching: Bool
     /// Whether a final line terminator would need `$` settled before the end.
@@ -36,59 +36,105 @@ struct RegularExpressionAutomaton: Sendable {
     }
 
     init?(program: RegularExpressionProgram, classifier: RegularExpressionScalarClassifier, whole: Bool) {
-        guard !program.assertions.contains(.wordBoundary), !program.assertions.contains(.notWordBoundary) else { return nil }
+        typealias Assertion = RegularExpressionSyntax.Assertion
+        let tellsWords = program.assertions.contains(.wordBoundary) || program.assertions.contains(.notWordBoundary)
         var scratch = RegularExpressionProgram.Scratch(size: program.instructions.count)
-        func closure(_ seeds: [Int32], atStart: Bool, atEnd: Bool) -> [Int32] {
+        func closure(_ seeds: [Int32], _ holds: (Assertion) -> Bool?) -> [Int32] {
             var states: [Int32] = []
-            program.closure(of: seeds, into: &states, scratch: &scratch) { assertion in
-                switch assertion {
-                case .start: return atStart
-                case .end, .endOrBeforeFinalLineTerminator: return atEnd ? true : nil
-                case .wordBoundary, .notWordBoundary: return false
-                }
-            }
+            program.closure(of: seeds, into: &states, scratch: &scratch, holds: holds)
             return states.sorted()
         }
-        let stateLimit = Self.largestStateCount(instructionCount: program.instructions.count, classCount: classifier.classCount)
-        var idOfStates: [[Int32]: Int32] = [[]: 0]
-        var statesOfId: [[Int32]] = [[]]
-        func intern(_ states: [Int32]) -> Int32? {
-            if let known = idOfStates[states] { return known }
-            guard statesOfId.count < stateLimit else { return nil }
-            let id = Int32(statesOfId.count)
-            idOfStates[states] = id
-            statesOfId.append(states)
-            return id
+        // Between scalars, word boundaries wait for the next scalar and end tests for the end.
+        func pendingClosure(_ seeds: [Int32], atStart: Bool) -> [Int32] {
+            closure(seeds) { $0 == .start ? atStart : nil }
         }
-        guard let start = intern(closure([program.start], atStart: true, atEnd: false)) else { return nil }
+        // A state is its NFA states plus two facts: whether the last scalar `\b` counts was a
+        // word scalar, and whether no scalar has been read yet. The key appends them as one
+        // negative number.
+        struct State { var states: [Int32]; var previousIsWord: Bool; var atStart: Bool }
+        var idOfKey: [[Int32]: Int32] = [:]
+        var states: [State] = []
+        let stateLimit = Self.largestStateCount(instructionCount: program.instructions.count, classCount: classifier.classCount)
+        func intern(_ state: State) -> Int32? {
+            let key = state.states + [-1 - (state.previousIsWord ? 1 : 0) - (state.atStart ? 2 : 0)]
+            if let known = idOfKey[key] { return known }
+            guard states.count < stateLimit else { return nil }
+            idOfKey[key] = Int32(states.count)
+            states.append(state)
+            return Int32(states.count - 1)
+        }
+        guard intern(State(states: [], previousIsWord: false, atStart: false)) == 0,
+            let start = intern(State(states: pendingClosure([program.start], atStart: true), previousIsWord: false, atStart: true))
+        else { return nil }
+        // Searching, a match found while settling word boundaries ends the search: this
+        // absorbing state says so.
+        let found: Int32? = whole ? nil : intern(State(states: [program.matchIndex], previousIsWord: false, atStart: false))
+
         let classCount = classifier.classCount
         var transitions: [Int32] = []
         var seeds: [Int32] = []
-        var state = 0
-        while state < statesOfId.count {
-            for memberOf in classifier.membership {
+        var index = 0
+        while index < states.count {
+            let state = states[index]
+            index += 1
+            if let found, index - 1 == Int(found) {
+                transitions += Array(repeating: found, count: classCount)
+                continue
+            }
+            let pending = state.states.filter { program.instructions[Int($0)].opcode == .assert }
+            for scalarClass in 0..<classCount {
+                let isWord = classifier.isWord[scalarClass]
+                let isIgnored = classifier.isIgnoredByWordBoundary[scalarClass]
+                var consumers = state.states
+                if !pending.isEmpty {
+                    // Now the scalar after this position is known: settle what waited for it.
+                    let boundary = !isIgnored && isWord != state.previousIsWord
+                    consumers += closure(pending) { assertion in
+                        switch assertion {
+                        case .start: return state.atStart
+                        case .end, .endOrBeforeFinalLineTerminator: return false
+                        case .wordBoundary: return boundary
+                        case .notWordBoundary: return !boundary
+                        }
+                    }
+                    if let found, consumers.contains(program.matchIndex) {
+                        transitions.append(found)
+                        continue
+                    }
+                }
                 seeds.removeAll(keepingCapacity: true)
-                for pc in statesOfId[state] {
+                let memberOf = classifier.membership[scalarClass]
+                for pc in consumers {
                     let instruction = program.instructions[Int(pc)]
                     if instruction.opcode == .consume && memberOf[Int(instruction.operand)] {
                         seeds.append(instruction.next)
                     }
                 }
                 if !whole { seeds.append(program.start) }
-                guard let target = intern(closure(seeds, atStart: false, atEnd: false)) else { return nil }
+                let next = State(
+                    states: pendingClosure(seeds, atStart: false),
+                    previousIsWord: tellsWords && (isIgnored ? state.previousIsWord : isWord),
+                    atStart: false)
+                guard let target = intern(next) else { return nil }
                 transitions.append(target)
             }
-            state += 1
         }
         self.transitions = transitions
         self.classCount = classCount
         self.startState = start
-        self.acceptsNow = statesOfId.map { $0.contains(program.matchIndex) }
-        self.acceptsAtEnd = statesOfId.map { states in
-            let pending = states.filter { program.instructions[Int($0)].opcode != .consume }
-            return closure(pending, atStart: false, atEnd: true).contains(program.matchIndex)
+        self.acceptsNow = states.map { $0.states.contains(program.matchIndex) }
+        self.acceptsAtEnd = states.map { state in
+            // At the end there is no next scalar: `\b` holds after a word scalar.
+            let pending = state.states.filter { program.instructions[Int($0)].opcode != .consume }
+            return closure(pending) { assertion in
+                switch assertion {
+                case .start: return state.atStart
+                case .end, .endOrBeforeFinalLineTerminator: return true
+                case .wordBoundary: return state.previousIsWord
+                case .notWordBoundary: return !state.previousIsWord
+                }
+            }.contains(program.matchIndex)
         }
-        self.acceptsEmptyText = closure([program.start], atStart: true, atEnd: true).contains(program.matchIndex)
         self.isSearching = !whole
         self.settlesDollarBeforeEnd = program.assertions.contains(.endOrBeforeFinalLineTerminator)
     }
@@ -106,7 +152,7 @@ struct RegularExpressionAutomaton: Sendable {
 
     private func run(utf8 bytes: UnsafeBufferPointer<UInt8>, classifier: RegularExpressionScalarClassifier) -> Bool? {
         let count = bytes.count
-        if count == 0 { return acceptsEmptyText }
+        if count == 0 { return acceptsAtEnd[Int(startState)] }
         if settlesDollarBeforeEnd && Self.endsWithLineTerminator(bytes) { return nil }
         return transitions.withUnsafeBufferPointer { table in
             classifier.asciiClasses.withUnsafeBufferPointer { asciiClasses in

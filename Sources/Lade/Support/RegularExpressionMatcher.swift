@@ -16,7 +16,9 @@ final class RegularExpressionMatcher: Sendable {
 
     init(_ syntax: RegularExpressionSyntax) throws(RegularExpressionParser.Stop) {
         program = try RegularExpressionProgram(syntax)
-        classifier = RegularExpressionScalarClassifier(sets: program.sets)
+        classifier = RegularExpressionScalarClassifier(
+            sets: program.sets,
+            distinguishingWords: program.assertions.contains(.wordBoundary) || program.assertions.contains(.notWordBoundary))
         wholeAutomaton = RegularExpressionAutomaton(program: program, classifier: classifier, whole: true)
         searchAutomaton = RegularExpressionAutomaton(program: program, classifier: classifier, whole: false)
     }

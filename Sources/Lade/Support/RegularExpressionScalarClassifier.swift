@@ -16,16 +16,21 @@ struct RegularExpressionScalarClassifier: Sendable {
     let asciiClasses: [UInt16]
     /// Sorted starts of the non-ASCII regions; the first is 0x80.
     let regionStarts: [UInt32]
-    /// The class of region `r` for property bits `b` is `regionClasses[r << 4 | b]`.
+    /// The class of region `r` for property bits `b` is `regionClasses[r << 5 | b]`.
     let regionClasses: [UInt16]
     /// The property bits any set tests; other bits are masked off before classifying.
     let propertyMask: UInt8
     /// For each class, whether each set of the program holds its scalars.
     let membership: [[Bool]]
+    /// For each class, whether its scalars are word scalars and whether `\b` looks through
+    /// them (only told apart when the program asks, else false).
+    let isWord: [Bool]
+    let isIgnoredByWordBoundary: [Bool]
 
     var classCount: Int { membership.count }
 
-    init(sets: [RegularExpressionScalarSet]) {
+    /// Classes for `sets`; `distinguishingWords` also separates what `\b` and `\B` tell apart.
+    init(sets: [RegularExpressionScalarSet], distinguishingWords: Bool) {
         var classOfSignature: [[Bool]: UInt16] = [:]
         var membership: [[Bool]] = []
         func classOf(_ signature: [Bool]) -> UInt16 {
@@ -35,10 +40,16 @@ struct RegularExpressionScalarClassifier: Sendable {
             classOfSignature[signature] = id
             return id
         }
-        let mask = sets.reduce(UInt8(0)) { $0 | $1.propertyMask }
+        let wordBits = RegularExpressionScalarProperties.Property.word.bit | RegularExpressionScalarProperties.Property.ignoredByWordBoundary.bit
+        let mask = sets.reduce(distinguishingWords ? wordBits : 0) { $0 | $1.propertyMask }
+        func signature(_ facts: RegularExpressionScalarProperties, _ member: (RegularExpressionScalarSet) -> Bool) -> [Bool] {
+            var signature = sets.map(member)
+            if distinguishingWords { signature += [facts.has(.word), facts.has(.ignoredByWordBoundary)] }
+            return signature
+        }
         asciiClasses = (0..<128).map { scalar in
             let facts = RegularExpressionScalarProperties(UInt32(scalar))
-            return classOf(sets.map { $0.contains(UInt32(scalar), facts: facts) })
+            return classOf(signature(facts) { $0.contains(UInt32(scalar), facts: facts) })
         }
         var boundaries: Set<UInt32> = [0x80]
         for set in sets {
@@ -49,16 +60,19 @@ struct RegularExpressionScalarClassifier: Sendable {
         }
         regionStarts = boundaries.sorted()
         var regionClasses: [UInt16] = []
-        regionClasses.reserveCapacity(regionStarts.count * 16)
+        let combinations = RegularExpressionScalarProperties.combinations
+        regionClasses.reserveCapacity(regionStarts.count * combinations)
         for start in regionStarts {
-            for bits in 0..<UInt8(16) {
+            for bits in 0..<UInt8(combinations) {
                 let facts = RegularExpressionScalarProperties(bits: bits & mask)
-                regionClasses.append(classOf(sets.map { $0.contains(inRanges: $0.rangesContain(start), facts: facts) }))
+                regionClasses.append(classOf(signature(facts) { $0.contains(inRanges: $0.rangesContain(start), facts: facts) }))
             }
         }
         self.regionClasses = regionClasses
         self.propertyMask = mask
         self.membership = membership
+        self.isWord = membership.map { distinguishingWords && $0[sets.count] }
+        self.isIgnoredByWordBoundary = membership.map { distinguishingWords && $0[sets.count + 1] }
     }
 
     /// The class of a scalar at or above 0x80.
@@ -74,8 +88,8 @@ struct RegularExpressionScalarClassifier: Sendable {
             }
             region = low
         }
-        let bits = propertyMask == 0 ? 0 : RegularExpressionScalarProperties.compute(scalar) & propertyMask
-        return Int(regionClasses[region << 4 | Int(bits)])
+        let bits = propertyMask == 0 ? 0 : RegularExpressionScalarProperties.lookUp(scalar) & propertyMask
+        return Int(regionClasses[region << 5 | Int(bits)])
     }
 
     /// The class of any scalar.

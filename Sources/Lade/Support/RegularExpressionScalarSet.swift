@@ -2,7 +2,7 @@
 /// ICU's property classes (`\d`, `\w`, `\s`, and `.`'s "not a line terminator"), optionally
 /// negated as a whole (`[^...]`).
 ///
-/// Membership of the property classes depends on four facts about a scalar, its
+/// Membership of the property classes depends on a few facts about a scalar, its
 /// ``RegularExpressionScalarProperties``, which is what lets the automaton group all scalars
 /// into a handful of equivalence classes.
 ///
@@ -97,12 +97,13 @@ struct RegularExpressionScalarSet: Hashable, Sendable {
     }
 }
 
-/// The four facts about a scalar that ICU's built-in classes depend on, as bits.
+/// The facts about a scalar that ICU's built-in classes and `\b` depend on, as bits.
 ///
 /// - `\d` is `\p{Nd}` (general category decimal number).
 /// - `\w` is ICU's word set: `[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u200C\u200D]`.
 /// - `\s` is `\p{White_Space}`.
 /// - `.` refuses ICU's line terminators: U+000A–U+000D, U+0085, U+2028, U+2029.
+/// - `\b` looks through grapheme extenders and format characters (`\p{Grapheme_Extend}`, `\p{Cf}`).
 ///
 /// ```swift
 /// RegularExpressionScalarProperties(0x0663).has(.digit)   // true: ARABIC-INDIC DIGIT THREE
@@ -112,17 +113,25 @@ struct RegularExpressionScalarProperties: Hashable, Sendable {
 
     enum Property: UInt8, Hashable, Sendable, CaseIterable {
         case digit = 0, word, space, lineTerminator
+        /// A grapheme extender or format character, which `\b` looks through.
+        case ignoredByWordBoundary
         var bit: UInt8 { 1 << rawValue }
     }
+
+    /// How many distinct property bit patterns there are.
+    static let combinations = 1 << Property.allCases.count
 
     init(bits: UInt8) { self.bits = bits }
 
     init(_ scalar: UInt32) {
-        if scalar < 0x80 {
-            bits = Self.asciiTable[Int(scalar)]
-        } else {
-            bits = Self.compute(scalar)
-        }
+        bits = Self.lookUp(scalar)
+    }
+
+    /// The bits of `scalar`, from a table for the first 12,288 code points (Latin, Greek,
+    /// Cyrillic, Hebrew, Arabic, Indic scripts, …) and computed for the rest.
+    @inline(__always)
+    static func lookUp(_ scalar: UInt32) -> UInt8 {
+        scalar < 0x80 ? asciiTable[Int(scalar)] : scalar < 0x3000 ? commonTable[Int(scalar)] : compute(scalar)
     }
 
     func has(_ property: Property) -> Bool { bits & property.bit != 0 }
@@ -138,6 +147,7 @@ struct RegularExpressionScalarProperties: Hashable, Sendable {
         }
         if properties.isWhitespace { bits |= Property.space.bit }
         if isLineTerminator(value) { bits |= Property.lineTerminator.bit }
+        if properties.isGraphemeExtend || category == .format { bits |= Property.ignoredByWordBoundary.bit }
         return bits
     }
 
@@ -156,9 +166,9 @@ struct RegularExpressionScalarProperties: Hashable, Sendable {
     /// Whether ICU's `\b` skips the scalar (a grapheme extender or a format character):
     /// no boundary falls just before it, and it does not count as the previous character.
     static func isIgnoredByWordBoundary(_ value: UInt32) -> Bool {
-        guard value >= 0x80, let scalar = Unicode.Scalar(value) else { return false }
-        return scalar.properties.isGraphemeExtend || scalar.properties.generalCategory == .format
+        lookUp(value) & Property.ignoredByWordBoundary.bit != 0
     }
 
     static let asciiTable: [UInt8] = (0..<128).map { compute(UInt32($0)) }
+    static let commonTable: [UInt8] = (0..<0x3000).map { compute(UInt32($0)) }
 }
