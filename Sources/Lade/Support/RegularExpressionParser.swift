@@ -76,7 +76,7 @@ struct RegularExpressionParser {
         case Self.openParenthesis:
             if peek == Self.question {
                 guard position + 1 < scalars.count, scalars[position + 1] == Self.colon else {
-                    throw outsideSubset(at: start, "`(?` must begin a valid group such as `(?:…)`, `(?=…)`, `(?<name>…)` or `(?i)`")
+                    throw outsideSubset(at: start, "the group syntax `(?…` (valid forms include `(?:…)`, `(?=…)`, `(?<name>…)`, `(?i)`)")
                 }
                 position += 2
             }
@@ -111,7 +111,7 @@ struct RegularExpressionParser {
         guard let scalar = peek, Self.isQuantifierStart(scalar) else { return atom }
         let quantifierStart = position
         if case .assertion = atom {
-            throw outsideSubset(at: quantifierStart, "an assertion such as `^`, `$` or `\\b` cannot be repeated")
+            throw outsideSubset(at: quantifierStart, "the repeated assertion")
         }
         var minimum = 0
         var maximum: Int? = nil
@@ -127,11 +127,11 @@ struct RegularExpressionParser {
             // Lazy: the same answer to "is there a match", except that ICU gives up on a lazy
             // loop whose body matched nothing: `(|x)*?` does not match "xx" there.
             if atom.canMatchEmpty {
-                throw outsideSubset(at: position, "a lazy quantifier over something that can match nothing is left to ICU")
+                throw outsideSubset(at: position, "the lazy quantifier")
             }
             position += 1
         } else if peek == Self.plus {
-            throw outsideSubset(at: position, "possessive quantifiers are left to ICU")
+            throw outsideSubset(at: position, "the possessive quantifier")
         }
         if let next = peek, Self.isQuantifierStart(next) {
             throw invalid(at: position, "`\(Self.text(next))` follows another quantifier and has nothing to repeat")
@@ -155,7 +155,7 @@ struct RegularExpressionParser {
             throw invalid(at: start, "the repetition \(Self.text(scalars[start..<position])) has a maximum below its minimum")
         }
         if minimum > Self.largestCount || (maximum ?? 0) > Self.largestCount {
-            throw outsideSubset(at: start, "the repetition count \(Self.text(scalars[start..<position])) is too large")
+            throw outsideSubset(at: start, "the repetition \(Self.text(scalars[start..<position]))")
         }
         return (minimum, maximum)
     }
@@ -208,7 +208,7 @@ struct RegularExpressionParser {
         case 0x65: return .scalar(0x1B)  // e
         case 0x62, 0x42, 0x41, 0x7A, 0x5A:  // b B A z Z
             if inClass {
-                throw outsideSubset(at: start, "`\\\(Self.text(scalar))` inside a class is left to ICU")
+                throw outsideSubset(at: start, "the escape `\\\(Self.text(scalar))` in a class")
             }
             let assertions: [UInt32: RegularExpressionSyntax.Assertion] = [
                 0x62: .wordBoundary, 0x42: .notWordBoundary, 0x41: .start, 0x7A: .end, 0x5A: .endOrBeforeFinalLineTerminator,
@@ -247,7 +247,7 @@ struct RegularExpressionParser {
             if scalar < 0x80, !Self.isAlphanumeric(scalar) {
                 return .scalar(scalar)  // an escaped metacharacter or punctuation stands for itself
             }
-            throw outsideSubset(at: start, "`\\\(Self.text(scalar))` is not an escape sequence ICU knows here")
+            throw outsideSubset(at: start, (0x30...0x39).contains(scalar) ? "the back reference `\\\(Self.text(scalar))` (to a group the pattern may not have)" : "the escape `\\\(Self.text(scalar))`")
         }
     }
 
@@ -266,7 +266,7 @@ struct RegularExpressionParser {
             throw invalid(at: start, "the code point \(Self.text(scalars[start..<position])) is above U+10FFFF")
         }
         if (0xD800...0xDFFF).contains(value) {
-            throw outsideSubset(at: start, "a lone surrogate code unit is left to ICU")
+            throw outsideSubset(at: start, "the lone surrogate")
         }
         return value
     }
@@ -292,17 +292,17 @@ struct RegularExpressionParser {
             }
             defer { isFirst = false }
             if scalar == Self.openBracket {
-                throw outsideSubset(at: itemStart, "a nested set or POSIX class `[` inside a class is left to ICU")
+                throw outsideSubset(at: itemStart, "the nested set or POSIX class")
             }
             if scalar == Self.ampersand && next(1) == Self.ampersand {
-                throw outsideSubset(at: itemStart, "set intersection `&&` is left to ICU")
+                throw outsideSubset(at: itemStart, "the set intersection `&&`")
             }
             if scalar == Self.hyphen {
                 if next(1) == Self.hyphen {
-                    throw outsideSubset(at: itemStart, "set difference `--` is left to ICU")
+                    throw outsideSubset(at: itemStart, "the set difference `--`")
                 }
                 guard isFirst || next(1) == Self.closeBracket else {
-                    throw outsideSubset(at: itemStart, "`-` must join two single characters into a range")
+                    throw outsideSubset(at: itemStart, "the `-`, which joins no two single characters")
                 }
                 position += 1
                 set.insert(Self.hyphen...Self.hyphen)
@@ -319,12 +319,12 @@ struct RegularExpressionParser {
                     continue
                 }
                 if after == Self.hyphen {
-                    throw outsideSubset(at: position, "set difference `--` is left to ICU")
+                    throw outsideSubset(at: position, "the set difference `--`")
                 }
                 position += 1
                 let highStart = position
                 if after == Self.openBracket {
-                    throw outsideSubset(at: highStart, "a nested set `[` inside a class is left to ICU")
+                    throw outsideSubset(at: highStart, "the nested set")
                 }
                 guard case .scalar(let high) = try parseClassItem() else {
                     throw invalid(at: highStart, "a range in a class must end with a single character, not a class like `\\d`")
@@ -359,8 +359,9 @@ struct RegularExpressionParser {
         .invalid(RegularExpressionError(pattern: pattern, offset: offset, reason: reason))
     }
 
-    private func outsideSubset(at offset: Int, _ reason: String) -> Stop {
-        .outsideSubset(RegularExpressionError(pattern: pattern, offset: offset, reason: reason))
+    /// Leaves the pattern to ICU at `construct`, a noun phrase; the reason reads well should ICU refuse it.
+    private func outsideSubset(at offset: Int, _ construct: String) -> Stop {
+        .outsideSubset(RegularExpressionError(pattern: pattern, offset: offset, reason: "ICU refuses the pattern at or after \(construct)"))
     }
 
     private static func isQuantifierStart(_ scalar: UInt32) -> Bool {
