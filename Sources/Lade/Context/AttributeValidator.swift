@@ -8,14 +8,13 @@ import Foundation
 /// let sku = AttributeValidator(model.attribute("sku", of: "Product")!)
 /// sku.violation(of: .string("a b"))    // .pattern: does not match the pattern /[A-Z0-9][A-Z0-9-]{2,31}/
 /// ```
-public struct AttributeValidator: @unchecked Sendable {
-    // NSRegularExpression is immutable once made and safe to share between threads.
+public struct AttributeValidator: Sendable {
     public let attribute: AttributeDescription
-    private let expression: NSRegularExpression?
+    private let expression: RegularExpression?
 
     public init(_ attribute: AttributeDescription) {
         self.attribute = attribute
-        expression = attribute.regularExpression.flatMap { try? NSRegularExpression(pattern: $0) }
+        expression = attribute.regularExpression.flatMap { try? RegularExpression($0) }
     }
 
     /// One broken rule, in the words a save's `ValidationError` uses.
@@ -46,11 +45,9 @@ public struct AttributeValidator: @unchecked Sendable {
                 return Violation(rule: .maximum, message: "\(what) is above the maximum \(maximum.canonicalText)")
             }
         }
-        if let expression, case .string(let text) = value {
-            let whole = NSRange(location: 0, length: text.utf16.count)
-            if expression.firstMatch(in: text, options: [.anchored], range: whole)?.range != whole {
-                return Violation(rule: .pattern, message: "does not match the pattern /\(attribute.regularExpression!)/")
-            }
+        // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.
+        if let expression, case .string(let text) = value, !expression.matchesWhole(text) {
+            return Violation(rule: .pattern, message: "does not match the pattern /\(attribute.regularExpression!)/")
         }
         return nil
     }

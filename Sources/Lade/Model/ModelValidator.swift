@@ -159,8 +159,12 @@ struct ModelValidator {
         if let pattern = attribute.regularExpression {
             if attribute.type != .string {
                 report(entity: entity.name, property: name, "a regular expression applies only to String attributes, not \(attribute.type.rawValue)")
-            } else if (try? NSRegularExpression(pattern: pattern)) == nil {
-                report(entity: entity.name, property: name, "regular expression '\(pattern)' does not compile")
+            } else {
+                do { _ = try RegularExpression(pattern) } catch let error as RegularExpressionError {
+                    report(entity: entity.name, property: name, "regular expression '\(pattern)' does not compile: \(error.reason) (at offset \(error.offset))")
+                } catch {
+                    report(entity: entity.name, property: name, "regular expression '\(pattern)' does not compile")
+                }
             }
         }
     }
