@@ -174,6 +174,8 @@ public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidRegularExpression(pattern: String, reason: String)
     /// A fetch request template or fetched property the model does not have.
     case unknownTemplate(String)
+    /// A template or fetched property whose predicate string does not parse.
+    case invalidTemplate(name: String, reason: String)
 
     public var description: String {
         switch self {
@@ -183,6 +185,7 @@ public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible 
         case .notACollection(let what): "\(what) needs a collection (a to-many key path, an array or a SUBQUERY)"
         case .invalidRegularExpression(let pattern, let reason): "'\(pattern)' is not a valid regular expression: \(reason)"
         case .unknownTemplate(let name): "the model has no fetch request template or fetched property named '\(name)'"
+        case .invalidTemplate(let name, let reason): "fetch request '\(name)': \(reason)"
         }
     }
 }
