@@ -22,6 +22,8 @@ struct PredicateToken: Equatable {
     let kind: Kind
     let offset: Int
     let length: Int
+    /// The upper-cased word when the token is an unescaped reserved word.
+    var keyword: String? = nil
 }
 
 /// Splits a format string into tokens, as Apple's "Predicate Format String Syntax" spells them.
@@ -46,6 +48,7 @@ struct PredicateLexer {
 
     private static let symbols = ["==", "=<", "=>", "!=", "<>", "<=", ">=", "&&", "||", "**",
                                   "=", "<", ">", "!", "(", ")", "{", "}", "[", "]", ",", ".", "+", "-", "*", "/"]
+        .map { ($0, Array($0.unicodeScalars)) }
 
     private func peek(_ ahead: Int = 0) -> Unicode.Scalar? {
         position + ahead < scalars.count ? scalars[position + ahead] : nil
@@ -57,21 +60,34 @@ struct PredicateLexer {
 
     /// The 1-based character column of a scalar offset.
     static func column(of offset: Int, in format: String) -> Int {
+        let prefix = format.unicodeScalars.prefix(offset)
+        // ASCII text has one character per scalar.
+        if prefix.allSatisfy({ $0.isASCII && $0 != "\r" }) { return prefix.count + 1 }
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: format.unicodeScalars.prefix(offset))
         return String(scalars).count + 1
     }
 
     private static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "_" || scalar.properties.isAlphabetic
+        let value = scalar.value
+        if value < 0x80 { return (value | 0x20) >= 0x61 && (value | 0x20) <= 0x7A || value == 0x5F }
+        return scalar.properties.isAlphabetic
     }
 
     private static func isIdentifierPart(_ scalar: Unicode.Scalar) -> Bool {
-        isIdentifierStart(scalar) || ("0"..."9").contains(scalar) || scalar.properties.generalCategory == .nonspacingMark
+        let value = scalar.value
+        if value < 0x80 { return (value | 0x20) >= 0x61 && (value | 0x20) <= 0x7A || value == 0x5F || (value >= 0x30 && value <= 0x39) }
+        return scalar.properties.isAlphabetic || scalar.properties.generalCategory == .nonspacingMark
+    }
+
+    private static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        if value < 0x80 { return value == 0x20 || (value >= 0x09 && value <= 0x0D) }
+        return scalar.properties.isWhitespace
     }
 
     private mutating func next(_ format: String) throws(PredicateSyntaxError) -> PredicateToken {
-        while let scalar = peek(), scalar.properties.isWhitespace { position += 1 }
+        while position < scalars.count, Self.isWhitespace(scalars[position]) { position += 1 }
         let start = position
         guard let scalar = peek() else { return PredicateToken(kind: .end, offset: start, length: 0) }
         func token(_ kind: PredicateToken.Kind) -> PredicateToken {
@@ -80,7 +96,13 @@ struct PredicateLexer {
         if Self.isIdentifierStart(scalar) || (scalar == "#" && peek(1).map(Self.isIdentifierStart) == true) {
             let escaped = scalar == "#"
             if escaped { position += 1 }
-            return token(.identifier(readName(), escaped: escaped))
+            let name = readName()
+            var word = token(.identifier(name, escaped: escaped))
+            if !escaped {
+                let upper = name.uppercased()
+                if PredicateParser.reserved.contains(upper) { word.keyword = upper }
+            }
+            return word
         }
         if scalar == "@" || scalar == "$" {
             position += 1
@@ -107,28 +129,24 @@ struct PredicateLexer {
             position += 1
             return token(.argument(letters))
         }
-        for symbol in Self.symbols where matches(symbol) {
-            position += symbol.unicodeScalars.count
+        for (symbol, symbolScalars) in Self.symbols where symbolScalars[0] == scalar && matches(symbolScalars) {
+            position += symbolScalars.count
             return token(.symbol(symbol))
         }
         throw error("unexpected character '\(Character(scalar))'", at: start, format)
     }
 
-    private func matches(_ symbol: String) -> Bool {
-        var offset = 0
-        for scalar in symbol.unicodeScalars {
-            guard peek(offset) == scalar else { return false }
-            offset += 1
-        }
+    private func matches(_ symbol: [Unicode.Scalar]) -> Bool {
+        guard position + symbol.count <= scalars.count else { return false }
+        for offset in 0..<symbol.count where scalars[position + offset] != symbol[offset] { return false }
         return true
     }
 
     private mutating func readName() -> String {
+        let start = position
+        while position < scalars.count, Self.isIdentifierPart(scalars[position]) { position += 1 }
         var name = String.UnicodeScalarView()
-        while let scalar = peek(), Self.isIdentifierPart(scalar) {
-            name.append(scalar)
-            position += 1
-        }
+        name.append(contentsOf: scalars[start..<position])
         return String(name)
     }
 

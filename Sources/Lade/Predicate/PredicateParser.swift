@@ -48,7 +48,7 @@ struct PredicateParser {
     /// Deeper nesting is refused rather than risking the stack.
     static let maximumDepth = 200
 
-    private static let reserved: Set<String> = [
+    static let reserved: Set<String> = [
         "AND", "OR", "IN", "NOT", "ALL", "ANY", "SOME", "NONE", "LIKE", "CASEINSENSITIVE", "CI", "MATCHES",
         "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "NULL", "NIL", "SELF", "TRUE", "YES", "FALSE", "NO",
         "FIRST", "LAST", "SIZE", "ANYKEY", "SUBQUERY", "FETCH", "CAST", "TRUEPREDICATE", "FALSEPREDICATE",
@@ -67,11 +67,7 @@ struct PredicateParser {
 
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
 
-    private func keyword(_ token: PredicateToken) -> String? {
-        guard case .identifier(let name, escaped: false) = token.kind else { return nil }
-        let upper = name.uppercased()
-        return Self.reserved.contains(upper) ? upper : nil
-    }
+    private func keyword(_ token: PredicateToken) -> String? { token.keyword }
 
     private func isKeyword(_ word: String) -> Bool { keyword(current) == word }
 
