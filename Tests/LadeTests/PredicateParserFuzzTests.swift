@@ -27,12 +27,13 @@ struct PredicateParserFuzzTests {
         [], ["name"], [1, "a"], [.null, [1, 2], 2.5], ["items.price", .date(Date(timeIntervalSinceReferenceDate: 0)), true],
     ]
 
-    @Test("100,000 random and mutated inputs each give a predicate or an error with a column inside the input")
+    @Test("100,000 random and mutated inputs each give a predicate (whose description reads back the same) or an error with a column inside the input")
     func fuzz() throws {
         let seed = ProcessInfo.processInfo.environment["LADE_PREDICATE_SEED"].flatMap(UInt64.init) ?? 7
         var random = SeededGenerator(seed: seed)
         var parsed = 0, refused = 0
         var badColumns: [String] = []
+        var notRoundTripped: [String] = []
         for round in 0..<100_000 {
             let input: String
             if round % 2 == 0 {
@@ -41,8 +42,12 @@ struct PredicateParserFuzzTests {
                 input = Self.mutate(random.pick(Self.validFormats), &random)
             }
             do {
-                _ = try Lade.Predicate(format: input, arguments: random.pick(Self.arguments))
+                let predicate = try Lade.Predicate(format: input, arguments: random.pick(Self.arguments))
                 parsed += 1
+                // What the parser made, written back as a format string, reads back the same.
+                if (try? Lade.Predicate(format: predicate.description)) != predicate {
+                    notRoundTripped.append("\(input.debugDescription) → \(predicate.description.debugDescription)")
+                }
             } catch {
                 refused += 1
                 if error.column < 1 || error.column > input.count + 1 || error.message.isEmpty {
@@ -50,6 +55,7 @@ struct PredicateParserFuzzTests {
                 }
             }
         }
+        #expect(notRoundTripped.isEmpty, "seed \(seed): descriptions that do not read back: \(notRoundTripped.prefix(5))")
         #expect(badColumns.isEmpty, "seed \(seed): errors placed outside their input: \(badColumns.prefix(5))")
         #expect(parsed > 1_000 && refused > 1_000, "seed \(seed): \(parsed) parsed, \(refused) refused: the inputs do not exercise both outcomes")
         print("parser fuzz: 100000 inputs, seed \(seed), \(parsed) parsed, \(refused) refused with a positioned error")

@@ -343,6 +343,7 @@ struct PredicateParser {
                 if !escaped && Self.reserved.contains(name.uppercased()) && name.uppercased() != "SELF" {
                     throw error("expected a key after '.', found the keyword \(name.uppercased()) (write #\(name))")
                 }
+                let keyToken = current
                 advance()
                 switch expression {
                 case .keyPath(let path): expression = .keyPath(path + [name])
@@ -351,8 +352,10 @@ struct PredicateParser {
                 case .variableKeyPath(let variable, let path): expression = .variableKeyPath(variable, path + [name])
                 case .collectionOperator(let op, let collection, let path) where op != .count:
                     expression = .collectionOperator(op, collection, path + [name])
+                case .collectionOperator(.count, _, _):
+                    throw error("nothing can follow @count", at: keyToken)
                 default:
-                    throw error("a key path cannot follow this value")
+                    throw error("a key path cannot follow this value", at: keyToken)
                 }
             case .collectionOperator(let name):
                 guard let op = CollectionOperator(rawValue: "@" + name.lowercased()) else {
@@ -421,7 +424,15 @@ struct PredicateParser {
             guard case .attribute(let attribute) = constant else { throw error("CAST to NSString needs a value", at: start) }
             return .constant(.string(attribute.canonicalText))
         default:
-            throw error("CAST to '\(type)' is not supported; use NSDate, NSNumber or NSString", at: start)
+            // Lade's own, so that every value prints as a format string that reads back.
+            let types: [String: AttributeType] = ["NSDecimalNumber": .decimal, "NSData": .binary, "NSUUID": .uuid, "NSURL": .uri]
+            guard let attributeType = types[type] else {
+                throw error("CAST to '\(type)' is not supported; use NSDate, NSNumber, NSString, NSDecimalNumber, NSData, NSUUID or NSURL", at: start)
+            }
+            guard case .attribute(let attribute) = constant, let converted = try? AttributeValue(parsing: attribute.canonicalText, as: attributeType) else {
+                throw error("CAST to \(type) needs a string that spells one", at: start)
+            }
+            return .constant(.attribute(converted))
         }
     }
 
