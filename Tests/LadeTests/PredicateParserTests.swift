@@ -100,7 +100,7 @@ struct PredicateParserTests {
             .compare(key("stock"), .lessThan, value(5)),
             .compare(.collectionOperator(.count, .subquery(key("items"), variable: "x", .compare(.variableKeyPath("x", ["price"]), .greaterThan, value(2.5))), []), .greaterThan, value(0)),
         ]))
-        #expect(throws: PredicateError.missingVariable("LIMIT")) { try template.substituting(["THRESHOLD": 5]) }
+        #expect(throws: Lade.PredicateError.missingVariable("LIMIT")) { try template.substituting(["THRESHOLD": 5]) }
     }
 
     @Test("ANY and SOME, ALL, NONE as NOT ANY; key paths through to-one and to-many relationships")
