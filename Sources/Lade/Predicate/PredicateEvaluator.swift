@@ -235,24 +235,9 @@ public enum PredicateEvaluator {
             default: return order >= 0
             }
         case .in:
-            switch right {
-            case .collection(let items): return items.contains { equal(left, $0, options) }
-            case .null: return false
-            case .attribute(let container) where ValueComparison.kind(container) == .text:
-                try refuseCollections(left)
-                return try compare(right, .contains, left, options)
-            default: throw PredicateError.unsupported("IN with a right side that is neither a collection nor a string")
-            }
+            return try containment(right, left, op, options)
         case .contains:
-            switch left {
-            case .collection(let items): return items.contains { equal($0, right, options) }
-            case .null: return false
-            case .attribute(let container) where ValueComparison.kind(container) == .text:
-                try refuseCollections(right)
-                guard let (text, part) = texts(left, right) else { return false }
-                return StringComparison.contains(text, part, options)
-            default: throw PredicateError.unsupported("CONTAINS with a left side that is neither a collection nor a string")
-            }
+            return try containment(left, right, op, options)
         case .between:
             try refuseCollections(left)
             guard case .collection(let bounds) = right, bounds.count == 2 else { throw PredicateError.unsupported("BETWEEN needs {low, high} on its right") }
@@ -266,6 +251,23 @@ public enum PredicateEvaluator {
             case .like: return StringComparison.like(text, pattern, options)
             default: return try StringComparison.matches(text, pattern, options)
             }
+        }
+    }
+
+    /// `element IN container` and `container CONTAINS element`: membership when the container
+    /// is a collection, a substring test when it is a string.
+    private static func containment(_ container: PredicateValue, _ element: PredicateValue, _ op: ComparisonOperator, _ options: ComparisonOptions) throws -> Bool {
+        switch container {
+        case .collection(let items): return items.contains { equal(element, $0, options) }
+        case .null: return false
+        case .attribute(let text) where ValueComparison.kind(text) == .text:
+            if case .collection = element {
+                throw PredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
+            }
+            guard let (text, part) = texts(container, element) else { return false }
+            return StringComparison.contains(text, part, options)
+        default:
+            throw PredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
         }
     }
 

@@ -112,21 +112,18 @@ struct PredicateParser {
     }
 
     private mutating func parseOr() throws(PredicateSyntaxError) -> Predicate {
-        var parts = [try parseAnd()]
-        while isKeyword("OR") || isSymbol("||") {
-            advance()
-            parts.append(try parseAnd())
-        }
-        return parts.count == 1 ? parts[0] : .or(parts)
+        try parseJunction(isOr: true)
     }
 
-    private mutating func parseAnd() throws(PredicateSyntaxError) -> Predicate {
-        var parts = [try parseNot()]
-        while isKeyword("AND") || isSymbol("&&") {
+    /// `a OR b OR …` of AND-junctions, or `a AND b AND …` of negations.
+    private mutating func parseJunction(isOr: Bool) throws(PredicateSyntaxError) -> Predicate {
+        let (word, symbol) = isOr ? ("OR", "||") : ("AND", "&&")
+        var parts = [isOr ? try parseJunction(isOr: false) : try parseNot()]
+        while isKeyword(word) || isSymbol(symbol) {
             advance()
-            parts.append(try parseNot())
+            parts.append(isOr ? try parseJunction(isOr: false) : try parseNot())
         }
-        return parts.count == 1 ? parts[0] : .and(parts)
+        return parts.count == 1 ? parts[0] : (isOr ? .or(parts) : .and(parts))
     }
 
     private mutating func parseNot() throws(PredicateSyntaxError) -> Predicate {

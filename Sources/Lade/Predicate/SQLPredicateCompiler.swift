@@ -181,41 +181,9 @@ struct SQLPredicateCompiler {
             let (l, r) = folded(x, y, kind, options)
             return "\(l) \(op.rawValue) \(r)"
         case .in:
-            switch right {
-            case .constant(.collection(let values)):
-                return try membership(left, values.map { .constant($0) }, options)
-            case .list(let members):
-                return try membership(left, members, options)
-            case .source(let index):
-                try Self.refuseCollections(op, left)
-                return "EXISTS (\(select("1", from: index, where: try equal(sources[index].element, left, options))))"
-            case .constant(.null):
-                return "0"
-            default:
-                try Self.refuseCollections(op, left)
-                guard kind(of: right) == .text else {
-                    throw PredicateError.unsupported("IN with a right side that is neither a collection nor a string")
-                }
-                return try compare(right, .contains, left, options)
-            }
+            return try containment(right, left, op, options)
         case .contains:
-            switch left {
-            case .constant(.collection(let values)):
-                return try membership(right, values.map { .constant($0) }, options)
-            case .list(let members):
-                return try membership(right, members, options)
-            case .source(let index):
-                try Self.refuseCollections(op, right)
-                return "EXISTS (\(select("1", from: index, where: try equal(sources[index].element, right, options))))"
-            case .constant(.null):
-                return "0"
-            default:
-                try Self.refuseCollections(op, right)
-                guard kind(of: left) == .text else {
-                    throw PredicateError.unsupported("CONTAINS with a left side that is neither a collection nor a string")
-                }
-                return try textTest(.contains, left, right, options)
-            }
+            return try containment(left, right, op, options)
         case .between:
             try Self.refuseCollections(op, left)
             let bounds: [Operand]
@@ -228,6 +196,28 @@ struct SQLPredicateCompiler {
         case .beginsWith, .endsWith, .like, .matches:
             try Self.refuseCollections(op, left, right)
             return try textTest(op, left, right, options)
+        }
+    }
+
+    /// `element IN container` and `container CONTAINS element`: membership when the container
+    /// is a collection, a substring test when it is a string.
+    private mutating func containment(_ container: Operand, _ element: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions) throws -> String {
+        switch container {
+        case .constant(.collection(let values)):
+            return try membership(element, values.map { .constant($0) }, options)
+        case .list(let members):
+            return try membership(element, members, options)
+        case .source(let index):
+            try Self.refuseCollections(op, element)
+            return "EXISTS (\(select("1", from: index, where: try equal(sources[index].element, element, options))))"
+        case .constant(.null):
+            return "0"
+        default:
+            try Self.refuseCollections(op, element)
+            guard kind(of: container) == .text else {
+                throw PredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
+            }
+            return try textTest(.contains, container, element, options)
         }
     }
 
