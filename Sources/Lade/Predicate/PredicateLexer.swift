@@ -1,6 +1,6 @@
 import Foundation
 
-/// One token of a predicate format string, with where it starts (in Unicode scalars).
+/// One token of a predicate format string, with where it starts (in UTF-8 bytes).
 struct PredicateToken: Equatable {
     enum Kind: Equatable {
         /// A name: a key, a keyword (`AND`, `ANY`, `TRUE`…) or a `#`-escaped key.
@@ -28,11 +28,12 @@ struct PredicateToken: Equatable {
 
 /// Splits a format string into tokens, as Apple's "Predicate Format String Syntax" spells them.
 struct PredicateLexer {
-    private let scalars: [Unicode.Scalar]
+    /// The format's UTF-8 bytes; `position` is a byte offset, always at a scalar's start.
+    private let bytes: [UInt8]
     private var position = 0
 
     init(_ format: String) {
-        scalars = Array(format.unicodeScalars)
+        bytes = Array(format.utf8)
     }
 
     /// Every token, ending with `.end`; a character that starts no token is an error.
@@ -48,24 +49,47 @@ struct PredicateLexer {
 
     private static let symbols = ["==", "=<", "=>", "!=", "<>", "<=", ">=", "&&", "||", "**",
                                   "=", "<", ">", "!", "(", ")", "{", "}", "[", "]", ",", ".", "+", "-", "*", "/"]
-        .map { ($0, Array($0.unicodeScalars)) }
+        .map { ($0, Array($0.utf8)) }
 
+    /// The scalar `ahead` scalars after the current one.
     private func peek(_ ahead: Int = 0) -> Unicode.Scalar? {
-        position + ahead < scalars.count ? scalars[position + ahead] : nil
+        var offset = position
+        for _ in 0..<ahead {
+            guard offset < bytes.count else { return nil }
+            offset += Self.length(of: bytes[offset])
+        }
+        return offset < bytes.count ? scalar(at: offset) : nil
+    }
+
+    /// The byte length of the scalar a UTF-8 lead byte starts.
+    private static func length(of lead: UInt8) -> Int {
+        lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+    }
+
+    private func scalar(at offset: Int) -> Unicode.Scalar {
+        let lead = bytes[offset]
+        if lead < 0x80 { return Unicode.Scalar(lead) }
+        let length = Self.length(of: lead)
+        var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for index in 1..<length { value = value << 6 | UInt32(bytes[offset + index] & 0x3F) }
+        return Unicode.Scalar(value) ?? "\u{FFFD}"
+    }
+
+    /// Moves past the current scalar.
+    private mutating func step() {
+        position += Self.length(of: bytes[position])
     }
 
     private func error(_ message: String, at offset: Int, _ format: String) -> PredicateSyntaxError {
         PredicateSyntaxError(message: message, column: PredicateLexer.column(of: offset, in: format), format: format)
     }
 
-    /// The 1-based character column of a scalar offset.
+    /// The 1-based character column of a UTF-8 offset.
     static func column(of offset: Int, in format: String) -> Int {
-        let prefix = format.unicodeScalars.prefix(offset)
-        // ASCII text has one character per scalar.
-        if prefix.allSatisfy({ $0.isASCII && $0 != "\r" }) { return prefix.count + 1 }
-        var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: format.unicodeScalars.prefix(offset))
-        return String(scalars).count + 1
+        let prefix = format.utf8.prefix(offset)
+        // ASCII text has one character per byte.
+        if prefix.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) { return prefix.count + 1 }
+        return String(decoding: prefix, as: UTF8.self).count + 1
     }
 
     private static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
@@ -87,7 +111,7 @@ struct PredicateLexer {
     }
 
     private mutating func next(_ format: String) throws(PredicateSyntaxError) -> PredicateToken {
-        while position < scalars.count, Self.isWhitespace(scalars[position]) { position += 1 }
+        while position < bytes.count, Self.isWhitespace(scalar(at: position)) { step() }
         let start = position
         guard let scalar = peek() else { return PredicateToken(kind: .end, offset: start, length: 0) }
         func token(_ kind: PredicateToken.Kind) -> PredicateToken {
@@ -95,7 +119,7 @@ struct PredicateLexer {
         }
         if Self.isIdentifierStart(scalar) || (scalar == "#" && peek(1).map(Self.isIdentifierStart) == true) {
             let escaped = scalar == "#"
-            if escaped { position += 1 }
+            if escaped { step() }
             let name = readName()
             var word = token(.identifier(name, escaped: escaped))
             if !escaped {
@@ -105,7 +129,7 @@ struct PredicateLexer {
             return word
         }
         if scalar == "@" || scalar == "$" {
-            position += 1
+            step()
             guard let first = peek(), Self.isIdentifierStart(first) else {
                 throw error("expected a name after '\(scalar)'", at: start, format)
             }
@@ -119,35 +143,33 @@ struct PredicateLexer {
             return token(.string(try readString(quote: scalar, format)))
         }
         if scalar == "%" {
-            position += 1
+            step()
             var letters = ""
-            while let next = peek(), ["l", "h", "q"].contains(next) { letters.unicodeScalars.append(next); position += 1 }
+            while let next = peek(), ["l", "h", "q"].contains(next) { letters.unicodeScalars.append(next); step() }
             guard let conversion = peek(), conversion == "@" || conversion.properties.isAlphabetic else {
                 throw error("expected a format argument such as %@ or %K after '%'", at: start, format)
             }
             letters.unicodeScalars.append(conversion)
-            position += 1
+            step()
             return token(.argument(letters))
         }
-        for (symbol, symbolScalars) in Self.symbols where symbolScalars[0] == scalar && matches(symbolScalars) {
-            position += symbolScalars.count
+        for (symbol, symbolBytes) in Self.symbols where symbolBytes[0] == bytes[position] && matches(symbolBytes) {
+            position += symbolBytes.count
             return token(.symbol(symbol))
         }
         throw error("unexpected character '\(Character(scalar))'", at: start, format)
     }
 
-    private func matches(_ symbol: [Unicode.Scalar]) -> Bool {
-        guard position + symbol.count <= scalars.count else { return false }
-        for offset in 0..<symbol.count where scalars[position + offset] != symbol[offset] { return false }
+    private func matches(_ symbol: [UInt8]) -> Bool {
+        guard position + symbol.count <= bytes.count else { return false }
+        for offset in 0..<symbol.count where bytes[position + offset] != symbol[offset] { return false }
         return true
     }
 
     private mutating func readName() -> String {
         let start = position
-        while position < scalars.count, Self.isIdentifierPart(scalars[position]) { position += 1 }
-        var name = String.UnicodeScalarView()
-        name.append(contentsOf: scalars[start..<position])
-        return String(name)
+        while position < bytes.count, Self.isIdentifierPart(scalar(at: position)) { step() }
+        return String(decoding: bytes[start..<position], as: UTF8.self)
     }
 
     private mutating func readNumber(_ format: String) throws(PredicateSyntaxError) -> PredicateToken.Kind {
@@ -155,7 +177,7 @@ struct PredicateLexer {
         if peek() == "0", let radixLetter = peek(1), let radix = ["x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2][Character(radixLetter)] {
             position += 2
             var digits = ""
-            while let scalar = peek(), Character(scalar).hexDigitValue.map({ $0 < radix }) == true {
+            while let scalar = peek(), scalar.isASCII, Character(scalar).hexDigitValue.map({ $0 < radix }) == true {
                 digits.unicodeScalars.append(scalar)
                 position += 1
             }
@@ -194,27 +216,35 @@ struct PredicateLexer {
 
     private mutating func readString(quote: Unicode.Scalar, _ format: String) throws(PredicateSyntaxError) -> String {
         let start = position
-        position += 1
-        var text = String.UnicodeScalarView()
+        step()
+        var text: [UInt8] = []
+        func append(_ scalar: Unicode.Scalar) { text.append(contentsOf: String(scalar).utf8) }
         while true {
-            guard let scalar = peek() else {
+            guard position < bytes.count else {
                 throw error("expected \(quote) to close the string that starts", at: start, format)
             }
+            let byte = bytes[position]
+            guard byte < 0x80 else {
+                let length = Self.length(of: byte)
+                text.append(contentsOf: bytes[position..<position + length])
+                position += length
+                continue
+            }
             position += 1
-            if scalar == quote { return String(text) }
-            guard scalar == "\\" else { text.append(scalar); continue }
+            if byte == quote.value { return String(decoding: text, as: UTF8.self) }
+            guard byte == UInt8(ascii: "\\") else { text.append(byte); continue }
             guard let escaped = peek() else { continue }
-            position += 1
+            step()
             switch escaped {
-            case "n": text.append("\n")
-            case "t": text.append("\t")
-            case "r": text.append("\r")
-            case "\"", "'", "\\": text.append(escaped)
+            case "n": text.append(0x0A)
+            case "t": text.append(0x09)
+            case "r": text.append(0x0D)
+            case "\"", "'", "\\": append(escaped)
             case "u", "x":
                 let count = escaped == "u" ? 4 : 2
                 var value: UInt32 = 0
                 for _ in 0..<count {
-                    guard let digit = peek(), let number = Character(digit).hexDigitValue else {
+                    guard let digit = peek(), digit.isASCII, let number = Character(digit).hexDigitValue else {
                         throw error("expected \(count) hexadecimal digits after \\\(escaped)", at: position, format)
                     }
                     value = value * 16 + UInt32(number)
@@ -223,11 +253,11 @@ struct PredicateLexer {
                 guard let decoded = Unicode.Scalar(value) else {
                     throw error("\\\(escaped) names no Unicode character", at: position - count - 2, format)
                 }
-                text.append(decoded)
+                append(decoded)
             default:
                 // Kept as written, so LIKE and MATCHES patterns see their own escapes (`\*`, `\d`).
-                text.append("\\")
-                text.append(escaped)
+                text.append(UInt8(ascii: "\\"))
+                append(escaped)
             }
         }
     }

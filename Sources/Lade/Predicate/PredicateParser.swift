@@ -73,12 +73,12 @@ struct PredicateParser {
 
     private func isSymbol(_ symbol: String) -> Bool { current.kind == .symbol(symbol) }
 
-    private func text(of token: PredicateToken) -> String {
+    private func text(of token: PredicateToken) -> String { Self.text(of: token, in: format) }
+
+    static func text(of token: PredicateToken, in format: String) -> String {
         guard token.kind != .end else { return "the end" }
-        let scalars = format.unicodeScalars
-        let start = scalars.index(scalars.startIndex, offsetBy: token.offset)
-        let end = scalars.index(start, offsetBy: token.length)
-        return "'" + String(scalars[start..<end]) + "'"
+        let bytes = format.utf8.dropFirst(token.offset).prefix(token.length)
+        return "'" + String(decoding: bytes, as: UTF8.self) + "'"
     }
 
     private func error(_ message: String, at token: PredicateToken? = nil) -> PredicateSyntaxError {
@@ -90,8 +90,8 @@ struct PredicateParser {
         index == 0 ? "at the start" : "after \(text(of: tokens[index - 1]))"
     }
 
-    private mutating func expectSymbol(_ symbol: String, _ what: String) throws(PredicateSyntaxError) {
-        guard isSymbol(symbol) else { throw error("expected '\(symbol)' \(what), found \(text(of: current))") }
+    private mutating func expectSymbol(_ symbol: String, _ what: @autoclosure () -> String) throws(PredicateSyntaxError) {
+        guard isSymbol(symbol) else { throw error("expected '\(symbol)' \(what()), found \(text(of: current))") }
         advance()
     }
 
@@ -145,6 +145,7 @@ struct PredicateParser {
             let open = current
             advance()
             let inner = try parseOr()
+            let format = self.format
             try expectSymbol(")", "to close the '(' at column \(PredicateLexer.column(of: open.offset, in: format))")
             return inner
         }
@@ -214,7 +215,8 @@ struct PredicateParser {
         guard current.kind != .end, !(isSymbol(")") || isKeyword("AND") || isKeyword("OR") || isSymbol("&&") || isSymbol("||")) else {
             throw error("expected a value after \(text(of: operatorToken))")
         }
-        let right = try parseExpression(role: "a value after \(text(of: operatorToken))")
+        let format = self.format
+        let right = try parseExpression(role: "a value after \(Self.text(of: operatorToken, in: format))")
         if case .symbol(let symbol) = current.kind, ["+", "-", "*", "/", "**"].contains(symbol) {
             throw error("arithmetic ('\(symbol)') is not supported in predicates")
         }
@@ -251,14 +253,14 @@ struct PredicateParser {
 
     // MARK: Expressions
 
-    private mutating func parseExpression(role: String) throws(PredicateSyntaxError) -> Expression {
+    private mutating func parseExpression(role: @autoclosure () -> String) throws(PredicateSyntaxError) -> Expression {
         try nest()
         defer { depth -= 1 }
         let start = current
         var expression: Expression
         switch current.kind {
         case .end:
-            throw error("expected \(role) \(afterPrevious)")
+            throw error("expected \(role()) \(afterPrevious)")
         case .integer(let value):
             advance()
             expression = .constant(.integer(value))
@@ -303,6 +305,7 @@ struct PredicateParser {
         case .symbol("("):
             advance()
             expression = try parseExpression(role: "a value after '('")
+            let format = self.format
             try expectSymbol(")", "to close '(' at column \(PredicateLexer.column(of: start.offset, in: format))")
         case .identifier(let name, let escaped):
             advance()
@@ -317,7 +320,7 @@ struct PredicateParser {
                 throw error("\(name.uppercased()) is not supported in predicates", at: start)
             default:
                 if Self.reserved.contains(name.uppercased()) && !escaped {
-                    throw error("expected \(role), found the keyword \(name.uppercased()) (write #\(name) for a key of that name)", at: start)
+                    throw error("expected \(role()), found the keyword \(name.uppercased()) (write #\(name) for a key of that name)", at: start)
                 }
                 if isSymbol("(") || isSymbol(":") {
                     throw error("functions such as \(name)() are not supported in predicates", at: start)
@@ -325,7 +328,7 @@ struct PredicateParser {
                 expression = .keyPath([name])
             }
         default:
-            throw error("expected \(role), found \(text(of: start))")
+            throw error("expected \(role()), found \(text(of: start))")
         }
         return try parseKeyPathSuffix(expression)
     }
