@@ -16,10 +16,9 @@ extension FetchRequestTemplate {
         }
     }
 
-    /// A fetch request from the template, each free variable (and key path from one)
-    /// replaced by what `resolve` gives.
-    func fetchRequest(resolving resolve: (String, [String]) throws -> PredicateValue) throws -> FetchRequest {
-        var request = FetchRequest(entityName: entityName, predicate: try parsedPredicate()?.substituting(resolve))
+    /// A fetch request from the template, its predicate's variables replaced by `substitute`.
+    func fetchRequest(substituting substitute: (Predicate) throws -> Predicate) throws -> FetchRequest {
+        var request = FetchRequest(entityName: entityName, predicate: try parsedPredicate().map(substitute))
         if let fetchLimit { request.fetchLimit = fetchLimit }
         if let fetchBatchSize { request.fetchBatchSize = fetchBatchSize }
         if let includesSubentities { request.includesSubentities = includesSubentities }
@@ -47,10 +46,7 @@ extension ManagedObjectModel {
     ///   `PredicateError.missingVariable` for a variable given no value.
     public func fetchRequest(fromTemplateNamed name: String, substitutionVariables: [String: PredicateValue] = [:]) throws -> FetchRequest {
         guard let template = fetchRequestTemplate(named: name) else { throw PredicateError.unknownTemplate(name) }
-        return try template.fetchRequest { variable, path in
-            guard let value = substitutionVariables[variable] else { throw PredicateError.missingVariable(variable) }
-            return value.predicateValue(forKeyPath: path)
-        }
+        return try template.fetchRequest { try $0.substituting(substitutionVariables) }
     }
 }
 
@@ -63,9 +59,9 @@ extension ManagedObjectContext {
     /// call fetches anew.
     ///
     /// ```swift
-    /// // Category has <fetchedProperty name="cheapProducts"> fetching Product with
-    /// // predicateString="category == $FETCH_SOURCE AND price < $FETCHED_PROPERTY.userInfo.limit"
-    /// let cheap = try context.fetchedProperty(named: "cheapProducts", of: tools)
+    /// // Category has <fetchedProperty name="drills"> (userInfo prefix = "Drill") fetching Product with
+    /// // predicateString="category == $FETCH_SOURCE AND name BEGINSWITH[c] $FETCHED_PROPERTY.userInfo.prefix"
+    /// let drills = try context.fetchedProperty(named: "drills", of: tools)
     /// ```
     ///
     /// - Throws: `PredicateError.unknownTemplate` when the object's entity has no fetched
@@ -74,7 +70,7 @@ extension ManagedObjectContext {
         guard let property = model.fetchedProperties(of: object.entity.name).first(where: { $0.name == name }) else {
             throw PredicateError.unknownTemplate("\(object.entity.name).\(name)")
         }
-        let request = try property.fetchRequest.fetchRequest { variable, path in
+        func resolve(_ variable: String, _ path: [String]) throws -> PredicateValue {
             switch variable {
             case "FETCH_SOURCE":
                 return object.predicateValue(forKeyPath: path)
@@ -88,6 +84,6 @@ extension ManagedObjectContext {
                 throw PredicateError.missingVariable(variable)
             }
         }
-        return try fetch(request)
+        return try fetch(property.fetchRequest.fetchRequest { try $0.substituting(resolve) })
     }
 }

@@ -88,7 +88,8 @@ public indirect enum Predicate: Sendable, Hashable {
     }
 
     /// A copy with each `$VARIABLE` replaced; a variable missing from `values` is an error.
-    /// Variables bound by a `SUBQUERY` inside are left alone.
+    /// Variables bound by a `SUBQUERY` inside are left alone; `$NAME.key` reads `key` from
+    /// the value (nil unless the value is a collection, whose members it reads).
     ///
     /// ```swift
     /// let template = try Predicate(format: "stock < $THRESHOLD")
@@ -97,8 +98,7 @@ public indirect enum Predicate: Sendable, Hashable {
     public func substituting(_ values: [String: PredicateValue]) throws -> Predicate {
         try substituting { name, path in
             guard let value = values[name] else { throw PredicateError.missingVariable(name) }
-            guard path.isEmpty else { throw PredicateError.unsupported("a key path from $\(name) (\(([name] + path).joined(separator: ".")))") }
-            return value
+            return value.predicateValue(forKeyPath: path)
         }
     }
 
