@@ -235,7 +235,6 @@ struct SQLPredicateCompiler {
                     case .null: hasNull = true
                     case .attribute(let attribute) where ValueComparison.kind(attribute) == kindOf(kind):
                         placeholders.append(bind(attribute))
-                    case .collection: throw PredicateError.unsupported("a collection inside IN's collection")
                     default: continue
                     }
                 } else {
@@ -249,7 +248,8 @@ struct SQLPredicateCompiler {
             return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
         }
         let tests = try members.map { member -> String in
-            if case .constant(.collection) = member { throw PredicateError.unsupported("a collection inside IN's collection") }
+            // A nested collection equals nothing, as in the evaluator.
+            if case .constant(.collection) = member { return "0" }
             return try equal(left, member, options)
         }
         return tests.isEmpty ? "0" : "(" + tests.joined(separator: " OR ") + ")"
