@@ -48,7 +48,7 @@ struct PredicateStoreTests {
         let stack = try PredicateTestStack()
         try stack.populate(seed: 1, items: 3, gadgets: 0, owners: 1, tags: 1)
         let context = stack.context()
-        try context.performAndWait {
+        _ = context.performAndWait {
             #expect(throws: Lade.PredicateError.invalidRegularExpression(pattern: "a(", reason: "ICU cannot compile it")) {
                 try context.fetch(FetchRequest(entityName: "Item", predicate: try Lade.Predicate(format: "str MATCHES 'a('")))
             }

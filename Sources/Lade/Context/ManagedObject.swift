@@ -239,9 +239,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Returns false when nothing changed.
     @discardableResult
     func toManyAdd(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
-        switch toMany[key] {
+        // Taken out of the dictionary while changed, so the set is not copied on every add.
+        switch toMany.removeValue(forKey: key) {
         case .loaded(var set)?:
-            guard !set.contains(destination) else { return false }
+            guard !set.contains(destination) else {
+                toMany[key] = .loaded(set)
+                return false
+            }
             set.append(destination)
             toMany[key] = .loaded(set)
         case .fault(var added, var removed)?:
@@ -262,10 +266,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     @discardableResult
     func toManyRemove(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
-        switch toMany[key] {
+        switch toMany.removeValue(forKey: key) {
         case .loaded(var set)?:
-            guard set.remove(destination) != nil else { return false }
+            let found = set.remove(destination) != nil
             toMany[key] = .loaded(set)
+            guard found else { return false }
         case .fault(var added, var removed)?:
             if added.remove(destination) == nil { removed.insert(destination) }
             toMany[key] = .fault(added: added, removed: removed)
@@ -281,7 +286,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     private func recordLink(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription, added: Bool) {
         guard let context = managedObjectContext, context.model.inverse(of: relationship)?.isToMany ?? true else { return }
-        var change = linkChanges[key] ?? ([], [])
+        var change = linkChanges.removeValue(forKey: key) ?? ([], [])
         if added {
             if change.removed.remove(destination) == nil { change.added.append(destination) }
         } else {

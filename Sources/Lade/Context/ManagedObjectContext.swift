@@ -49,7 +49,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var inserted: OrderedSet<ManagedObject> = []
     private var updated: OrderedSet<ManagedObject> = []
     private var deleted: OrderedSet<ManagedObject> = []
-    private var regularExpressions: [String: NSRegularExpression] = [:]
+    private var attributeValidators: [String: [AttributeValidator]] = [:]
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     static let checksConcurrency = ProcessInfo.processInfo.environment["LADE_CONCURRENCY_DEBUG"] == "1"
@@ -446,11 +446,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return objects.sorted { a, b in
             let order = SortDescriptor.compare(a, b, by: descriptors)
             if order != 0 { return order < 0 }
-            switch (a.objectID.primaryKey, b.objectID.primaryKey) {
-            case (let x?, let y?): return x < y
-            case (_?, nil): return true
-            default: return false
-            }
+            // (Written without a tuple switch: that form crashes Swift 6.3's optimizer.)
+            let x = a.objectID.primaryKey, y = b.objectID.primaryKey
+            if let x, let y { return x < y }
+            return x != nil && y == nil
         }
     }
 
@@ -486,8 +485,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Forgets every object and change. Objects fetched before are no longer usable.
     public func reset() {
         assertOnQueue()
+        // Related objects hold each other strongly (product.category, category.products);
+        // forgetting their values breaks those cycles, so everything the caller dropped is freed.
         for box in registered.values {
-            box.object?.managedObjectContext = nil
+            guard let object = box.object else { continue }
+            object.managedObjectContext = nil
+            object.turnIntoFault()
+            object.snapshot = nil
         }
         registered.removeAll()
         registeredAtLastPrune = 0
@@ -665,33 +669,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
         func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
-        for attribute in model.attributes(of: object.entity.name) {
-            guard let value = object.attributeValue(forKey: attribute.name) else {
-                if !attribute.isOptional { fail(attribute.name, .required, nil, "is required") }
-                continue
-            }
-            let measured: AttributeValue
-            switch value {
-            case .string(let text): measured = .integer(Int64(text.utf16.count))
-            case .binary(let data): measured = .integer(Int64(data.count))
-            default: measured = value
-            }
-            let what = (attribute.type == .string || attribute.type == .binary) ? "length" : "value"
-            if let minimum = attribute.minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
-                fail(attribute.name, .minimum, value, "\(what) is below the minimum \(minimum.canonicalText)")
-            }
-            if let maximum = attribute.maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
-                fail(attribute.name, .maximum, value, "\(what) is above the maximum \(maximum.canonicalText)")
-            }
-            if let pattern = attribute.regularExpression, case .string(let text) = value, let expression = regularExpression(pattern) {
-                let whole = NSRange(text.startIndex..., in: text)
-                if expression.firstMatch(in: text, options: [.anchored], range: whole)?.range != whole {
-                    fail(attribute.name, .pattern, value, "does not match the pattern /\(pattern)/")
-                }
+        for validator in validators(for: object.entity.name) {
+            let value = object.attributeValue(forKey: validator.attribute.name)
+            if let violation = validator.violation(of: value) {
+                fail(validator.attribute.name, violation.rule, value, violation.message)
             }
         }
         for relationship in model.relationships(of: object.entity.name) {
             if relationship.isToMany {
+                // An optional to-many without bounds cannot fail: do not load it (a category's
+                // products may be millions, and adding one must not read them all).
+                guard !relationship.isOptional || relationship.minCount > 0 || relationship.maxCount > 0 else { continue }
                 let count = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.count
                 if count < relationship.minCount || (!relationship.isOptional && count == 0) {
                     fail(relationship.name, .minimumCount, .integer(Int64(count)), "has \(count) object(s); at least \(max(relationship.minCount, 1)) required")
@@ -705,11 +693,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return failures
     }
 
-    private func regularExpression(_ pattern: String) -> NSRegularExpression? {
-        if let cached = regularExpressions[pattern] { return cached }
-        let compiled = try? NSRegularExpression(pattern: pattern)
-        regularExpressions[pattern] = compiled
-        return compiled
+    private func validators(for entity: String) -> [AttributeValidator] {
+        if let cached = attributeValidators[entity] { return cached }
+        let made = model.attributes(of: entity).map(AttributeValidator.init)
+        attributeValidators[entity] = made
+        return made
     }
 
     private func makeSaveRequest() -> StoreSaveRequest {
@@ -764,7 +752,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         for relationship in model.relationships(of: object.entity.name) where relationship.isOrdered {
             guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
-            request.orders.append(.init(owner: object.objectID, relationship: relationship.name, destinations: object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)))
+            let destinations = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)
+            // A new object's empty ordered relationship has no rows to number.
+            if object.isInserted && destinations.isEmpty { continue }
+            request.orders.append(.init(owner: object.objectID, relationship: relationship.name, destinations: destinations))
         }
     }
 

@@ -27,7 +27,17 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     init(temporaryFor entityName: String) {
         self.entityName = entityName
-        self.storage = .temporary(UUID())
+        self.storage = .temporary(TemporaryIDs.next())
+    }
+
+    /// Hashes the row key (or the temporary UUID) alone: IDs are hashed for every registered
+    /// object, and the store UUID and entity name would only repeat in every one of them.
+    /// Equality still compares everything.
+    public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case .permanent(_, let key): hasher.combine(key)
+        case .temporary(let uuid): hasher.combine(uuid)
+        }
     }
 
     public var isTemporaryID: Bool {
@@ -69,5 +79,25 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         let parts = uri.path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0 else { return nil }
         return (store, String(parts[0]).removingPercentEncoding ?? String(parts[0]), key)
+    }
+}
+
+/// Temporary IDs: a random prefix chosen once per process and a counter. `UUID()` would read
+/// /dev/urandom for every inserted object.
+private enum TemporaryIDs {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var counter: UInt64 = 0
+    private static let prefix: UInt64 = UInt64.random(in: .min ... .max)
+
+    static func next() -> UUID {
+        let count = lock.withLock { () -> UInt64 in
+            counter &+= 1
+            return counter
+        }
+        var bytes = (prefix.bigEndian, count.bigEndian)
+        return withUnsafeBytes(of: &bytes) { raw in
+            UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                        raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+        }
     }
 }

@@ -44,7 +44,9 @@ extension AttributeValue {
         func fail(_ reason: String) -> ValueParseError {
             ValueParseError(text: text, type: type, reason: reason)
         }
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        // Trimming allocates; most values have nothing to trim.
+        let trimmed = text.first?.isWhitespace == true || text.last?.isWhitespace == true
+            ? text.trimmingCharacters(in: .whitespaces) : text
         switch type {
         case .integer16, .integer32, .integer64:
             // Xcode writes "0.0" when an attribute's type is changed from a floating type to an
@@ -65,16 +67,13 @@ extension AttributeValue {
             guard let value = Float(trimmed), !value.isNaN else { throw fail("expected a number") }
             self = .float(value)
         case .decimal:
-            guard AttributeValue.isDecimalLiteral(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard let value = DecimalParsing.parse(trimmed) else {
                 throw fail("expected a decimal number such as 12.50")
             }
             self = .decimal(value)
         case .boolean:
-            switch trimmed.lowercased() {
-            case "yes", "true", "1": self = .bool(true)
-            case "no", "false", "0": self = .bool(false)
-            default: throw fail("expected YES or NO")
-            }
+            guard let flag = AttributeValue.parseBoolean(trimmed) else { throw fail("expected YES or NO") }
+            self = .bool(flag)
         case .string:
             self = .string(text)
         case .date:
@@ -107,7 +106,7 @@ extension AttributeValue {
         case .integer(let v): String(v)
         case .double(let v): String(v)
         case .float(let v): String(v)
-        case .decimal(let v): NSDecimalNumber(decimal: v).description(withLocale: Locale(identifier: "en_US_POSIX"))
+        case .decimal(let v): v.description  // "." whatever the locale
         case .string(let v): v
         case .bool(let v): v ? "YES" : "NO"
         case .date(let v): String(v.timeIntervalSinceReferenceDate)
@@ -155,13 +154,20 @@ extension AttributeValue {
     }
 
     static func parseISO8601(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [
-            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate],
-        ] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
+        ISO8601Date.parse(text)
+    }
+
+    /// `YES`/`NO`, `true`/`false`, `1`/`0`, in any case.
+    public static func parseBoolean(_ text: String) -> Bool? {
+        switch text.utf8.count {
+        case 1: return text == "1" ? true : text == "0" ? false : nil
+        case 2, 3, 4, 5:
+            switch text.lowercased() {
+            case "yes", "true": return true
+            case "no", "false": return false
+            default: return nil
+            }
+        default: return nil
         }
-        return nil
     }
 }

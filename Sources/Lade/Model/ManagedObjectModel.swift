@@ -11,19 +11,47 @@ import Foundation
 /// ```
 public struct ManagedObjectModel: Sendable, Equatable {
     /// Entities in the order the model lists them.
-    public let entities: [EntityDescription]
-    public let fetchRequestTemplates: [FetchRequestTemplate]
-    public let configurations: [ModelConfiguration]
+    public var entities: [EntityDescription] { storage.entities }
+    public var fetchRequestTemplates: [FetchRequestTemplate] { storage.fetchRequestTemplates }
+    public var configurations: [ModelConfiguration] { storage.configurations }
     /// The version's name inside its bundle (`SampleModel2` for `SampleModel2.xcdatamodel`).
-    public let versionName: String?
+    public var versionName: String? { storage.versionName }
     /// Core Data's `versionIdentifiers` (Xcode's "Model Version Identifier").
-    public let versionIdentifiers: [String]
+    public var versionIdentifiers: [String] { storage.versionIdentifiers }
 
-    private let indexByName: [String: Int]
-    private let hashesByName: [String: Data]
-    /// Per entity, its properties with inherited ones included, computed once: property access
-    /// on managed objects is the hottest path there is.
-    private let resolved: [String: ResolvedEntity]
+    /// Everything in one immutable object: a model is passed and copied everywhere (every
+    /// context and object reaches it), and copying it must cost one reference, not dozens.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let entities: [EntityDescription]
+        let fetchRequestTemplates: [FetchRequestTemplate]
+        let configurations: [ModelConfiguration]
+        let versionName: String?
+        let versionIdentifiers: [String]
+        let indexByName: [String: Int]
+        let hashesByName: [String: Data]
+        /// Per entity, its properties with inherited ones included, computed once: property
+        /// access on managed objects is the hottest path there is.
+        let resolved: [String: ResolvedEntity]
+
+        init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration],
+             versionName: String?, versionIdentifiers: [String], indexByName: [String: Int], hashesByName: [String: Data],
+             resolved: [String: ResolvedEntity]) {
+            self.entities = entities
+            self.fetchRequestTemplates = fetchRequestTemplates
+            self.configurations = configurations
+            self.versionName = versionName
+            self.versionIdentifiers = versionIdentifiers
+            self.indexByName = indexByName
+            self.hashesByName = hashesByName
+            self.resolved = resolved
+        }
+    }
+
+    private var indexByName: [String: Int] { storage.indexByName }
+    private var hashesByName: [String: Data] { storage.hashesByName }
+    private var resolved: [String: ResolvedEntity] { storage.resolved }
 
     private struct ResolvedEntity: Sendable, Equatable {
         var attributes: [AttributeDescription]
@@ -33,6 +61,14 @@ public struct ManagedObjectModel: Sendable, Equatable {
         var relationshipsByName: [String: RelationshipDescription]
         var ancestors: [String]
         var subentities: [String]
+    }
+
+    /// Models are equal when they say the same things (everything else derives from those).
+    public static func == (lhs: ManagedObjectModel, rhs: ManagedObjectModel) -> Bool {
+        lhs.storage === rhs.storage || (
+            lhs.entities == rhs.entities && lhs.fetchRequestTemplates == rhs.fetchRequestTemplates
+                && lhs.configurations == rhs.configurations && lhs.versionName == rhs.versionName
+                && lhs.versionIdentifiers == rhs.versionIdentifiers)
     }
 
     /// Makes a model from its parts, checking it as Core Data would.
@@ -55,14 +91,8 @@ public struct ManagedObjectModel: Sendable, Equatable {
             configurations: configurations, sourceMap: sourceMap
         ).problems()
         guard problems.isEmpty else { throw ModelError(problems) }
-        self.entities = entities
-        self.fetchRequestTemplates = fetchRequestTemplates
-        self.configurations = configurations
-        self.versionName = versionName
-        self.versionIdentifiers = versionIdentifiers
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
-        self.indexByName = index
         var resolved: [String: ResolvedEntity] = [:]
         for entity in entities {
             var ancestors: [String] = []
@@ -82,12 +112,14 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 ancestors: ancestors,
                 subentities: entities.filter { $0.parentName == entity.name }.map(\.name).sorted())
         }
-        self.resolved = resolved
         var hashes: [String: Data] = [:]
         for entity in entities {
             hashes[entity.name] = entity.appleVersionHash ?? VersionHash.ladeHash(of: entity, in: entities, index: index)
         }
-        self.hashesByName = hashes
+        storage = Storage(
+            entities: entities, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
+            versionName: versionName, versionIdentifiers: versionIdentifiers, indexByName: index, hashesByName: hashes,
+            resolved: resolved)
     }
 
     // MARK: Entities and inheritance

@@ -9,7 +9,9 @@ enum SQLiteValueCoding {
         case .integer(let v): .integer(v)
         case .double(let v): .real(v)
         case .float(let v): .real(Double(v))
-        case .decimal(let v): .text(NSDecimalNumber(decimal: v).description(withLocale: Locale(identifier: "en_US_POSIX")))
+        // Decimal's description is locale-independent ("." always) and far cheaper than
+        // NSDecimalNumber's, which builds a Locale on every call.
+        case .decimal(let v): .text(v.description)
         case .bool(let v): .integer(v ? 1 : 0)
         case .date(let v): .real(v.timeIntervalSinceReferenceDate)
         case .string(let v): .text(v)
@@ -37,8 +39,8 @@ enum SQLiteValueCoding {
         case (.float, .integer(let v)): return .float(Float(v))
         case (.float, .real(let v)): return .float(Float(v))
         case (.decimal, .integer(let v)): return .decimal(Decimal(v))
-        case (.decimal, .real(let v)): return Decimal(string: String(v), locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
-        case (.decimal, .text(let v)): return Decimal(string: v, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.decimal, .real(let v)): return DecimalParsing.parse(String(v)).map { .decimal($0) }
+        case (.decimal, .text(let v)): return DecimalParsing.parse(v).map { .decimal($0) }
         case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
         case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
         case (.string, .text(let v)): return .string(v)
