@@ -36,6 +36,10 @@ extension PredicateValue: ExpressibleByStringLiteral, ExpressibleByIntegerLitera
 }
 
 /// Collection operators of key paths: `items.@count`, `items.@sum.price`.
+///
+/// ```swift
+/// Expression.collectionOperator(.avg, .keyPath("items"), ["price"])   // items.@avg.price
+/// ```
 public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
     case count = "@count"
     case sum = "@sum"

@@ -1,6 +1,10 @@
 import Foundation
 
 /// Comparison operators of Core Data's predicate language.
+///
+/// ```swift
+/// Predicate.compare(.keyPath("name"), .beginsWith, .constant("Bo"), options: .caseInsensitive)   // name BEGINSWITH[c] "Bo"
+/// ```
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
@@ -27,6 +31,10 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 
 /// `[c]`, `[d]`, `[cd]`: case- and diacritic-insensitive string comparison. `[n]` is accepted
 /// and means nothing more (Apple's "normalized" hint).
+///
+/// ```swift
+/// let options: ComparisonOptions = [.caseInsensitive, .diacriticInsensitive]   // [cd]
+/// ```
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -36,6 +44,10 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
 
 /// How a comparison treats a collection on its left: `ANY`/`SOME` (some member satisfies it),
 /// `ALL` (every member does; true for an empty collection). `NONE` is `NOT ANY`.
+///
+/// ```swift
+/// Predicate.compare(.keyPath("tags.name"), .equal, .constant("red"), modifier: .any)   // ANY tags.name == "red"
+/// ```
 public enum ComparisonModifier: String, Sendable, Hashable {
     case direct = ""
     case any = "ANY"
@@ -43,6 +55,11 @@ public enum ComparisonModifier: String, Sendable, Hashable {
 }
 
 /// One comparison: `left op[options] right`, with an optional `ANY`/`ALL` modifier.
+///
+/// ```swift
+/// let comparison = Comparison(.keyPath("price"), .lessThan, .constant(10))
+/// let predicate = Predicate.comparison(comparison)   // price < 10
+/// ```
 public struct Comparison: Sendable, Hashable {
     public var left: Expression
     public var op: ComparisonOperator

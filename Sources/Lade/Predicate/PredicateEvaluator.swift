@@ -2,6 +2,14 @@ import Foundation
 
 /// What the evaluator reads values from: a managed object, a plain value, a dictionary, or
 /// anything else that answers key paths.
+///
+/// ```swift
+/// struct Point: PredicateEvaluable {
+///     var x: Int64
+///     func predicateValue(forKeyPath path: [String]) -> PredicateValue { path == ["x"] ? .integer(x) : .null }
+/// }
+/// try Predicate(format: "x > 2").evaluate(with: Point(x: 3))   // true
+/// ```
 public protocol PredicateEvaluable {
     /// The value at a key path: an attribute value, a related object's ID, nil, or (through
     /// to-many relationships) one flat collection of the values reached. The empty path is
