@@ -39,6 +39,7 @@ let package = Package(
             dependencies: [
                 "Lade", "CZlib",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .executableTarget(
             name: "lade",
@@ -46,6 +47,12 @@ let package = Package(
                 "LadePipeline", "Lade",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+
+        // Reader throughput on the benchmark's row shape (not part of the product): see its main.swift.
+        .executableTarget(
+            name: "reader-throughput", dependencies: ["LadePipeline"], path: "Benchmarks/ReaderThroughput"),
+        // make bench: lade beside sqlite3 on generated data (not part of the product).
+        .executableTarget(name: "lade-bench", dependencies: ["Lade"], path: "Benchmarks/LadeBench"),
 
         .testTarget(name: "LadeTests", dependencies: ["Lade"]),
         .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade"]),

@@ -13,8 +13,8 @@ struct LadeCommand: ParsableCommand {
             Lade reads Core Data models (.xcdatamodeld, .xcdatamodel, or Lade's JSON model) \
             and works with stores in Core Data's own formats.
 
-            Exit codes: 0 success, 1 failure, 64 usage error.
+            \(LadeExit.summary)
             """,
         version: LadeVersion.string,
-        subcommands: [Inspect.self, Init.self])
+        subcommands: [Run.self, Validate.self, Inspect.self, Init.self])
 }

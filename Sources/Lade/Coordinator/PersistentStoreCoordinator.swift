@@ -10,9 +10,12 @@ import Foundation
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 public final class PersistentStoreCoordinator: @unchecked Sendable {
-    /// The store types a coordinator can add.
-    public enum StoreType: String, Sendable {
+    /// The store types a coordinator can add (`NSStoreType` values).
+    public enum StoreType: String, Sendable, CaseIterable {
         case sqlite = "SQLite"
+        case xml = "XML"
+        case binary = "Binary"
+        case inMemory = "InMemory"
     }
 
     public let managedObjectModel: ManagedObjectModel
@@ -30,21 +33,21 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Adds the store at `url`, creating it (empty, for this coordinator's model) when the file
-    /// does not exist and the store is not read-only. The store must match the model.
+    /// does not exist and the store is not read-only. The store must match the model. Without a
+    /// type, an existing file's type is detected from its first bytes; an in-memory store has
+    /// no URL.
+    ///
+    /// ```swift
+    /// try coordinator.addPersistentStore(type: .xml, at: URL(fileURLWithPath: "catalog.xml"))
+    /// try coordinator.addPersistentStore(at: URL(fileURLWithPath: "found.store"))   // type detected
+    /// try coordinator.addPersistentStore(type: .inMemory, at: nil)
+    /// ```
     @discardableResult
-    public func addPersistentStore(type: StoreType, at url: URL, readOnly: Bool = false) throws -> PersistentStore {
-        let store: PersistentStore
-        switch type {
-        case .sqlite:
-            if !readOnly && !FileManager.default.fileExists(atPath: url.path) {
-                store = try SQLiteStore.create(at: url, model: managedObjectModel)
-            } else {
-                store = try SQLiteStore(url: url, model: managedObjectModel, readOnly: readOnly)
-            }
-        }
+    public func addPersistentStore(type: StoreType? = nil, at url: URL?, readOnly: Bool = false) throws -> PersistentStore {
+        let store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
         try lock.withLock {
             if stores.contains(where: { $0.identifier == store.identifier }) {
-                throw StoreError(.alreadyExists, path: url.path, "this store (UUID \(store.identifier)) is already added to the coordinator")
+                throw StoreError(.alreadyExists, path: url?.path ?? store.type, "this store (UUID \(store.identifier)) is already added to the coordinator")
             }
             stores.append(store)
         }

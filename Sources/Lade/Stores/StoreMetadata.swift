@@ -24,6 +24,9 @@ public enum StoreMetadata {
     }
 
     public static let sqliteStoreType = "SQLite"
+    public static let xmlStoreType = "XML"
+    public static let binaryStoreType = "Binary"
+    public static let inMemoryStoreType = "InMemory"
     /// The value of `_LadeVersionHashKind` for Lade's SHA-256 entity hashes (docs/model-format.md).
     public static let ladeHashKind = "lade-sha256-1"
     /// Written as `NSPersistenceFrameworkVersion`. Core Data writes its own build number
@@ -59,6 +62,16 @@ public enum StoreMetadata {
             hasher.update(data: hashes[name]!)
         }
         return Data(hasher.finalize())
+    }
+
+    /// The entities whose version hashes in a store's metadata differ from the model's, or nil
+    /// when the two cannot be compared: the model has only Lade's hashes and the store Apple's
+    /// (or none), so only the store's structure can tell.
+    public static func entitiesWithDifferentHashes(in metadata: [String: PropertyListValue], model: ManagedObjectModel) -> Set<String>? {
+        let storeHashes = versionHashes(in: metadata)
+        let storeHashesAreLade = metadata[Key.ladeVersionHashKind]?.stringValue == ladeHashKind
+        guard !storeHashes.isEmpty, model.hasAppleVersionHashes || storeHashesAreLade else { return nil }
+        return Set(Set(storeHashes.keys).union(model.versionHashes.keys).filter { storeHashes[$0] != model.versionHashes[$0] })
     }
 
     /// The entity hashes recorded in store metadata.

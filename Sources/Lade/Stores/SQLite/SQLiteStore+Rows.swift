@@ -172,10 +172,7 @@ extension SQLiteStore: PersistentStore {
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
                 if let metadata = request.metadata {
-                    var stored = metadata
-                    stored[StoreMetadata.Key.storeUUID] = nil
-                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection)
-                        .run([.blob(try PropertyListValue.dictionary(stored).binaryPropertyList())])
+                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
                 }
             }
         }

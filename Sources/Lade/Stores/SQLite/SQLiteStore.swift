@@ -64,7 +64,7 @@ public final class SQLiteStore: @unchecked Sendable {
                     try insert.run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
                 }
                 try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
-                    .run([.text(uuid), .blob(try PropertyListValue.dictionary(metadata).binaryPropertyList())])
+                    .run([.text(uuid), try encodedMetadata(metadata)])
             }
             // WAL is recorded in the file header; the store is complete and closed before it is linked.
             try connection.execute("PRAGMA journal_mode = WAL")
@@ -118,7 +118,44 @@ public final class SQLiteStore: @unchecked Sendable {
         }
     }
 
-    private static func readMetadata(_ connection: SQLiteConnection, path: String) throws -> (String, [String: PropertyListValue]) {
+    /// The metadata of the store file at `url` as Core Data reports it (`NSStoreUUID` from
+    /// `Z_UUID`), read from the `Z_METADATA` row alone, whatever the size of the store.
+    static func readMetadata(at url: URL) throws -> [String: PropertyListValue] {
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            guard try connection.tableNames().contains("Z_METADATA") else {
+                throw StoreError(.notAStore, path: url.path, "this SQLite file has no Z_METADATA table: it is not a Core Data store")
+            }
+            var (uuid, metadata) = try readMetadata(connection, path: url.path)
+            metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+            return metadata
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
+        }
+    }
+
+    /// Replaces the `Z_METADATA` row's plist in a transaction of its own; no other table is
+    /// touched. `NSStoreUUID` stays in `Z_UUID`, as Core Data keeps it.
+    static func writeMetadata(_ metadata: [String: PropertyListValue], at url: URL) throws {
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+            try connection.transaction {
+                _ = try readMetadata(connection, path: url.path)
+                try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try encodedMetadata(metadata)])
+            }
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
+        }
+    }
+
+    /// `Z_PLIST` as Core Data writes it: the metadata as a binary plist, without `NSStoreUUID`.
+    static func encodedMetadata(_ metadata: [String: PropertyListValue]) throws -> SQLiteValue {
+        var stored = metadata
+        stored[StoreMetadata.Key.storeUUID] = nil
+        return .blob(try PropertyListValue.dictionary(stored).binaryPropertyList())
+    }
+
+    static func readMetadata(_ connection: SQLiteConnection, path: String) throws -> (String, [String: PropertyListValue]) {
         let rows = try connection.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1")
         guard let row = rows.first, case .text(let uuid) = row[0] else {
             throw StoreError(.notAStore, path: path, "Z_METADATA has no row for version 1")

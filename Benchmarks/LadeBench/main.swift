@@ -1,0 +1,249 @@
+// lade-bench: `make bench`. Generates a deterministic product data set (CSV, NDJSON, JSON
+// array), then, in one invocation, times sqlite3's own `.import --csv` into the same table
+// shape and `lade run` on each format (plus a forced re-run over unchanged data), alternating
+// them round by round, and prints medians, rows/s, peak RSS and the ratio to sqlite3.
+//
+//   lade-bench generate --rows N --out DIR
+//   lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]
+import Foundation
+
+//   lade-bench stack [--objects N] [--batch N]     (contexts alone: insert, save, reset; peak RSS)
+
+// MARK: Arguments
+
+let command = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "help"
+let arguments = Array(CommandLine.arguments.dropFirst(2))
+func option(_ name: String, _ fallback: String) -> String {
+    guard let index = arguments.firstIndex(of: "--\(name)"), index + 1 < arguments.count else { return fallback }
+    return arguments[index + 1]
+}
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("lade-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+// MARK: Data
+
+/// SplitMix64: small, fast, and the same sequence everywhere.
+struct Random {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+struct Product {
+    var sku: String, name: String, price: String, quantity: Int, active: Bool, createdAt: String, category: String, description: String
+}
+
+let words = ["alpha", "bravo", "Grüße", "naïve", "café", "日本", "straße", "ünïcödé", "quote\"d", "comma,ed", "delta", "echo",
+             "foxtrot", "golf", "hotel", "India", "juliet", "kilo", "lima", "mike", "Ωmega", "señor", "smörgåsbord", "zebra"]
+let categories = (0..<50).map { $0 % 7 == 0 ? "Catégorie \($0)" : "Category \($0)" }
+
+func products(count: Int, seed: UInt64) -> (Int) -> Product {
+    var random = Random(state: seed)
+    // A permutation of 0..<count: unique keys in random order.
+    var order = Array(0..<count)
+    for index in stride(from: count - 1, to: 0, by: -1) { order.swapAt(index, random.below(index + 1)) }
+    return { index in
+        var random = Random(state: seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D)
+        var name = ""
+        for w in 0..<(2 + random.below(3)) { name += (w == 0 ? "" : " ") + words[random.below(words.count)] }
+        var description = ""
+        let length = random.below(201)
+        while description.utf8.count < length { description += words[random.below(words.count)] + " " }
+        while description.utf8.count > length { description.removeLast() }
+        let month = 1 + random.below(12), day = 1 + random.below(28)
+        return Product(
+            sku: String(format: "SKU-%08d", order[index]), name: name,
+            price: "\(random.below(100_000)).\(String(format: "%02d", random.below(100)))", quantity: random.below(10_000),
+            active: random.below(4) != 0,
+            createdAt: String(format: "2024-%02d-%02dT%02d:%02d:%02dZ", month, day, random.below(24), random.below(60), random.below(60)),
+            category: categories[random.below(categories.count)], description: description)
+    }
+}
+
+func csvField(_ text: String) -> String {
+    text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+}
+
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func generate(rows: Int, directory: URL) {
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let make = products(count: rows, seed: 0x1ADE_2026)
+    let paths = ["csv", "ndjson", "json"].map { directory.appendingPathComponent("products.\($0)").path }
+    let files = paths.map { fopen($0, "w")! }
+    defer { files.forEach { fclose($0) } }
+    fputs("sku,name,price,quantity,active,created_at,category,description\n", files[0])
+    fputs("[\n", files[2])
+    for index in 0..<rows {
+        let p = make(index)
+        fputs([p.sku, csvField(p.name), p.price, String(p.quantity), p.active ? "true" : "false", p.createdAt, csvField(p.category), csvField(p.description)].joined(separator: ",") + "\n", files[0])
+        let object = "{\"sku\":\(jsonString(p.sku)),\"name\":\(jsonString(p.name)),\"price\":\(p.price),\"quantity\":\(p.quantity),\"active\":\(p.active),\"created_at\":\(jsonString(p.createdAt)),\"category\":\(jsonString(p.category)),\"description\":\(jsonString(p.description))}"
+        fputs(object + "\n", files[1])
+        fputs(object + (index + 1 < rows ? ",\n" : "\n"), files[2])
+    }
+    fputs("]\n", files[2])
+}
+
+// MARK: Measuring a process
+
+struct Measurement {
+    var seconds: Double
+    var peakBytes: Int64
+}
+
+/// Runs a command, its output to a log file, and returns wall time and its peak RSS (wait4).
+func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement {
+    var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
+    let argv = command.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let start = DispatchTime.now()
+    guard posix_spawnp(&pid, command[0], &actions, nil, argv, environ) == 0 else { fail("cannot start \(command[0])") }
+    var status: Int32 = 0
+    var usage = rusage()
+    wait4(pid, &status, 0, &usage)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    if exited != 0 && exited != 2 {
+        fail("\(command.joined(separator: " ")) exited with \(exited); see \(log.path)")
+    }
+    return Measurement(seconds: seconds, peakBytes: Int64(usage.ru_maxrss) * 1024)
+}
+
+func removeStore(_ url: URL) {
+    for suffix in ["", "-wal", "-shm", "-journal", ".lade-lock"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+// MARK: Commands
+
+switch command {
+case "generate":
+    guard let rows = Int(option("rows", "1000000")) else { fail("--rows takes a number") }
+    generate(rows: rows, directory: URL(fileURLWithPath: option("out", ".build/bench/data")))
+case "run":
+    guard let rows = Int(option("rows", "1000000")) else { fail("--rows takes a number") }
+    let runs = max(1, Int(option("runs", "3")) ?? 3)
+    let lade = URL(fileURLWithPath: option("lade", ".build/release/lade")).path
+    let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    let work = URL(fileURLWithPath: option("work", ".build/bench"), relativeTo: root).standardizedFileURL
+    let formats = option("formats", "csv,ndjson,json").split(separator: ",").map(String.init)
+    let model = URL(fileURLWithPath: option("model", "samples/Catalog.xcdatamodeld"), relativeTo: root).standardizedFileURL.path
+    let data = work.appendingPathComponent("data-\(rows)")
+    guard FileManager.default.isExecutableFile(atPath: lade) else { fail("no lade binary at \(lade); build it with swift build -c release") }
+    if !FileManager.default.fileExists(atPath: data.appendingPathComponent("products.json").path) {
+        print("generating \(rows) rows in \(data.path) …")
+        generate(rows: rows, directory: data)
+    }
+    let log = work.appendingPathComponent("bench.log")
+    try? FileManager.default.removeItem(at: log)
+
+    // sqlite3: the same table shape (columns and indexes of Lade's ZPRODUCT for these fields), one transaction.
+    let sqliteDB = work.appendingPathComponent("sqlite3.db")
+    let sqliteScript = work.appendingPathComponent("import.sql")
+    try! """
+        CREATE TABLE products (sku VARCHAR, name VARCHAR, price DECIMAL, quantity INTEGER, active INTEGER, created_at TIMESTAMP, category VARCHAR, description VARCHAR);
+        CREATE UNIQUE INDEX products_sku ON products (sku);
+        CREATE INDEX products_name ON products (name);
+        CREATE INDEX products_category ON products (category);
+        BEGIN;
+        .import --csv --skip 1 \(data.appendingPathComponent("products.csv").path) products
+        COMMIT;
+
+        """.write(to: sqliteScript, atomically: true, encoding: .utf8)
+
+    func job(_ format: String) -> URL {
+        let url = work.appendingPathComponent("bench-\(format).yaml")
+        let store = work.appendingPathComponent("lade-\(format).sqlite")
+        try! """
+            kind: import
+            model: \(model)
+            store: { type: sqlite, path: \(store.path) }
+            source: \(data.appendingPathComponent("products.\(format)").path)
+            entity: Product
+            key: sku
+            batch: { size: 5000, resetEvery: 4 }
+            autoMatch: false
+            fields:
+              sku: sku
+              name: name
+              price: price
+              stock: quantity
+              active: active
+              createdAt: { from: created_at, date: iso8601 }
+              details: { from: description, empty: null }
+            relationships:
+              category: { from: category, match: name, create: true }
+
+            """.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    struct Line { let label: String; var results: [Measurement] = [] }
+    var lines = [Line(label: "sqlite3 .import --csv")] + formats.map { Line(label: "lade run \($0)") } + [Line(label: "lade run csv --force (re-run)")]
+    print("rows \(rows), \(runs) runs each, alternating; lade \(lade)")
+    for round in 1...runs {
+        removeStore(sqliteDB)
+        lines[0].results.append(measure(["sqlite3", sqliteDB.path], log: log, stdin: sqliteScript.path))
+        for (offset, format) in formats.enumerated() {
+            let store = work.appendingPathComponent("lade-\(format).sqlite")
+            removeStore(store)
+            lines[1 + offset].results.append(measure([lade, "run", job(format).path, "--quiet"], log: log))
+        }
+        if formats.contains("csv") {
+            lines[lines.count - 1].results.append(measure([lade, "run", job("csv").path, "--force", "--quiet"], log: log))
+        }
+        print("  round \(round): " + lines.map { $0.results.last.map { String(format: "%.2fs", $0.seconds) } ?? "-" }.joined(separator: "  "))
+    }
+    let sqliteMedian = median(lines[0].results.map(\.seconds))
+    let firstCSV = formats.contains("csv") ? median(lines[1].results.map(\.seconds)) : nil
+    print("")
+    print("| what | wall s (median) | rows/s | peak RSS MiB (max) | vs sqlite3 |")
+    print("|---|---:|---:|---:|---:|")
+    for line in lines where !line.results.isEmpty {
+        let wall = median(line.results.map(\.seconds))
+        let peak = Double(line.results.map(\.peakBytes).max() ?? 0) / 1_048_576
+        var ratio = String(format: "%.2f×", wall / sqliteMedian)
+        if line.label.hasSuffix("(re-run)"), let firstCSV { ratio += String(format: " (%.2f× first csv import)", wall / firstCSV) }
+        print(String(format: "| %@ | %.2f | %.0f | %.1f | %@ |", line.label, wall, Double(rows) / wall, peak, ratio))
+    }
+    print("\nall runs (s): " + lines.map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
+case "stack":
+    guard let objects = Int(option("objects", "1000000")), let batch = Int(option("batch", "5000")) else { fail("--objects and --batch take numbers") }
+    do {
+        try StackBench.run(objects: objects, batch: batch, store: URL(fileURLWithPath: option("store", ".build/bench/stack.sqlite")),
+                           model: URL(fileURLWithPath: option("model", "samples/Catalog.xcdatamodeld")))
+    } catch {
+        fail("\(error)")
+    }
+default:
+    print("usage: lade-bench stack [--objects N] [--batch N] |  lade-bench generate --rows N --out DIR | lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]")
+}

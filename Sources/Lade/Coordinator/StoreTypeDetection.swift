@@ -1,0 +1,95 @@
+import Foundation
+
+extension PersistentStoreCoordinator.StoreType {
+    /// The type of the store file at `url`, told from its first bytes: `SQLite format 3\0` for
+    /// SQLite, an XML declaration or `<database>` (with `<database>` near the start) for XML,
+    /// the binary store's magic bytes (`\x89LADE\r\n\x1a`) for binary.
+    ///
+    /// ```swift
+    /// let type = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)   // .xml
+    /// ```
+    public init(detectingFileAt url: URL) throws {
+        let path = url.path
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw FileManager.default.fileExists(atPath: path)
+                ? StoreError(.io, path: path, "cannot open the file to tell its store type; check its permissions")
+                : StoreError(.notFound, path: path, "no store here; give a store type to create one")
+        }
+        defer { try? handle.close() }
+        let prefix = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
+        guard !prefix.isEmpty else {
+            throw StoreError(.notAStore, path: path, "the file is empty: it is not a store")
+        }
+        if prefix.starts(with: Array("SQLite format 3\u{0}".utf8)) {
+            self = .sqlite
+        } else if prefix.starts(with: BinaryStoreFile.magic) {
+            self = .binary
+        } else if Self.looksLikeXMLStore(prefix) {
+            self = .xml
+        } else if Self.startsLikeXML(prefix) {
+            throw StoreError(.notAStore, path: path, "an XML file, but not a Core Data XML store (no <database> element near its start)")
+        } else {
+            let shown = prefix.prefix(8).map { String(format: "%02X", $0) }.joined(separator: " ")
+            throw StoreError(.notAStore, path: path, "its first bytes (\(shown)) are not those of a SQLite, XML or binary store")
+        }
+    }
+
+    private static func startsLikeXML(_ bytes: [UInt8]) -> Bool {
+        var text = Substring(String(decoding: bytes, as: UTF8.self))
+        if text.first == "\u{FEFF}" { text = text.dropFirst() }
+        text = text.drop { $0.isWhitespace }
+        return text.hasPrefix("<?xml") || text.hasPrefix("<!DOCTYPE") || text.hasPrefix("<database")
+    }
+
+    private static func looksLikeXMLStore(_ bytes: [UInt8]) -> Bool {
+        startsLikeXML(bytes) && String(decoding: bytes, as: UTF8.self).contains("<database")
+    }
+
+    /// The file format behind an atomic store type.
+    var atomicFileFormat: AtomicStoreFileFormat.Type? {
+        switch self {
+        case .xml: XMLStoreFile.self
+        case .binary: BinaryStoreFile.self
+        case .sqlite, .inMemory: nil
+        }
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// Opens (or, for a missing file and a writable store, creates) a store of `type` at `url`.
+    /// Without a type, the file's is detected; a file of another type than the one given is
+    /// refused, naming the type it has.
+    static func openStore(type: StoreType?, at url: URL?, model: ManagedObjectModel, readOnly: Bool) throws -> PersistentStore {
+        if type == .inMemory { return try InMemoryStore(model: model) }
+        guard let url else {
+            throw StoreError(.notFound, path: type?.rawValue ?? "store", "a \(type?.rawValue ?? "file") store needs a file URL; use the type .inMemory for a store without a file")
+        }
+        let exists = FileManager.default.fileExists(atPath: url.path)
+        let resolved = try resolvedType(type, at: url, exists: exists)
+        let creating = !readOnly && !exists
+        switch resolved {
+        case .sqlite:
+            return creating ? try SQLiteStore.create(at: url, model: model) : try SQLiteStore(url: url, model: model, readOnly: readOnly)
+        case .xml:
+            return creating ? try XMLStore.create(at: url, model: model) : try XMLStore(url: url, model: model, readOnly: readOnly)
+        case .binary:
+            return creating ? try BinaryStore.create(at: url, model: model) : try BinaryStore(url: url, model: model, readOnly: readOnly)
+        case .inMemory:
+            return try InMemoryStore(model: model)
+        }
+    }
+
+    /// The type to use for the file at `url`: the one given, which must be the file's when it
+    /// exists, or the one detected.
+    static func resolvedType(_ type: StoreType?, at url: URL, exists: Bool) throws -> StoreType {
+        guard exists else {
+            guard let type else { throw StoreError(.notFound, path: url.path, "no store here; give a store type to create one") }
+            return type
+        }
+        let detected = try StoreType(detectingFileAt: url)
+        if let type, type != detected {
+            throw StoreError(.wrongStoreType, path: url.path, "this is a \(detected.rawValue) store, not \(type.rawValue); give the type \(detected.rawValue) or none (it is detected)")
+        }
+        return detected
+    }
+}

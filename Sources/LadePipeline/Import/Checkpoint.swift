@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import Lade
+
+/// How far an import of one source has been committed, kept in the store's metadata and
+/// written in the same transaction as the rows it counts, so a killed run resumes exactly
+/// where its last commit ended and a finished one is not repeated.
+///
+/// The metadata key is `lade.import:<Entity>:<absolute source path>`; the value a dictionary
+/// (see jobs/README.md, "Checkpoints").
+public struct Checkpoint: Sendable, Equatable {
+    /// What the source file was when the import started: a changed file is a new import.
+    public struct SourceIdentity: Sendable, Equatable {
+        public var path: String
+        public var size: Int64
+        /// Modification time, seconds since 1970.
+        public var modified: Double
+        /// SHA-256 of the first 64 KiB, hex.
+        public var head: String
+
+        /// Reads a file's identity; nil for standard input.
+        public static func of(_ url: URL?) throws -> SourceIdentity? {
+            guard let url else { return nil }
+            var info = stat()
+            guard stat(url.path, &info) == 0 else {
+                throw StoreError(.notFound, path: url.path, "cannot read the source: \(String(cString: strerror(errno)))")
+            }
+            guard let handle = FileHandle(forReadingAtPath: url.path) else {
+                throw StoreError(.io, path: url.path, "cannot open the source for reading")
+            }
+            defer { try? handle.close() }
+            let head = (try? handle.read(upToCount: 65_536)) ?? Data()
+            let digest = SHA256.hash(data: head).map { String(format: "%02x", $0) }.joined()
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            return SourceIdentity(path: url.path, size: Int64(info.st_size), modified: modified, head: digest)
+        }
+    }
+
+    public var source: SourceIdentity?
+    /// Where the next run starts: after the last committed record.
+    public var resume: ResumePoint
+    /// True once the whole source was committed.
+    public var complete: Bool
+    /// The rejects file's length at the commit, so a resumed run drops rejects of lost batches.
+    public var rejectsLength: Int64
+    public var counts: ImportCounts
+    public var updatedAt: Date
+
+    public static func metadataKey(entity: String, source: URL?) -> String {
+        "lade.import:\(entity):\(source?.path ?? "-")"
+    }
+
+    public var propertyList: PropertyListValue {
+        var dictionary: [String: PropertyListValue] = [
+            "rows": .integer(resume.recordIndex),
+            "byteOffset": .integer(resume.byteOffset),
+            "line": .integer(Int64(resume.line)),
+            "complete": .bool(complete),
+            "rejectsLength": .integer(rejectsLength),
+            "updatedAt": .date(updatedAt),
+            "counts": .dictionary([
+                "inserted": .integer(Int64(counts.inserted)), "updated": .integer(Int64(counts.updated)),
+                "unchanged": .integer(Int64(counts.unchanged)), "duplicates": .integer(Int64(counts.duplicates)),
+                "existing": .integer(Int64(counts.existing)), "rejected": .integer(Int64(counts.rejected)),
+                "unresolved": .integer(Int64(counts.unresolved)), "createdDestinations": .integer(Int64(counts.createdDestinations)),
+            ]),
+        ]
+        if let source {
+            dictionary["source"] = .dictionary([
+                "path": .string(source.path), "size": .integer(source.size),
+                "modified": .real(source.modified), "head": .string(source.head),
+            ])
+        }
+        return .dictionary(dictionary)
+    }
+
+    public init(source: SourceIdentity?, resume: ResumePoint, complete: Bool, rejectsLength: Int64, counts: ImportCounts, updatedAt: Date = Date()) {
+        self.source = source
+        self.resume = resume
+        self.complete = complete
+        self.rejectsLength = rejectsLength
+        self.counts = counts
+        self.updatedAt = updatedAt
+    }
+
+    /// Reads a checkpoint written by `propertyList`; nil for anything else.
+    public init?(_ value: PropertyListValue?) {
+        guard case .dictionary(let dictionary)? = value,
+              case .integer(let rows)? = dictionary["rows"], case .integer(let offset)? = dictionary["byteOffset"],
+              case .integer(let line)? = dictionary["line"], case .bool(let complete)? = dictionary["complete"]
+        else { return nil }
+        resume = ResumePoint(byteOffset: offset, line: Int(line), recordIndex: rows)
+        self.complete = complete
+        if case .integer(let length)? = dictionary["rejectsLength"] { rejectsLength = length } else { rejectsLength = 0 }
+        if case .date(let date)? = dictionary["updatedAt"] { updatedAt = date } else { updatedAt = .distantPast }
+        var counts = ImportCounts()
+        if case .dictionary(let stored)? = dictionary["counts"] {
+            func number(_ key: String) -> Int { if case .integer(let value)? = stored[key] { Int(value) } else { 0 } }
+            counts.inserted = number("inserted"); counts.updated = number("updated"); counts.unchanged = number("unchanged")
+            counts.duplicates = number("duplicates"); counts.existing = number("existing"); counts.rejected = number("rejected")
+            counts.unresolved = number("unresolved"); counts.createdDestinations = number("createdDestinations")
+        }
+        self.counts = counts
+        if case .dictionary(let source)? = dictionary["source"], case .string(let path)? = source["path"],
+           case .integer(let size)? = source["size"], case .real(let modified)? = source["modified"], case .string(let head)? = source["head"] {
+            self.source = SourceIdentity(path: path, size: size, modified: modified, head: head)
+        } else {
+            self.source = nil
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Lade
+
+/// One import step checked against its model: which attribute takes which source field and
+/// how, which relationships are wired by which keys, and the fields the reader must deliver.
+///
+/// ```swift
+/// let plan = try ImportPlan(step: job.steps[0], model: model)
+/// let reader = try RecordReader(path: …, format: …, fields: plan.readerFields)
+/// try plan.check(columns: reader.columns)        // listed columns exist in the header
+/// ```
+public struct ImportPlan: Sendable {
+    /// An attribute and where its value comes from.
+    public struct AttributePlan: Sendable {
+        public let attribute: AttributeDescription
+        /// Indices into `readerFields`: the first that is present in a record gives the value
+        /// (several for name-matched attributes: `createdAt`, `created_at`, …).
+        public let fieldIndices: [Int]
+        public let converter: ValueConverter
+        /// A constant for every row (`value:` in the job), already parsed.
+        public let constant: AttributeValue?
+        public let listed: Bool
+        public let validator: AttributeValidator
+    }
+
+    /// A relationship wired by the destination's key.
+    public struct RelationshipPlan: Sendable {
+        public let settings: RelationshipSettings
+        public let relationship: RelationshipDescription
+        public let fieldIndex: Int
+        /// The destination attribute keys are matched against, and how key text is read for it.
+        public let match: AttributeDescription
+        public let matchConverter: ValueConverter
+        public let matchValidator: AttributeValidator
+    }
+
+    public let step: ImportStep
+    public let entity: EntityDescription
+    public let attributes: [AttributePlan]
+    public let relationships: [RelationshipPlan]
+    /// Positions in `attributes` of the key attributes, in key order.
+    public let keyIndices: [Int]
+    /// What the reader is asked for, in this order.
+    public let readerFields: [FieldPath]
+
+    public init(step: ImportStep, model: ManagedObjectModel) throws {
+        self.step = step
+        let where_ = step.location
+        guard let entity = model.entity(named: step.entity) else {
+            throw JobError(file: where_, field: "entity", "the model has no entity '\(step.entity)'; it has \(model.entityNames.joined(separator: ", "))")
+        }
+        guard !entity.isAbstract else {
+            throw JobError(file: where_, field: "entity", "'\(entity.name)' is abstract: import into one of its subentities (\(model.subentities(of: entity.name).map(\.name).joined(separator: ", ")))")
+        }
+        self.entity = entity
+        var fields: [FieldPath] = []
+        var fieldIndex: [FieldPath: Int] = [:]
+        func index(of path: FieldPath) -> Int {
+            if let known = fieldIndex[path] { return known }
+            fields.append(path)
+            fieldIndex[path] = fields.count - 1
+            return fields.count - 1
+        }
+
+        var plans: [AttributePlan] = []
+        for field in step.fields {
+            guard let attribute = model.attribute(field.attribute, of: entity.name) else {
+                let isRelationship = model.relationship(field.attribute, of: entity.name) != nil
+                throw JobError(file: field.location, field: "fields.\(field.attribute)", isRelationship
+                    ? "'\(field.attribute)' is a relationship: wire it under 'relationships:' with from/match"
+                    : "\(entity.name) has no attribute '\(field.attribute)'; its attributes are \(model.attributes(of: entity.name).map(\.name).joined(separator: ", "))")
+            }
+            let converter = try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls)
+            switch field.origin {
+            case .field(let path):
+                plans.append(AttributePlan(attribute: attribute, fieldIndices: [index(of: path)], converter: converter, constant: nil, listed: true, validator: AttributeValidator(attribute)))
+            case .constant(let text):
+                let value: AttributeValue?
+                switch converter.convert(.string(text)) {
+                case .value(let parsed): value = parsed
+                case .absent: value = nil
+                case .failure(let reason): throw JobError(file: field.location, field: "fields.\(field.attribute).value", reason)
+                }
+                if let value, let violation = AttributeValidator(attribute).violation(of: value) {
+                    throw JobError(file: field.location, field: "fields.\(field.attribute).value", "\(attribute.name) \(violation.message)")
+                }
+                plans.append(AttributePlan(attribute: attribute, fieldIndices: [], converter: converter, constant: value, listed: true, validator: AttributeValidator(attribute)))
+            }
+        }
+        if step.autoMatch {
+            let listed = Set(step.fields.map(\.attribute))
+            for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined {
+                let candidates = ImportPlan.columnSpellings(of: attribute.name).map { index(of: FieldPath(components: [$0])) }
+                let field = FieldSettings(attribute: attribute.name, origin: .field(FieldPath(components: [attribute.name])), dateFormat: nil,
+                                          timeZone: TimeZone(identifier: "UTC")!, empty: nil, listed: false, location: step.location)
+                plans.append(AttributePlan(
+                    attribute: attribute, fieldIndices: candidates,
+                    converter: try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls),
+                    constant: nil, listed: false, validator: AttributeValidator(attribute)))
+            }
+        }
+        attributes = plans
+
+        var keyIndices: [Int] = []
+        for name in step.key {
+            guard let position = plans.firstIndex(where: { $0.attribute.name == name }) else {
+                if model.attribute(name, of: entity.name) == nil {
+                    throw JobError(file: where_, field: "key", "\(entity.name) has no attribute '\(name)'")
+                }
+                throw JobError(file: where_, field: "key", "the key attribute '\(name)' takes no value from the source: list it under fields (or turn autoMatch on)")
+            }
+            guard plans[position].constant == nil else {
+                throw JobError(file: where_, field: "key", "the key attribute '\(name)' is a constant, so every row would be the same object")
+            }
+            keyIndices.append(position)
+        }
+        self.keyIndices = keyIndices
+
+        var relationships: [RelationshipPlan] = []
+        for settings in step.relationships {
+            let field = "relationships.\(settings.relationship)"
+            guard let relationship = model.relationship(settings.relationship, of: entity.name) else {
+                throw JobError(file: settings.location, field: field, "\(entity.name) has no relationship '\(settings.relationship)'; its relationships are \(model.relationships(of: entity.name).map(\.name).joined(separator: ", "))")
+            }
+            let destination = relationship.destinationEntityName
+            guard let match = model.attribute(settings.match, of: destination) else {
+                throw JobError(file: settings.location, field: "\(field).match", "\(destination) has no attribute '\(settings.match)'")
+            }
+            if settings.create {
+                guard !(model.entity(named: destination)?.isAbstract ?? true) else {
+                    throw JobError(file: settings.location, field: "\(field).create", "\(destination) is abstract, so missing ones cannot be created")
+                }
+                let others = model.attributes(of: destination).filter {
+                    $0.name != match.name && !$0.isOptional && $0.defaultValue == nil && !$0.isTransient
+                }
+                if let other = others.first {
+                    throw JobError(file: settings.location, field: "\(field).create", "a \(destination) made from a key has only '\(match.name)', but \(destination).\(other.name) is required and has no default")
+                }
+                let requiredRelationships = model.relationships(of: destination).filter { !$0.isOptional && !$0.isTransient }
+                if let other = requiredRelationships.first {
+                    throw JobError(file: settings.location, field: "\(field).create", "a \(destination) made from a key cannot have its required relationship '\(other.name)'")
+                }
+            }
+            let matchField = FieldSettings(attribute: match.name, origin: .field(settings.from), dateFormat: nil, timeZone: TimeZone(identifier: "UTC")!,
+                                           empty: nil, listed: true, location: settings.location)
+            relationships.append(RelationshipPlan(
+                settings: settings, relationship: relationship, fieldIndex: index(of: settings.from), match: match,
+                matchConverter: try ValueConverter(attribute: match, field: matchField, nulls: step.source.nulls),
+                matchValidator: AttributeValidator(match)))
+        }
+        self.relationships = relationships
+        readerFields = fields
+    }
+
+    /// Checks listed fields against a source's columns (a CSV header; JSON sources name no
+    /// columns up front). Returns the name-matched attributes with the column each found.
+    @discardableResult
+    public func check(columns: [String]?, sourceName: String) throws -> [(attribute: String, column: String)] {
+        guard let columns else { return [] }
+        let present = Set(columns)
+        for plan in attributes where plan.listed {
+            for index in plan.fieldIndices {
+                let name = readerFields[index].components.joined(separator: ".")
+                guard present.contains(name) else {
+                    throw JobError(file: step.location, field: "fields.\(plan.attribute.name)",
+                                   "column '\(name)' is not in \(sourceName)'s header; its columns are \(columns.joined(separator: ", "))")
+                }
+            }
+        }
+        for plan in relationships {
+            let name = readerFields[plan.fieldIndex].components.joined(separator: ".")
+            guard present.contains(name) else {
+                throw JobError(file: step.location, field: "relationships.\(plan.settings.relationship).from",
+                               "column '\(name)' is not in \(sourceName)'s header; its columns are \(columns.joined(separator: ", "))")
+            }
+        }
+        for index in keyIndices where !attributes[index].listed {
+            let found = attributes[index].fieldIndices.contains { present.contains(readerFields[$0].components.joined(separator: ".")) }
+            guard found else {
+                throw JobError(file: step.location, field: "key", "no column of \(sourceName) matches the key attribute '\(attributes[index].attribute.name)'; map it under fields")
+            }
+        }
+        var matched: [(String, String)] = []
+        for plan in attributes where !plan.listed {
+            if let index = plan.fieldIndices.first(where: { present.contains(readerFields[$0].components.joined(separator: ".")) }) {
+                matched.append((plan.attribute.name, readerFields[index].components.joined(separator: ".")))
+            }
+        }
+        return matched
+    }
+
+    /// How a column may spell an attribute's name: as is, snake_case, kebab-case, lower case,
+    /// UPPER_SNAKE and PascalCase (`createdAt` ~ `created_at`).
+    static func columnSpellings(of name: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        for character in name {
+            if character.isUppercase && !current.isEmpty && !(current.last?.isUppercase ?? false) {
+                words.append(current)
+                current = ""
+            }
+            current.append(character)
+        }
+        if !current.isEmpty { words.append(current) }
+        let lower = words.map { $0.lowercased() }
+        var spellings = [
+            name,
+            lower.joined(separator: "_"),
+            lower.joined(separator: "-"),
+            name.lowercased(),
+            lower.joined(separator: "_").uppercased(),
+            name.prefix(1).uppercased() + name.dropFirst(),
+        ]
+        var seen: Set<String> = []
+        spellings.removeAll { !seen.insert($0).inserted }
+        return spellings
+    }
+}

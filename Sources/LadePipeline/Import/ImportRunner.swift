@@ -1,0 +1,315 @@
+import Foundation
+import Lade
+
+/// How an import run ended.
+public enum ImportStatus: Sendable, Equatable {
+    /// Every row was imported.
+    case completed
+    /// The source was read to the end; some rows were rejected (see the rejects file).
+    case completedWithRejects
+    /// The store says this unchanged source was imported already; nothing was done.
+    case alreadyImported
+    /// A signal stopped the run after a committed batch; running again resumes.
+    case interrupted(signal: Int32)
+    /// A row could not be imported (`policy: abort`, or more rejects than `maxErrors`); every
+    /// batch before it is committed.
+    case aborted(reason: String)
+
+    public var name: String {
+        switch self {
+        case .completed: "completed"
+        case .completedWithRejects: "completed-with-rejects"
+        case .alreadyImported: "already-imported"
+        case .interrupted: "interrupted"
+        case .aborted: "aborted"
+        }
+    }
+}
+
+/// What a run did, for people and for `--report FILE` (JSON).
+public struct ImportReport: Sendable {
+    public var status: ImportStatus
+    public var job: String
+    public var source: String
+    public var store: String
+    public var entity: String
+    /// Counts for this run only.
+    public var counts: ImportCounts
+    /// Source records read by this run.
+    public var rows: Int64
+    /// The line this run started at when it resumed an earlier one.
+    public var resumedAtLine: Int?
+    public var batches: Int
+    public var commits: Int
+    public var resets: Int
+    public var seconds: Double
+    public var peakResidentBytes: Int64
+    public var rejectsFile: String?
+
+    public var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
+
+    public func json() throws -> Data {
+        var object: [String: Any] = [
+            "status": status.name, "job": job, "source": source, "store": store, "entity": entity,
+            "rows": rows, "inserted": counts.inserted, "updated": counts.updated, "unchanged": counts.unchanged,
+            "duplicates": counts.duplicates, "existing": counts.existing, "rejected": counts.rejected,
+            "unresolved": counts.unresolved, "createdDestinations": counts.createdDestinations,
+            "batches": batches, "commits": commits, "resets": resets,
+            "seconds": (seconds * 1000).rounded() / 1000, "rowsPerSecond": rowsPerSecond.rounded(),
+            "peakRSSBytes": peakResidentBytes,
+        ]
+        if let resumedAtLine { object["resumedAtLine"] = resumedAtLine }
+        if let rejectsFile { object["rejectsFile"] = rejectsFile }
+        if case .aborted(let reason) = status { object["reason"] = reason }
+        if case .interrupted(let signal) = status { object["signal"] = Int(signal) }
+        return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// A few lines for a person.
+    public func text() -> String {
+        var lines: [String] = []
+        switch status {
+        case .alreadyImported:
+            return "\(source) was imported into \(store) already and has not changed since; nothing to do (--force imports it again)\n"
+        case .completed, .completedWithRejects: lines.append("imported \(source) into \(store) (\(entity))")
+        case .interrupted: lines.append("stopped by a signal after a committed batch; run the job again to resume")
+        case .aborted(let reason): lines.append("stopped: \(reason)")
+        }
+        if let resumedAtLine { lines.append("resumed at line \(resumedAtLine)") }
+        let c = counts
+        lines.append("rows \(rows): inserted \(c.inserted), updated \(c.updated), unchanged \(c.unchanged), duplicates \(c.duplicates), existing \(c.existing), rejected \(c.rejected), unresolved \(c.unresolved)"
+            + (c.createdDestinations > 0 ? ", related objects created \(c.createdDestinations)" : ""))
+        lines.append(String(format: "%d batches, %d commits, %d resets, %.2f s, %.0f rows/s, peak memory %.1f MiB",
+                            batches, commits, resets, seconds, rowsPerSecond, Double(peakResidentBytes) / 1_048_576))
+        if c.rejected > 0, let rejectsFile { lines.append("rejected rows: \(rejectsFile)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Options of one run that are not part of the job.
+public struct ImportOptions: Sendable {
+    /// Import again even when the checkpoint says this source is done (and ignore a partial one).
+    public var force = false
+    /// Seconds between progress lines; nil: a bar on a terminal, nothing otherwise.
+    public var progressInterval: TimeInterval?
+    /// Honour SIGINT/SIGTERM (finish the batch, commit, stop).
+    public var handlesSignals = true
+
+    public init(force: Bool = false, progressInterval: TimeInterval? = nil, handlesSignals: Bool = true) {
+        self.force = force
+        self.progressInterval = progressInterval
+        self.handlesSignals = handlesSignals
+    }
+}
+
+/// Runs an import job: a reader thread parses and maps records into a bounded queue; this
+/// thread finds or creates objects batch by batch in a private-queue context (undo off),
+/// commits every `commitEvery` batches with the checkpoint in the same transaction, and resets
+/// the context every `resetEvery` batches so memory stays flat.
+///
+/// ```swift
+/// let job = try Job(contentsOf: URL(fileURLWithPath: "jobs/products.yaml"))
+/// let report = try ImportRunner(job: job).run()
+/// print(report.text())
+/// ```
+public final class ImportRunner {
+    public let job: Job
+    public let options: ImportOptions
+
+    public init(job: Job, options: ImportOptions = ImportOptions()) {
+        self.job = job
+        self.options = options
+    }
+
+    public func run() throws -> ImportReport {
+        guard job.kind == .import, let step = job.steps.first else {
+            throw JobError(file: job.file, field: "kind", "lade run takes an import job (kind: import); use lade seed for kind: seed")
+        }
+        let started = Date()
+        let model = try job.model.load()
+        let plan = try ImportPlan(step: step, model: model)
+        let signals = options.handlesSignals ? StopSignals.install() : nil
+
+        let storeURL = job.store.url
+        try Self.createDirectory(for: storeURL)
+        let lock = try StoreLock(store: storeURL)
+        defer { lock.release() }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try StoreOpening.open(job.store, coordinator: coordinator)
+
+        let key = Checkpoint.metadataKey(entity: plan.entity.name, source: step.source.url)
+        let identity = try Checkpoint.SourceIdentity.of(step.source.url)
+        let previous = Checkpoint(coordinator.metadata(for: store)[key])
+        var report = ImportReport(
+            status: .completed, job: job.file, source: step.source.displayPath, store: storeURL.path, entity: plan.entity.name,
+            counts: ImportCounts(), rows: 0, resumedAtLine: nil, batches: 0, commits: 0, resets: 0, seconds: 0,
+            peakResidentBytes: 0, rejectsFile: job.onError.rejects?.path)
+        var resume: ResumePoint?
+        var runningCounts = ImportCounts()
+        if !options.force, let previous, let identity, previous.source == identity {
+            if previous.complete {
+                report.status = .alreadyImported
+                report.seconds = Date().timeIntervalSince(started)
+                report.peakResidentBytes = ProcessStats.peakResidentBytes
+                return report
+            }
+            if previous.resume.recordIndex > 0 {
+                resume = previous.resume
+                runningCounts = previous.counts
+                report.resumedAtLine = previous.resume.line
+            }
+        }
+
+        let reader = try RecordReader(
+            path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields,
+            resumingAt: resume, displayName: step.source.displayPath)
+        try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+        let rejectsFile = try job.onError.rejects.map {
+            try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength)
+        }
+        defer { rejectsFile?.close() }
+
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.name = "lade import"
+        context.persistentStoreCoordinator = coordinator
+        context.undoManager = nil
+        let writer = BatchWriter(context: context, plan: plan, model: model)
+        let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath)
+        defer { progress.finish() }
+
+        // The reader's thread: parse and map; the queue holds at most two batches ahead.
+        let queue = BoundedQueue<Result<MappedBatch, Error>>(capacity: 2)
+        let mapper = RowMapper(plan: plan, columns: reader.columns)
+        let batchSize = job.batch.size
+        let totalBytes = reader.totalBytes
+        let handOver = ReaderHandOver(reader: reader, mapper: mapper)
+        let producer = Thread {
+            do {
+                while let batch = try handOver.reader.nextBatch(maxRecords: batchSize) {
+                    guard queue.put(.success(handOver.mapper.map(batch, bytesRead: handOver.reader.bytesRead))) else { break }
+                }
+            } catch {
+                queue.put(.failure(error))
+            }
+            queue.finish()
+        }
+        producer.name = "lade reader"
+        producer.stackSize = 8 << 20
+        producer.start()
+        defer { queue.cancel() }
+
+        var committedPoint = resume ?? ResumePoint(byteOffset: 0, line: 1, recordIndex: 0)
+        var pendingPoint = committedPoint
+        var batchesSinceCommit = 0
+        var batchesSinceReset = 0
+        let firstRecord = committedPoint.recordIndex
+        let policy = job.onError
+
+        func commit(complete: Bool) throws {
+            let rejectsLength = try rejectsFile?.sync() ?? 0
+            let checkpoint = Checkpoint(source: identity, resume: pendingPoint, complete: complete, rejectsLength: rejectsLength, counts: runningCounts)
+            var metadata = coordinator.metadata(for: store)
+            metadata[key] = checkpoint.propertyList
+            try coordinator.setMetadata(metadata, for: store)
+            try context.save()
+            writer.didCommit()
+            committedPoint = pendingPoint
+            batchesSinceCommit = 0
+            report.commits += 1
+        }
+
+        func finish(_ status: ImportStatus) -> ImportReport {
+            report.status = status
+            report.rows = committedPoint.recordIndex - firstRecord
+            report.seconds = Date().timeIntervalSince(started)
+            report.peakResidentBytes = ProcessStats.peakResidentBytes
+            return report
+        }
+
+        return try context.performAndWait { () throws -> ImportReport in
+            while let next = queue.take() {
+                let batch: MappedBatch
+                switch next {
+                case .success(let mapped): batch = mapped
+                case .failure(let error):
+                    // Damage the reader cannot skip past: keep what is good, then stop.
+                    try commit(complete: false)
+                    throw error
+                }
+                let remaining = policy.policy == .abort ? 0 : policy.maxErrors - runningCounts.rejected
+                var batchCounts = ImportCounts()
+                var rejects = batch.rejects
+                var applied = false
+                if rejects.count <= remaining {
+                    let written = try writer.write(batch, allowedRejects: remaining - rejects.count, counts: &batchCounts)
+                    rejects += written.rejects
+                    applied = written.applied
+                }
+                guard applied else {
+                    // Nothing of this batch is kept; everything before it is.
+                    try commit(complete: false)
+                    rejects.sort { $0.line < $1.line }
+                    let first = rejects.first.map { $0.description(source: step.source.displayPath) } ?? "a row was rejected"
+                    let why = policy.policy == .abort ? first : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rejects.last!.description(source: step.source.displayPath))"
+                    return finish(.aborted(reason: why))
+                }
+                rejects.sort { $0.line < $1.line }
+                try rejectsFile?.append(rejects)
+                batchCounts.rejected = rejects.count
+                runningCounts.add(batchCounts)
+                report.counts.add(batchCounts)
+                report.batches += 1
+                pendingPoint = batch.endPoint
+                batchesSinceCommit += 1
+                batchesSinceReset += 1
+                let stop = signals?.received
+                if batchesSinceCommit >= job.batch.commitEvery || stop != nil {
+                    try commit(complete: false)
+                }
+                if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 {
+                    context.reset()
+                    writer.didReset()
+                    batchesSinceReset = 0
+                    report.resets += 1
+                }
+                progress.update(rows: pendingPoint.recordIndex, bytes: batch.bytesRead, totalBytes: totalBytes)
+                if let stop { return finish(.interrupted(signal: stop)) }
+            }
+            try commit(complete: true)
+            return finish(runningCounts.rejected > 0 || report.counts.rejected > 0 ? .completedWithRejects : .completed)
+        }
+    }
+
+    static func createDirectory(for url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        guard !FileManager.default.fileExists(atPath: directory.path) else { return }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.io, path: directory.path, "cannot create the store's folder: \(error.localizedDescription)")
+        }
+    }
+}
+
+/// The reader and mapper, handed to the reader's thread: from then on only that thread uses them.
+private final class ReaderHandOver: @unchecked Sendable {
+    let reader: RecordReader
+    let mapper: RowMapper
+
+    init(reader: RecordReader, mapper: RowMapper) {
+        self.reader = reader
+        self.mapper = mapper
+    }
+}
+
+/// Opens (creating when missing) the store a job names.
+enum StoreOpening {
+    static func open(_ reference: StoreReference, coordinator: PersistentStoreCoordinator) throws -> PersistentStore {
+        switch reference.kind {
+        case .sqlite:
+            return try coordinator.addPersistentStore(type: .sqlite, at: reference.url)
+        case .xml, .binary:
+            throw StoreError(.wrongStoreType, path: reference.url.path, "\(reference.kind.rawValue) stores are not supported by lade run yet; use type: sqlite")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Lade
+
+/// The rejects file: one JSON object per rejected row (NDJSON), with the source file, line,
+/// column, field, value, reason and the record as it was. Flushed to disk before each commit,
+/// and its length kept in the checkpoint, so a resumed run cuts off the rejects of batches a
+/// kill lost and writes them again: every rejected row appears exactly once.
+final class RejectsFile {
+    let url: URL
+    private let source: String
+    private var handle: FileHandle?
+    private var pending = Data()
+
+    /// Opens the file for a run: a fresh run starts it empty; a resumed run keeps the first
+    /// `resumeLength` bytes (what the last commit had written).
+    init(url: URL, source: String, resumeLength: Int64?) throws {
+        self.url = url
+        self.source = source
+        let manager = FileManager.default
+        if let resumeLength, manager.fileExists(atPath: url.path) {
+            let handle = try Self.open(url)
+            try handle.truncate(atOffset: UInt64(max(0, resumeLength)))
+            try handle.seekToEnd()
+            self.handle = handle
+        } else if manager.fileExists(atPath: url.path) {
+            try manager.removeItem(at: url)
+        }
+    }
+
+    private static func open(_ url: URL) throws -> FileHandle {
+        do {
+            return try FileHandle(forUpdating: url)
+        } catch {
+            throw StoreError(.io, path: url.path, "cannot open the rejects file for writing")
+        }
+    }
+
+    func append(_ rejects: [RejectedRow]) throws {
+        for reject in rejects {
+            var object: [String: Any] = ["file": source, "line": reject.line, "reason": reject.reason, "record": reject.raw]
+            if let column = reject.column { object["column"] = column }
+            if let field = reject.field { object["field"] = field }
+            if let value = reject.value { object["value"] = value }
+            pending.append(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            pending.append(0x0A)
+        }
+    }
+
+    /// Writes what is pending and syncs it; returns the file's length (0 when there is none).
+    func sync() throws -> Int64 {
+        if !pending.isEmpty {
+            if handle == nil {
+                let directory = url.deletingLastPathComponent()
+                try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                    throw StoreError(.io, path: url.path, "cannot create the rejects file")
+                }
+                handle = try Self.open(url)
+            }
+            do {
+                try handle!.write(contentsOf: pending)
+                try handle!.synchronize()
+            } catch {
+                throw StoreError(.io, path: url.path, "cannot write the rejects file: \(error.localizedDescription)")
+            }
+            pending.removeAll(keepingCapacity: true)
+        }
+        guard let handle else { return 0 }
+        return Int64(try handle.offset())
+    }
+
+    func close() {
+        try? handle?.close()
+        handle = nil
+    }
+}

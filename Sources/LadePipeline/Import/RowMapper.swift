@@ -1,0 +1,198 @@
+import Foundation
+import Lade
+
+/// A source record turned into values for one object: its key, its attribute values, and the
+/// destination keys of its relationships.
+public struct MappedRow: Sendable {
+    public var line: Int
+    public var recordIndex: Int64
+    public var rawRange: Range<Int>
+    /// The key attributes' values (empty when the step has no key).
+    public var key: [AttributeValue]
+    /// Per `ImportPlan.attributes`: `.none` leaves the attribute as it is, `.some(nil)` clears it.
+    public var values: [AttributeValue??]
+    /// Per `ImportPlan.relationships`: `nil` when the record has no such field, otherwise the
+    /// destination keys (none clears the relationship; one for a to-one).
+    public var links: [[AttributeValue]?]
+}
+
+/// A row the import could not take, with everything needed to find and fix it.
+public struct RejectedRow: Error, Sendable, Equatable {
+    public var line: Int
+    public var recordIndex: Int64
+    /// The column number (CSV, 1-based), when the problem is in one field.
+    public var column: Int?
+    /// The field (column or key path) or attribute the problem is in.
+    public var field: String?
+    public var value: String?
+    public var reason: String
+    /// The record as it was in the source.
+    public var raw: String
+
+    /// One line: `products.csv:1042: column 3 'price': 'abc' is not a valid Decimal value`.
+    public func description(source: String) -> String {
+        var text = "\(source):\(line)"
+        if let column { text += ":\(column)" }
+        text += ": "
+        if let field { text += "field '\(field)': " }
+        return text + reason
+    }
+}
+
+/// A batch of records after mapping: rows to write, rows rejected, and where the batch ends.
+public struct MappedBatch: Sendable {
+    public var rows: [MappedRow]
+    public var rejects: [RejectedRow]
+    public var raw: [UInt8]
+    public var endPoint: ResumePoint
+    public var recordCount: Int
+    /// Physical bytes of the source read when the batch was made (for progress).
+    public var bytesRead: Int64
+}
+
+/// Maps records to rows on the reader's thread, so the writer's thread only does object work.
+/// Everything a row can be rejected for without the store is found here: unreadable records,
+/// values that do not parse, values that break the model's rules, missing keys.
+public struct RowMapper {
+    public let plan: ImportPlan
+    /// Per reader field: its column number in a CSV header (for messages).
+    private let columnNumbers: [Int?]
+    private let isInsertLike: Bool
+
+    public init(plan: ImportPlan, columns: [String]?) {
+        self.plan = plan
+        let positions = Dictionary((columns ?? []).enumerated().map { ($0.element, $0.offset + 1) }, uniquingKeysWith: { first, _ in first })
+        columnNumbers = plan.readerFields.map { positions[$0.components.joined(separator: ".")] }
+        isInsertLike = plan.step.mode != .update
+    }
+
+    public func map(_ batch: RecordBatch, bytesRead: Int64) -> MappedBatch {
+        var rows: [MappedRow] = []
+        rows.reserveCapacity(batch.records.count)
+        var rejects: [RejectedRow] = []
+        for record in batch.records {
+            switch map(record) {
+            case .success(let row): rows.append(row)
+            case .failure(var reject):
+                reject.raw = Self.rawText(batch.raw, record.rawRange)
+                rejects.append(reject)
+            }
+        }
+        return MappedBatch(rows: rows, rejects: rejects, raw: batch.raw, endPoint: batch.endPoint, recordCount: batch.records.count, bytesRead: bytesRead)
+    }
+
+    static func rawText(_ raw: [UInt8], _ range: Range<Int>) -> String {
+        let clamped = range.clamped(to: 0..<raw.count)
+        var text = String(decoding: raw[clamped], as: UTF8.self)
+        while text.last == "\n" || text.last == "\r" { text.removeLast() }
+        return text
+    }
+
+    private func fieldName(_ index: Int) -> String {
+        plan.readerFields[index].components.joined(separator: ".")
+    }
+
+    private func reject(_ record: Record, _ fieldIndex: Int?, _ value: SourceValue?, _ reason: String) -> Result<MappedRow, RejectedRow> {
+        .failure(RejectedRow(
+            line: record.line, recordIndex: record.recordIndex,
+            column: fieldIndex.flatMap { columnNumbers[$0] }, field: fieldIndex.map(fieldName),
+            value: value.flatMap(Self.text), reason: reason, raw: ""))
+    }
+
+    static func text(_ value: SourceValue) -> String? {
+        switch value {
+        case .string(let text), .number(let text): text
+        case .bool(let flag): flag ? "true" : "false"
+        case .null: "null"
+        case .missing, .array, .object: nil
+        }
+    }
+
+    private func map(_ record: Record) -> Result<MappedRow, RejectedRow> {
+        if let problem = record.problem {
+            return .failure(RejectedRow(line: record.line, recordIndex: record.recordIndex, column: nil, field: nil, value: nil, reason: problem.description, raw: ""))
+        }
+        var values: [AttributeValue??] = []
+        values.reserveCapacity(plan.attributes.count)
+        for plan in plan.attributes {
+            if let constant = plan.constant {
+                values.append(.some(constant))
+                continue
+            }
+            var source: SourceValue = .missing
+            var sourceIndex: Int?
+            for index in plan.fieldIndices {
+                let candidate = record.values[index]
+                if candidate != .missing {
+                    source = candidate
+                    sourceIndex = index
+                    break
+                }
+            }
+            switch plan.converter.convert(source) {
+            case .absent:
+                values.append(.none)
+            case .value(let value):
+                if let violation = plan.validator.violation(of: value) {
+                    // A missing required value on update leaves the stored one; clearing it is the error.
+                    return reject(record, sourceIndex, source, "\(plan.attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
+                }
+                values.append(.some(value))
+            case .failure(let reason):
+                return reject(record, sourceIndex, source, reason)
+            }
+        }
+        var key: [AttributeValue] = []
+        for index in plan.keyIndices {
+            guard case .some(.some(let value)) = values[index] else {
+                let attribute = plan.attributes[index]
+                return reject(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
+            }
+            key.append(value)
+        }
+        if isInsertLike {
+            // A new object must end up with every required attribute: from the row or a default.
+            for (index, attribute) in plan.attributes.enumerated() where !attribute.attribute.isOptional && attribute.attribute.defaultValue == nil {
+                if case .none = values[index] {
+                    if plan.step.mode == .insert || plan.keyIndices.isEmpty {
+                        return reject(record, attribute.fieldIndices.first, nil, "\(attribute.attribute.name) is required and the record has no value for it")
+                    }
+                }
+            }
+        }
+        var links: [[AttributeValue]?] = []
+        links.reserveCapacity(plan.relationships.count)
+        for relationship in plan.relationships {
+            let source = record.values[relationship.fieldIndex]
+            var texts: [SourceValue]
+            switch source {
+            case .missing:
+                links.append(nil)
+                continue
+            case .null:
+                texts = []
+            case .array(let items):
+                guard relationship.relationship.isToMany else {
+                    return reject(record, relationship.fieldIndex, source, "\(relationship.relationship.name) is to-one: expected one key, found a list")
+                }
+                texts = items
+            case .string(let text) where relationship.relationship.isToMany:
+                texts = relationship.settings.separator.isEmpty || text.isEmpty ? (text.isEmpty ? [] : [.string(text)])
+                    : text.components(separatedBy: relationship.settings.separator).map { .string($0.trimmingCharacters(in: .whitespaces)) }
+            default:
+                texts = [source]
+            }
+            var keys: [AttributeValue] = []
+            for text in texts {
+                switch relationship.matchConverter.convert(text) {
+                case .absent, .value(nil): continue
+                case .value(let value?): keys.append(value)
+                case .failure(let reason):
+                    return reject(record, relationship.fieldIndex, text, "\(relationship.relationship.name): \(reason)")
+                }
+            }
+            links.append(keys)
+        }
+        return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Lade
+
+/// Turns a source value into an attribute value as one field of a job says: the source's
+/// null spellings, the field's rule for empty strings, and its date format.
+///
+/// ```swift
+/// let price = try ValueConverter(attribute: priceAttribute, field: field, nulls: [""])
+/// price.convert(.string("19.90"))    // .value(.decimal(19.90)), exactly
+/// price.convert(.string("abc"))      // .failure("'abc' is not a valid Decimal value: …")
+/// ```
+public struct ValueConverter: @unchecked Sendable {
+    // DateFormatter is not Sendable; a converter is used by one thread at a time (the reader's).
+    public enum Outcome: Equatable {
+        /// The record does not have the field: leave the attribute as it is.
+        case absent
+        /// The attribute's new value (nil clears it).
+        case value(AttributeValue?)
+        case failure(String)
+    }
+
+    public let attribute: AttributeDescription
+    private let dateFormat: DateFormat?
+    private let timeZone: TimeZone
+    private let empty: FieldSettings.EmptyRule?
+    private let nulls: Set<String>
+    private let formatter: DateFormatter?
+
+    public init(attribute: AttributeDescription, field: FieldSettings, nulls: [String]) throws {
+        self.attribute = attribute
+        self.timeZone = field.timeZone
+        self.empty = field.empty
+        self.nulls = Set(nulls)
+        if field.dateFormat != nil && attribute.type != .date {
+            throw JobError(file: field.location, field: "fields.\(field.attribute).date", "'\(attribute.name)' is a \(attribute.type.rawValue) attribute, not a Date")
+        }
+        dateFormat = attribute.type == .date ? (field.dateFormat ?? .iso8601) : nil
+        if case .pattern(let pattern)? = dateFormat {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = field.timeZone
+            formatter.dateFormat = pattern
+            formatter.isLenient = false
+            self.formatter = formatter
+        } else {
+            formatter = nil
+        }
+    }
+
+    public func convert(_ value: SourceValue) -> Outcome {
+        switch value {
+        case .missing: return .absent
+        case .null: return .value(nil)
+        case .string(let text):
+            if text.isEmpty, let empty {
+                switch empty {
+                case .null: return .value(nil)
+                case .default: return .value(attribute.defaultValue)
+                case .keep: break
+                }
+            } else if nulls.contains(text) {
+                return .value(nil)
+            }
+            return parse(text)
+        case .number(let literal): return parse(literal)
+        case .bool(let flag):
+            switch attribute.type {
+            case .boolean: return .value(.bool(flag))
+            case .string: return .value(.string(flag ? "true" : "false"))
+            case _ where attribute.type.isInteger: return .value(.integer(flag ? 1 : 0))
+            default: return .failure("\(flag) is not a valid \(attribute.type.rawValue) value")
+            }
+        case .array: return .failure("expected one \(attribute.type.rawValue) value, found a list")
+        case .object: return .failure("expected one \(attribute.type.rawValue) value, found an object")
+        }
+    }
+
+    private func parse(_ text: String) -> Outcome {
+        switch attribute.type {
+        case .string:
+            return .value(.string(text))
+        case .date:
+            return parseDate(text)
+        case .binary, .transformable:
+            guard let data = Data(base64Encoded: text) else { return .failure("'\(Self.clip(text))' is not base64 data") }
+            return .value(.binary(data))
+        default:
+            do {
+                return .value(try AttributeValue(parsing: text, as: attribute.type))
+            } catch let error as ValueParseError {
+                return .failure("'\(Self.clip(error.text))' is not a valid \(error.type.rawValue) value: \(error.reason)")
+            } catch {
+                return .failure("\(error)")
+            }
+        }
+    }
+
+    private func parseDate(_ text: String) -> Outcome {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch dateFormat {
+        case .iso8601?, nil:
+            if let date = ISO8601Date.parse(trimmed) { return .value(.date(date)) }
+            let hint = Double(trimmed) != nil ? " (for a number of seconds since 1970 say date: unix, for milliseconds date: unix-ms)" : ""
+            return .failure("'\(Self.clip(text))' is not an ISO 8601 date such as 2024-03-01T12:30:00Z\(hint)")
+        case .unixSeconds?, .unixMilliseconds?:
+            guard let number = Double(trimmed), number.isFinite else {
+                return .failure("'\(Self.clip(text))' is not a number of \(dateFormat == .unixSeconds ? "seconds" : "milliseconds") since 1970")
+            }
+            return .value(.date(Date(timeIntervalSince1970: dateFormat == .unixSeconds ? number : number / 1000)))
+        case .pattern(let pattern)?:
+            guard let date = formatter?.date(from: trimmed) else {
+                return .failure("'\(Self.clip(text))' does not have the date pattern '\(pattern)' (time zone \(timeZone.identifier))")
+            }
+            return .value(.date(date))
+        }
+    }
+
+    /// A value as quoted in messages: long ones shortened.
+    static func clip(_ text: String) -> String {
+        text.count <= 80 ? text : String(text.prefix(77)) + "…"
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Lade
+
+/// A job file, read and checked for shape (`jobs/README.md` documents every field).
+///
+/// ```swift
+/// let job = try Job(contentsOf: URL(fileURLWithPath: "jobs/products.yaml"))
+/// job.steps[0].entity      // "Product"
+/// ```
+/// Paths in a job are relative to the job file's folder.
+public struct Job: Sendable {
+    public enum Kind: String, Sendable {
+        /// `lade run`: one source into one entity, resumable.
+        case `import`
+        /// `lade seed`: steps loaded once per store, guarded by a metadata flag.
+        case seed
+    }
+
+    public var kind: Kind
+    /// The job file (display path as given).
+    public var file: String
+    public var model: ModelReference
+    public var store: StoreReference
+    /// One step for an import; the seed's steps in order.
+    public var steps: [ImportStep]
+    public var batch: BatchSettings
+    public var onError: ErrorPolicy
+    /// For seeds: the metadata key that marks a store as seeded.
+    public var flag: String?
+}
+
+/// Where the model comes from: a `.xcdatamodeld`, `.xcdatamodel`, contents XML or JSON model.
+public struct ModelReference: Sendable, Equatable {
+    public var url: URL
+    public var version: String?
+    /// A compiled `.momd` whose `VersionInfo.plist` gives Apple's entity hashes.
+    public var compiledModel: URL?
+
+    public init(url: URL, version: String? = nil, compiledModel: URL? = nil) {
+        self.url = url
+        self.version = version
+        self.compiledModel = compiledModel
+    }
+
+    public func load() throws -> ManagedObjectModel {
+        try ManagedObjectModel(contentsOf: url, version: version, compiledModel: compiledModel)
+    }
+}
+
+/// The store a job writes.
+public struct StoreReference: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case sqlite, xml, binary
+    }
+
+    public var kind: Kind
+    public var url: URL
+}
+
+/// One source loaded into one entity: the whole of an import job, one step of a seed.
+public struct ImportStep: Sendable {
+    public var source: SourceSettings
+    public var entity: String
+    /// Attributes that identify an object (find-or-create); empty: insert only.
+    public var key: [String]
+    public var mode: ImportMode
+    /// Fields listed in the job, in file order.
+    public var fields: [FieldSettings]
+    /// Whether attributes not listed take a same-named column (camelCase ~ snake_case).
+    public var autoMatch: Bool
+    public var relationships: [RelationshipSettings]
+    /// Where this step sits in the job file, for messages.
+    public var location: String
+}
+
+public enum ImportMode: String, Sendable, CaseIterable {
+    /// Find by key and update, or create (the default when a key is given).
+    case upsert
+    /// Create objects; with a key, rows whose object exists already are left alone.
+    case insert
+    /// Update objects found by key; a row whose object does not exist is rejected.
+    case update
+}
+
+/// Where records come from and how to read them.
+public struct SourceSettings: Sendable {
+    /// A file, or nil for standard input (`path: "-"`).
+    public var url: URL?
+    /// As written in the job, for messages.
+    public var displayPath: String
+    public var format: SourceFormat
+    public var gzip: Bool
+    /// Strings read as null (default: the empty string).
+    public var nulls: [String]
+}
+
+/// How one attribute gets its value.
+public struct FieldSettings: Sendable {
+    public enum Origin: Sendable, Equatable {
+        /// A column (CSV) or key path (JSON).
+        case field(FieldPath)
+        /// The same text for every row, parsed for the attribute's type.
+        case constant(String)
+    }
+
+    /// How an empty string is taken, overriding the source's `nulls` for this field.
+    public enum EmptyRule: String, Sendable {
+        case null, `default`, keep
+    }
+
+    public var attribute: String
+    public var origin: Origin
+    public var dateFormat: DateFormat?
+    public var timeZone: TimeZone
+    public var empty: EmptyRule?
+    /// Whether the field was listed in the job (false: matched by name).
+    public var listed: Bool
+    /// Where it is in the job file, for messages.
+    public var location: String
+}
+
+/// How dates are written in a source.
+public enum DateFormat: Sendable, Equatable {
+    /// `2024-03-01`, `2024-03-01T12:30:00Z`, with or without fraction and offset.
+    case iso8601
+    /// Seconds since 1970-01-01 UTC (fractions allowed).
+    case unixSeconds
+    /// Milliseconds since 1970-01-01 UTC.
+    case unixMilliseconds
+    /// A Unicode date pattern such as `dd.MM.yyyy HH:mm`, read in the field's time zone.
+    case pattern(String)
+}
+
+/// How a relationship is wired from a row.
+public struct RelationshipSettings: Sendable {
+    public var relationship: String
+    /// The column or key path holding the destination's key (or a list of keys, to-many).
+    public var from: FieldPath
+    /// The destination attribute the key is matched against.
+    public var match: String
+    /// Create the destination (with just its `match` attribute) when none has the key.
+    public var create: Bool
+    /// Reject the row when the destination is missing (otherwise the relationship stays
+    /// empty and the row counts as unresolved).
+    public var required: Bool
+    /// For to-many from a text column: what separates the keys.
+    public var separator: String
+    public var location: String
+}
+
+/// Batches: the unit of work, how often the store commits, and how often the context resets.
+public struct BatchSettings: Sendable, Equatable {
+    public var size: Int
+    /// Batches between store commits (each commit also carries the checkpoint).
+    public var commitEvery: Int
+    /// Batches between context resets (always at a commit).
+    public var resetEvery: Int
+
+    public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 4)
+}
+
+/// What happens to a row that cannot be imported.
+public struct ErrorPolicy: Sendable, Equatable {
+    public enum Policy: String, Sendable {
+        /// Stop at the first bad row, keeping every batch committed before it.
+        case abort
+        /// Write bad rows to the rejects file and go on, up to `maxErrors`.
+        case skip
+    }
+
+    public var policy: Policy
+    public var maxErrors: Int
+    /// The rejects file (NDJSON), for `skip`.
+    public var rejects: URL?
+
+    public static let abort = ErrorPolicy(policy: .abort, maxErrors: 0, rejects: nil)
+}

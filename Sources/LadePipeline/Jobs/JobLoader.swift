@@ -1,0 +1,268 @@
+import Foundation
+import Lade
+
+extension Job {
+    /// Reads a job file (YAML or JSON). Shape errors name the file, line, column and field;
+    /// whether the job fits its model and source is checked later (`JobPlan`).
+    public init(contentsOf url: URL, displayPath: String? = nil) throws {
+        let file = displayPath ?? url.path
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw JobError(file: file, FileManager.default.fileExists(atPath: url.path)
+                ? "cannot be read as UTF-8 text" : "no such job file")
+        }
+        try self.init(parsing: text, file: file, directory: url.deletingLastPathComponent())
+    }
+
+    /// Reads a job from text; relative paths in it are taken from `directory`.
+    public init(parsing text: String, file: String, directory: URL) throws {
+        let root = try JobNode.parse(text, file: file)
+        let resolver = JobPathResolver(directory: directory)
+        let common = ["kind", "model", "store", "batch", "onError"]
+        let kindNode = try root.fields(allowed: common + Self.importFields + ["flag", "steps"])["kind"]
+        guard let kindNode else {
+            throw root.error("the job has no 'kind'; write 'kind: import' (lade run) or 'kind: seed' (lade seed)")
+        }
+        guard let kind = Kind(rawValue: try kindNode.string()) else {
+            throw kindNode.error("expected import or seed, found '\(try kindNode.string())'")
+        }
+        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields : ["flag", "steps"]))
+        func required(_ name: String) throws -> JobNode {
+            guard let node = fields[name] else { throw root.error("the job has no '\(name)'; see jobs/README.md") }
+            return node
+        }
+
+        self.kind = kind
+        self.file = file
+        model = try Self.model(try required("model"), resolver)
+        store = try Self.store(try required("store"), resolver)
+        batch = try fields["batch"].map(Self.batch) ?? .default
+        onError = try fields["onError"].map { try Self.errorPolicy($0, resolver) } ?? .abort
+        switch kind {
+        case .import:
+            flag = nil
+            steps = [try Self.step(fields, root: root, resolver: resolver)]
+        case .seed:
+            let flagNode = try required("flag")
+            flag = try flagNode.nonEmptyString()
+            let items = try required("steps").items()
+            guard !items.isEmpty else { throw try required("steps").error("a seed needs at least one step") }
+            steps = try items.map { item in
+                try Self.step(try item.fields(allowed: Self.importFields), root: item, resolver: resolver)
+            }
+        }
+        if onError.policy == .skip && onError.rejects == nil {
+            // Rejects go beside the store unless the job says where.
+            onError.rejects = store.url.deletingLastPathComponent()
+                .appendingPathComponent(store.url.deletingPathExtension().lastPathComponent + ".rejects.ndjson")
+        }
+    }
+
+    static let importFields = ["source", "entity", "key", "mode", "fields", "autoMatch", "relationships"]
+
+    private static func model(_ node: JobNode, _ resolver: JobPathResolver) throws -> ModelReference {
+        if !node.isMapping { return ModelReference(url: resolver.url(try node.nonEmptyString())) }
+        let fields = try node.fields(allowed: ["path", "version", "momd"])
+        guard let path = fields["path"] else { throw node.error("the model needs a 'path'") }
+        return ModelReference(
+            url: resolver.url(try path.nonEmptyString()),
+            version: try fields["version"]?.nonEmptyString(),
+            compiledModel: try fields["momd"].map { resolver.url(try $0.nonEmptyString()) })
+    }
+
+    private static func store(_ node: JobNode, _ resolver: JobPathResolver) throws -> StoreReference {
+        let fields = try node.fields(allowed: ["type", "path"])
+        guard let pathNode = fields["path"] else { throw node.error("the store needs a 'path'") }
+        let url = resolver.url(try pathNode.nonEmptyString())
+        let kind: StoreReference.Kind
+        if let typeNode = fields["type"] {
+            kind = StoreReference.Kind(rawValue: try typeNode.oneOf(StoreReference.Kind.allCases.map(\.rawValue)))!
+        } else {
+            switch url.pathExtension.lowercased() {
+            case "sqlite", "sqlite3", "db", "store": kind = .sqlite
+            case "xml": kind = .xml
+            case "binary", "ladebin": kind = .binary
+            default: throw node.error("say the store's type (type: sqlite, xml or binary); it cannot be told from '\(url.lastPathComponent)'")
+            }
+        }
+        return StoreReference(kind: kind, url: url)
+    }
+
+    private static func batch(_ node: JobNode) throws -> BatchSettings {
+        let fields = try node.fields(allowed: ["size", "resetEvery", "commitEvery"])
+        var batch = BatchSettings.default
+        if let size = fields["size"] { batch.size = try size.positiveInt() }
+        if let reset = fields["resetEvery"] { batch.resetEvery = try reset.positiveInt() }
+        batch.commitEvery = try fields["commitEvery"]?.positiveInt() ?? min(batch.resetEvery, BatchSettings.default.commitEvery)
+        if batch.resetEvery % batch.commitEvery != 0, let node = fields["resetEvery"] {
+            throw node.error("a context is reset only right after a commit: make resetEvery (\(batch.resetEvery)) a multiple of commitEvery (\(batch.commitEvery))")
+        }
+        return batch
+    }
+
+    private static func errorPolicy(_ node: JobNode, _ resolver: JobPathResolver) throws -> ErrorPolicy {
+        let fields = try node.fields(allowed: ["policy", "maxErrors", "rejects"])
+        let policy = ErrorPolicy.Policy(rawValue: try fields["policy"]?.oneOf(["abort", "skip"]) ?? "abort")!
+        if policy == .abort, let extra = fields["maxErrors"] ?? fields["rejects"] {
+            throw extra.error("only used with 'policy: skip' (policy abort stops at the first bad row)")
+        }
+        return ErrorPolicy(
+            policy: policy,
+            maxErrors: try fields["maxErrors"]?.nonNegativeInt() ?? 1000,
+            rejects: try fields["rejects"].map { resolver.url(try $0.nonEmptyString()) })
+    }
+
+    private static func step(_ fields: [String: JobNode], root: JobNode, resolver: JobPathResolver) throws -> ImportStep {
+        func required(_ name: String) throws -> JobNode {
+            guard let node = fields[name] else { throw root.error("the \(root.path.isEmpty ? "job" : "step") has no '\(name)'; see jobs/README.md") }
+            return node
+        }
+        let key = try fields["key"]?.stringOrList() ?? []
+        let mode: ImportMode
+        if let modeNode = fields["mode"] {
+            mode = ImportMode(rawValue: try modeNode.oneOf(ImportMode.allCases.map(\.rawValue)))!
+            if mode != .insert && key.isEmpty {
+                throw modeNode.error("mode \(mode.rawValue) finds objects by a key: give 'key' too (or use mode: insert)")
+            }
+        } else {
+            mode = key.isEmpty ? .insert : .upsert
+        }
+        let sourceNode = try required("source")
+        return ImportStep(
+            source: try source(sourceNode, resolver),
+            entity: try required("entity").nonEmptyString(),
+            key: key,
+            mode: mode,
+            fields: try fields["fields"].map(Self.fields) ?? [],
+            autoMatch: try fields["autoMatch"]?.bool() ?? true,
+            relationships: try fields["relationships"].map(Self.relationships) ?? [],
+            location: root.path.isEmpty ? root.file : "\(root.file) (\(root.path))")
+    }
+
+    private static func source(_ node: JobNode, _ resolver: JobPathResolver) throws -> SourceSettings {
+        let fields: [String: JobNode]
+        let pathNode: JobNode
+        if node.isMapping {
+            fields = try node.fields(allowed: ["path", "format", "gzip", "nulls", "delimiter", "header", "columns"])
+            guard let path = fields["path"] else { throw node.error("the source needs a 'path' (\"-\" for standard input)") }
+            pathNode = path
+        } else {
+            fields = [:]
+            pathNode = node
+        }
+        let path = try pathNode.nonEmptyString()
+        let url = path == "-" ? nil : resolver.url(path)
+        var format: SourceFormat
+        var gzip: Bool
+        if let formatNode = fields["format"] {
+            switch try formatNode.oneOf(["csv", "ndjson", "jsonl", "json"]) {
+            case "csv": format = .csv(CSVDialect())
+            case "ndjson", "jsonl": format = .ndjson
+            default: format = .jsonArray
+            }
+            gzip = path.lowercased().hasSuffix(".gz")
+        } else if let inferred = SourceFormat.inferred(fromPath: path) {
+            (format, gzip) = inferred
+        } else {
+            throw pathNode.error(path == "-"
+                ? "standard input has no extension to tell its format: add 'format: csv', 'format: ndjson' or 'format: json'"
+                : "cannot tell the format from '\(path)': name it .csv, .ndjson, .jsonl or .json (optionally .gz), or add 'format:'")
+        }
+        if let gzipNode = fields["gzip"] { gzip = try gzipNode.bool() }
+        let csvOnly = ["delimiter", "header", "columns"].compactMap { fields[$0] }
+        if case .csv(var dialect) = format {
+            if let delimiter = fields["delimiter"] {
+                let text = try delimiter.string()
+                let value = text == "\\t" || text == "tab" ? "\t" : text
+                guard value.utf8.count == 1, let byte = value.utf8.first, byte != UInt8(ascii: "\""), byte != 10, byte != 13 else {
+                    throw delimiter.error("expected one ASCII character other than a quote or line break (\"\\t\" for tab), found '\(text)'")
+                }
+                dialect.delimiter = byte
+            }
+            if let header = fields["header"] { dialect.hasHeader = try header.bool() }
+            if let columns = fields["columns"] { dialect.columns = try columns.items().map { try $0.nonEmptyString() } }
+            if !dialect.hasHeader && dialect.columns == nil {
+                throw (fields["header"] ?? node).error("without a header row, name the columns: columns: [sku, name, …]")
+            }
+            format = .csv(dialect)
+        } else if let extra = csvOnly.first {
+            throw extra.error("only applies to CSV sources")
+        }
+        return SourceSettings(
+            url: url, displayPath: path, format: format, gzip: gzip,
+            nulls: try fields["nulls"].map { try $0.items().map { try $0.string() } } ?? [""])
+    }
+
+    private static func fields(_ node: JobNode) throws -> [FieldSettings] {
+        try node.entries().map { attribute, value in
+            var field = FieldSettings(
+                attribute: attribute, origin: .field(FieldPath(attribute)), dateFormat: nil,
+                timeZone: TimeZone(identifier: "UTC")!, empty: nil, listed: true, location: "\(value.file):\(value.node.mark?.line ?? 0)")
+            guard value.isMapping else {
+                field.origin = .field(FieldPath(try value.nonEmptyString()))
+                return field
+            }
+            let options = try value.fields(allowed: ["from", "value", "date", "timeZone", "empty"])
+            switch (options["from"], options["value"]) {
+            case (let from?, nil): field.origin = .field(FieldPath(try from.nonEmptyString()))
+            case (nil, let constant?): field.origin = .constant(try constant.string())
+            case (nil, nil): break
+            case (_?, let constant?): throw constant.error("give either 'from' (a column) or 'value' (a constant), not both")
+            }
+            if let date = options["date"] {
+                let text = try date.nonEmptyString()
+                switch text {
+                case "iso8601": field.dateFormat = .iso8601
+                case "unix", "unix-seconds": field.dateFormat = .unixSeconds
+                case "unix-ms", "unix-milliseconds": field.dateFormat = .unixMilliseconds
+                default:
+                    guard text.contains(where: \.isLetter) else {
+                        throw date.error("expected iso8601, unix, unix-ms or a date pattern such as 'dd.MM.yyyy HH:mm'")
+                    }
+                    field.dateFormat = .pattern(text)
+                }
+            }
+            if let zone = options["timeZone"] {
+                let name = try zone.nonEmptyString()
+                guard let timeZone = TimeZone(identifier: name) else {
+                    throw zone.error("unknown time zone '\(name)'; use an IANA name such as Europe/Berlin or UTC")
+                }
+                field.timeZone = timeZone
+            }
+            if let empty = options["empty"] {
+                field.empty = empty.isNull ? .null : FieldSettings.EmptyRule(rawValue: try empty.oneOf(["null", "default", "keep"]))!
+            }
+            return field
+        }
+    }
+
+    private static func relationships(_ node: JobNode) throws -> [RelationshipSettings] {
+        try node.entries().map { name, value in
+            let options = try value.fields(allowed: ["from", "match", "create", "required", "separator"])
+            guard let match = options["match"] else {
+                throw value.error("say which attribute of the destination the key matches: match: name")
+            }
+            return RelationshipSettings(
+                relationship: name,
+                from: FieldPath(try options["from"]?.nonEmptyString() ?? name),
+                match: try match.nonEmptyString(),
+                create: try options["create"]?.bool() ?? false,
+                required: try options["required"]?.bool() ?? false,
+                separator: try options["separator"]?.nonEmptyString() ?? "|",
+                location: "\(value.file):\(value.node.mark?.line ?? 0)")
+        }
+    }
+}
+
+/// Resolves paths in a job against the job file's folder (absolute paths stay as they are).
+struct JobPathResolver {
+    let directory: URL
+
+    func url(_ path: String) -> URL {
+        let expanded = (path as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded).standardizedFileURL }
+        return directory.appendingPathComponent(expanded).standardizedFileURL
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Lade
+
+/// `lade validate JOB`: everything that can be checked without writing — the job's shape, its
+/// fit with the model, the source's header, and (when the store exists) that the store opens
+/// with the model. The store is opened read-only; nothing is created or changed.
+public struct JobValidation {
+    public let job: Job
+
+    public init(job: Job) {
+        self.job = job
+    }
+
+    public struct Result: Sendable {
+        public var lines: [String]
+        public func text() -> String { lines.joined(separator: "\n") + "\n" }
+    }
+
+    public func run() throws -> Result {
+        let model = try job.model.load()
+        var lines = ["\(job.file): \(job.kind.rawValue) job, model \(job.model.url.path) (\(model.entities.count) entities)"]
+        for (number, step) in job.steps.enumerated() {
+            let plan = try ImportPlan(step: step, model: model)
+            let prefix = job.steps.count > 1 ? "step \(number + 1): " : ""
+            let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
+            let matched = try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+            lines.append("\(prefix)\(step.source.displayPath) → \(plan.entity.name), mode \(step.mode.rawValue)" + (step.key.isEmpty ? ", no key (insert only)" : ", key \(step.key.joined(separator: ", "))"))
+            for attribute in plan.attributes where attribute.listed {
+                let origin = attribute.constant.map { "constant \($0.canonicalText)" }
+                    ?? attribute.fieldIndices.map { plan.readerFields[$0].components.joined(separator: ".") }.joined(separator: ", ")
+                lines.append("  \(attribute.attribute.name) ← \(origin)")
+            }
+            for (attribute, column) in matched {
+                lines.append("  \(attribute) ← \(column) (matched by name)")
+            }
+            for relationship in plan.relationships {
+                let settings = relationship.settings
+                lines.append("  \(settings.relationship) → \(relationship.relationship.destinationEntityName) by \(settings.match) ← \(settings.from.components.joined(separator: "."))"
+                    + (settings.create ? ", created when missing" : "") + (settings.required ? ", required" : ""))
+            }
+            if let columns = reader.columns {
+                let used = Set(plan.readerFields.map { $0.components.joined(separator: ".") })
+                let ignored = columns.filter { !used.contains($0) }
+                if !ignored.isEmpty { lines.append("  columns not imported: \(ignored.joined(separator: ", "))") }
+            }
+        }
+        if FileManager.default.fileExists(atPath: job.store.url.path) {
+            switch job.store.kind {
+            case .sqlite:
+                let store = try SQLiteStore(url: job.store.url, model: model, readOnly: true)
+                lines.append("store \(job.store.url.path): SQLite, matches the model (UUID \(store.identifier))")
+            case .xml, .binary:
+                lines.append("store \(job.store.url.path): \(job.store.kind.rawValue) (not opened)")
+            }
+        } else {
+            lines.append("store \(job.store.url.path): will be created with the model")
+        }
+        lines.append("batches of \(job.batch.size), commit every \(job.batch.commitEvery), reset every \(job.batch.resetEvery); on error: \(job.onError.policy.rawValue)"
+            + (job.onError.policy == .skip ? " (up to \(job.onError.maxErrors), rejects to \(job.onError.rejects?.path ?? "-"))" : ""))
+        lines.append("ok")
+        return Result(lines: lines)
+    }
+}

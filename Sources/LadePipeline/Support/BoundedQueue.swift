@@ -1,0 +1,57 @@
+import Foundation
+
+/// A first-in first-out queue of at most `capacity` items between one producer thread and one
+/// consumer: the producer waits while it is full, so a fast reader cannot run ahead of the
+/// writer and fill memory.
+final class BoundedQueue<Element>: @unchecked Sendable {
+    // All state is guarded by `condition`.
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private let capacity: Int
+    private var finished = false
+    private var cancelled = false
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Adds an item, waiting for room; false when the consumer has cancelled.
+    @discardableResult
+    func put(_ item: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        items.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    /// No more items will come.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The consumer stops taking items: a waiting producer is released and later puts fail.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        items.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next item, waiting for one; nil once the producer finished and the queue is empty.
+    func take() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty && !finished && !cancelled { condition.wait() }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
+        condition.broadcast()
+        return item
+    }
+}

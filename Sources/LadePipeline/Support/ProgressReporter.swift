@@ -1,0 +1,80 @@
+import Foundation
+
+/// Progress of a long run on standard error: a bar redrawn in place on a terminal (rows,
+/// rows/s, percent of the source's bytes, time left), a plain line every N seconds when asked
+/// (`--progress N`), otherwise nothing.
+final class ProgressReporter {
+    enum Mode: Equatable {
+        case bar
+        case lines(every: TimeInterval)
+        case quiet
+    }
+
+    private let mode: Mode
+    private let label: String
+    private let started = Date()
+    private var lastOutput = Date.distantPast
+    private var drewBar = false
+
+    init(mode: Mode, label: String) {
+        self.mode = mode
+        self.label = label
+    }
+
+    /// `.bar` when standard error is a terminal, else `.lines` when an interval is given, else quiet.
+    static func mode(interval: TimeInterval?) -> Mode {
+        if let interval { return .lines(every: interval) }
+        return isatty(STDERR_FILENO) == 1 ? .bar : .quiet
+    }
+
+    func update(rows: Int64, bytes: Int64, totalBytes: Int64?) {
+        let now = Date()
+        switch mode {
+        case .quiet: return
+        case .bar: guard now.timeIntervalSince(lastOutput) >= 0.2 else { return }
+        case .lines(let every): guard now.timeIntervalSince(lastOutput) >= every else { return }
+        }
+        lastOutput = now
+        let elapsed = max(now.timeIntervalSince(started), 0.001)
+        let rate = Double(rows) / elapsed
+        var text = "\(label): \(Self.grouped(rows)) rows, \(Self.grouped(Int64(rate))) rows/s"
+        var fraction: Double?
+        if let totalBytes, totalBytes > 0 {
+            let done = min(1, Double(bytes) / Double(totalBytes))
+            fraction = done
+            text += String(format: ", %.0f%%", done * 100)
+            if done > 0.01 { text += ", \(Self.duration(elapsed * (1 - done) / done)) left" }
+        }
+        switch mode {
+        case .bar:
+            let width = 24
+            let filled = Int((fraction ?? 0) * Double(width))
+            let bar = fraction == nil ? "" : "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+            FileHandle.standardError.write(Data("\r\u{1B}[2K\(bar)\(text)".utf8))
+            drewBar = true
+        case .lines:
+            FileHandle.standardError.write(Data("\(text)\n".utf8))
+        case .quiet:
+            break
+        }
+    }
+
+    func finish() {
+        if drewBar { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    }
+
+    static func grouped(_ number: Int64) -> String {
+        let digits = String(number)
+        var out = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0 && index % 3 == 0 && character != "-" { out.append(",") }
+            out.append(character)
+        }
+        return String(out.reversed())
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60) : String(format: "%d:%02d", total / 60, total % 60)
+    }
+}

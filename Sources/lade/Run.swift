@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import Lade
+import LadePipeline
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run an import job: a CSV, NDJSON or JSON source into a store, in batches.",
+        discussion: """
+            Reads the job file (YAML or JSON; see jobs/README.md), creates the store with the \
+            job's model when it is missing, and imports the source in fixed-size batches: \
+            objects are found by the job's key and updated, or created; relationships are \
+            wired by key; bad rows stop the run (policy: abort) or go to the rejects file \
+            (policy: skip). A checkpoint in the store's metadata, committed with each batch, \
+            lets a killed run resume where it stopped; a finished source is not imported again \
+            unless it changes (or --force).
+
+            Examples:
+              lade run jobs/products.yaml
+              lade run jobs/products.yaml --report out/report.json --progress 10
+              zcat feed.ndjson.gz | lade run jobs/stdin-feed.yaml
+
+            \(LadeExit.summary)
+            """)
+
+    @Argument(help: ArgumentHelp("The job file.", valueName: "JOB"))
+    var job: String
+
+    @Flag(help: "Import again even if the store says this source was imported already.")
+    var force = false
+
+    @Option(help: ArgumentHelp("Print a progress line every N seconds (default: a progress bar on a terminal, nothing otherwise).", valueName: "N"))
+    var progress: Double?
+
+    @Option(help: ArgumentHelp("Write the run's report as JSON to FILE.", valueName: "FILE"))
+    var report: String?
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    func validate() throws {
+        if let progress, progress <= 0 { throw ValidationError("--progress takes a number of seconds above 0") }
+    }
+
+    func run() throws {
+        let result: ImportReport
+        do {
+            let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
+            result = try ImportRunner(job: loaded, options: ImportOptions(force: force, progressInterval: progress)).run()
+        } catch {
+            throw exitReporting(error)
+        }
+        if let report {
+            do {
+                try result.json().write(to: URL(fileURLWithPath: report), options: .atomic)
+            } catch {
+                throw exitReporting(StoreError(.io, path: report, "cannot write the report: \(error.localizedDescription)"))
+            }
+        }
+        if !quiet { print(result.text(), terminator: "") }
+        switch result.status {
+        case .completed, .alreadyImported: return
+        case .completedWithRejects: throw ExitCode(LadeExit.completedWithRejects)
+        case .interrupted(let signal): throw ExitCode(LadeExit.interrupted(signal))
+        case .aborted(let reason):
+            FileHandle.standardError.write(Data("lade: error: \(reason)\n".utf8))
+            throw ExitCode(LadeExit.failure)
+        }
+    }
+}
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a job against its model and its source's header, writing nothing.",
+        discussion: """
+            Reads the job, loads its model, checks the entity, key, fields and relationships \
+            against it, opens the source to read its header (CSV) and checks the listed columns \
+            exist, and, when the store exists, opens it read-only to check it matches the model.
+
+            Example:
+              lade validate jobs/products.yaml
+            """)
+
+    @Argument(help: ArgumentHelp("The job file.", valueName: "JOB"))
+    var job: String
+
+    func run() throws {
+        do {
+            let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
+            print(try JobValidation(job: loaded).run().text(), terminator: "")
+        } catch {
+            throw exitReporting(error)
+        }
+    }
+}
+
+/// Prints a failure as lade's one-line error and picks its exit code.
+func exitReporting(_ error: Error) -> ExitCode {
+    if error is ExitCode { return error as! ExitCode }
+    let message: String
+    var code = LadeExit.failure
+    switch error {
+    case let busy as StoreLock.Busy:
+        message = busy.description
+        code = LadeExit.storeLocked
+    case let described as CustomStringConvertible:
+        message = described.description
+    default:
+        message = error.localizedDescription
+    }
+    FileHandle.standardError.write(Data("lade: error: \(message)\n".utf8))
+    return ExitCode(code)
+}
