@@ -198,15 +198,26 @@ struct PredicateGenerator {
     }
 }
 
-@Suite("Predicates: the SQLite store and the evaluator agree")
+@Suite("Predicates: the stores and the evaluator agree")
 struct PredicateDifferentialTests {
     static let defaultSeed: UInt64 = 20_261_122
 
     @Test("2,000 generated predicates select the same objects in the same order through SQL and in memory")
     func differential() throws {
+        try run(on: .sqlite)
+    }
+
+    @Test("the same predicates select the same objects in the same order through an atomic store's query and the evaluator on managed objects")
+    func atomicStore() throws {
+        try run(on: .inMemory)
+    }
+
+    /// Fetches each generated predicate through the store (SQL, or an atomic store's own
+    /// query) and evaluates it on the same objects in memory, sorted by the context.
+    private func run(on type: PersistentStoreCoordinator.StoreType) throws {
         let seed = ProcessInfo.processInfo.environment["LADE_PREDICATE_SEED"].flatMap(UInt64.init) ?? Self.defaultSeed
         let count = ProcessInfo.processInfo.environment["LADE_PREDICATE_COUNT"].flatMap(Int.init) ?? 2_000
-        let stack = try PredicateTestStack()
+        let stack = try PredicateTestStack(type: type)
         let ids = try stack.populate(seed: seed)
         var generator = PredicateGenerator(seed: seed, ids: ids)
         let context = stack.context()
@@ -228,7 +239,7 @@ struct PredicateDifferentialTests {
                     let counted = try context.count(for: request)
                     let inMemory = try context.sorted(try all.filter { try predicate.evaluate(with: $0) }, by: sort, entity: "Item").map(\.objectID)
                     if fromSQL != inMemory || counted != fromSQL.count {
-                        failures.append("\(described)\n    SQL:       \(fromSQL.compactMap(\.primaryKey)) (count \(counted))\n    evaluator: \(inMemory.compactMap(\.primaryKey))")
+                        failures.append("\(described)\n    store:     \(fromSQL.compactMap(\.primaryKey)) (count \(counted))\n    evaluator: \(inMemory.compactMap(\.primaryKey))")
                     }
                     if !fromSQL.isEmpty && fromSQL.count < all.count { discriminating += 1 }
                 } catch {
@@ -239,10 +250,10 @@ struct PredicateDifferentialTests {
         }
         if !failures.isEmpty {
             let report = failures.joined(separator: "\n")
-            Issue.record(Comment(rawValue: "predicate seed \(seed) (rerun with LADE_PREDICATE_SEED=\(seed)): \(failures.count) disagreement(s)\n\(report)"))
+            Issue.record(Comment(rawValue: "\(type.rawValue) store, predicate seed \(seed) (rerun with LADE_PREDICATE_SEED=\(seed)): \(failures.count) disagreement(s)\n\(report)"))
         }
         // Most predicates must tell objects apart, or agreement would prove little.
         #expect(discriminating * 2 >= count, "only \(discriminating) of \(count) predicates selected some but not all objects (seed \(seed))")
-        print("differential: \(count) predicates, seed \(seed), \(discriminating) selected some but not all of the objects")
+        print("differential (\(type.rawValue) store): \(count) predicates, seed \(seed), \(discriminating) selected some but not all of the objects")
     }
 }

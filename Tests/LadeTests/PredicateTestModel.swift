@@ -41,11 +41,11 @@ final class PredicateTestStack {
         return try ManagedObjectModel(entities: [owner, item, gadget, tag], fetchRequestTemplates: fetchRequestTemplates)
     }
 
-    init(model: ManagedObjectModel? = nil) throws {
+    init(model: ManagedObjectModel? = nil, type: PersistentStoreCoordinator.StoreType = .sqlite) throws {
         directory = try Fixtures.temporaryDirectory()
         self.model = try model ?? Self.makeModel()
         coordinator = PersistentStoreCoordinator(managedObjectModel: self.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: directory.appendingPathComponent("predicates.sqlite"))
+        try coordinator.addPersistentStore(type: type, at: type == .inMemory ? nil : directory.appendingPathComponent("predicates.\(type.rawValue)"))
     }
 
     deinit {
