@@ -82,4 +82,9 @@ public indirect enum Expression: Sendable, Hashable {
     public static func keyPath(_ path: String) -> Expression {
         .keyPath(path.split(separator: ".").map(String.init))
     }
+
+    var isCollectionOperator: Bool {
+        if case .collectionOperator = self { return true }
+        return false
+    }
 }

@@ -464,8 +464,24 @@ struct PredicateParser {
             }
             let keys = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard keys.allSatisfy({ !$0.isEmpty }) else { throw error("'%K': '\(path)' is not a key path", at: token) }
-            if keys.first == "SELF" { return keys.count == 1 ? .evaluatedObject : .keyPath(Array(keys.dropFirst())) }
-            return .keyPath(keys)
+            // `items.@count`, `items.@sum.price` as in the format itself.
+            var expression: Expression = keys.first == "SELF" ? .evaluatedObject : .keyPath([keys[0]])
+            for key in keys.dropFirst() {
+                switch expression {
+                case _ where key.hasPrefix("@"):
+                    guard let op = CollectionOperator(rawValue: key.lowercased()), !(expression.isCollectionOperator) else {
+                        throw error("'%K': '\(key)' in '\(path)' is not a collection operator that can stand there", at: token)
+                    }
+                    expression = .collectionOperator(op, expression, [])
+                case .evaluatedObject: expression = .keyPath([key])
+                case .keyPath(let keys): expression = .keyPath(keys + [key])
+                case .collectionOperator(let op, let collection, let keys) where op != .count:
+                    expression = .collectionOperator(op, collection, keys + [key])
+                default:
+                    throw error("'%K': nothing can follow @count in '\(path)'", at: token)
+                }
+            }
+            return expression
         case "d", "i", "u", "D", "U", "c":
             switch value {
             case .attribute(.integer), .attribute(.bool): return .constant(value)
