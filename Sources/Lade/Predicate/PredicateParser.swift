@@ -184,7 +184,7 @@ struct PredicateParser {
         if keyword(current) == "NOT", keyword(tokens[index + 1]) == "IN" || keyword(tokens[index + 1]) == "BETWEEN" || keyword(tokens[index + 1]) == "LIKE" {
             throw error("NOT cannot come between a value and its operator; write NOT (a IN b)")
         }
-        guard let (op, negated) = operatorAhead() else {
+        guard let op = operatorAhead() else {
             if current.kind == .end {
                 throw error("expected a comparison operator (==, <, IN, BEGINSWITH…) \(afterPrevious)")
             }
@@ -220,32 +220,31 @@ struct PredicateParser {
         if case .symbol(let symbol) = current.kind, ["+", "-", "*", "/", "**"].contains(symbol) {
             throw error("arithmetic ('\(symbol)') is not supported in predicates")
         }
-        let comparison = Predicate.compare(left, op, right, options: options)
-        return negated ? .not(comparison) : comparison
+        return Predicate.compare(left, op, right, options: options)
     }
 
-    /// The comparison operator at the current token, and whether it is a negated spelling (`!=`, `<>`).
-    private func operatorAhead() -> (ComparisonOperator, Bool)? {
+    /// The comparison operator at the current token, if it is one.
+    private func operatorAhead() -> ComparisonOperator? {
         switch current.kind {
         case .symbol(let symbol):
             switch symbol {
-            case "==", "=": return (.equal, false)
-            case "!=", "<>": return (.notEqual, false)
-            case "<": return (.lessThan, false)
-            case "<=", "=<": return (.lessThanOrEqual, false)
-            case ">": return (.greaterThan, false)
-            case ">=", "=>": return (.greaterThanOrEqual, false)
+            case "==", "=": return .equal
+            case "!=", "<>": return .notEqual
+            case "<": return .lessThan
+            case "<=", "=<": return .lessThanOrEqual
+            case ">": return .greaterThan
+            case ">=", "=>": return .greaterThanOrEqual
             default: return nil
             }
         default:
             switch keyword(current) {
-            case "IN": return (.in, false)
-            case "CONTAINS": return (.contains, false)
-            case "BETWEEN": return (.between, false)
-            case "BEGINSWITH": return (.beginsWith, false)
-            case "ENDSWITH": return (.endsWith, false)
-            case "LIKE": return (.like, false)
-            case "MATCHES": return (.matches, false)
+            case "IN": return .in
+            case "CONTAINS": return .contains
+            case "BETWEEN": return .between
+            case "BEGINSWITH": return .beginsWith
+            case "ENDSWITH": return .endsWith
+            case "LIKE": return .like
+            case "MATCHES": return .matches
             default: return nil
             }
         }
