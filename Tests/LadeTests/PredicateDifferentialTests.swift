@@ -9,6 +9,8 @@ struct PredicateGenerator {
     let itemIDs: [ManagedObjectID]
     let tagIDs: [ManagedObjectID]
     private var arguments: [PredicateValue] = []
+    /// The entity fetched: Item (with its subentity Gadget), or Gadget alone, which adds `power`.
+    private(set) var entity = "Item"
 
     init(seed: UInt64, ids: [String: [ManagedObjectID]]) {
         random = SeededGenerator(seed: seed)
@@ -20,6 +22,7 @@ struct PredicateGenerator {
     /// A predicate and its arguments.
     mutating func next() -> (format: String, arguments: [PredicateValue]) {
         arguments = []
+        entity = random.chance(15) ? "Gadget" : "Item"
         let format = predicate(depth: random.int(3))
         return (format, arguments)
     }
@@ -100,6 +103,9 @@ struct PredicateGenerator {
     }
 
     private mutating func leaf() -> String {
+        if entity == "Gadget", random.chance(25) {
+            return "power \(comparisonOperator()) \(constant(.integer(Int64(random.int(10)))))"
+        }
         switch random.int(22) {
         case 0, 1, 2:
             let key = anyKey()
@@ -228,20 +234,23 @@ struct PredicateDifferentialTests {
             everything.returnsObjectsAsFaults = false
             let all = try context.fetch(everything)
             #expect(all.count == 58)
+            let gadgets = all.filter { $0.entity.name == "Gadget" }
             for number in 1...count {
                 let (format, arguments) = generator.next()
                 let sort = generator.sortDescriptors()
-                let described = "#\(number) \(format) \(arguments.isEmpty ? "" : "with \(arguments) ")sorted by \(sort.map { "\($0.keyPath.joined(separator: ".")) \($0.ascending ? "asc" : "desc") \($0.comparator)" })"
+                let described = "#\(number) \(generator.entity): \(format) \(arguments.isEmpty ? "" : "with \(arguments) ")sorted by \(sort.map { "\($0.keyPath.joined(separator: ".")) \($0.ascending ? "asc" : "desc") \($0.comparator)" })"
                 do {
                     let predicate = try Lade.Predicate(format: format, arguments: arguments)
-                    let request = FetchRequest(entityName: "Item", predicate: predicate, sortDescriptors: sort)
+                    let entity = generator.entity
+                    let request = FetchRequest(entityName: entity, predicate: predicate, sortDescriptors: sort)
                     let fromSQL = try context.fetch(request).map(\.objectID)
                     let counted = try context.count(for: request)
-                    let inMemory = try context.sorted(try all.filter { try predicate.evaluate(with: $0) }, by: sort, entity: "Item").map(\.objectID)
+                    let candidates = entity == "Gadget" ? gadgets : all
+                    let inMemory = try context.sorted(try candidates.filter { try predicate.evaluate(with: $0) }, by: sort, entity: entity).map(\.objectID)
                     if fromSQL != inMemory || counted != fromSQL.count {
                         failures.append("\(described)\n    store:     \(fromSQL.compactMap(\.primaryKey)) (count \(counted))\n    evaluator: \(inMemory.compactMap(\.primaryKey))")
                     }
-                    if !fromSQL.isEmpty && fromSQL.count < all.count { discriminating += 1 }
+                    if !fromSQL.isEmpty && fromSQL.count < candidates.count { discriminating += 1 }
                 } catch {
                     failures.append("\(described)\n    threw: \(error)")
                 }
