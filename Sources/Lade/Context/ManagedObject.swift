@@ -454,20 +454,3 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         throw wrong()
     }
 }
-
-extension ManagedObject: PredicateEvaluable {
-    public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
-        guard let key = path.first else { return .object(objectID) }
-        guard let model = managedObjectContext?.model else { return .null }
-        if model.attribute(key, of: entity.name) != nil {
-            return path.count == 1 ? (attributeValue(forKey: key).map { .attribute($0) } ?? .null) : .null
-        }
-        guard let relationship = model.relationship(key, of: entity.name) else { return .null }
-        if relationship.isToMany {
-            let rest = Array(path.dropFirst())
-            return .collection(objects(forKey: key).map { $0.predicateValue(forKeyPath: rest) })
-        }
-        guard let destination = object(forKey: key) else { return .null }
-        return destination.predicateValue(forKeyPath: Array(path.dropFirst()))
-    }
-}

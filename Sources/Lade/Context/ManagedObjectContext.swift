@@ -385,11 +385,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if !pending.isEmpty {
             // Unsaved changes count: changed and inserted objects are judged by their current values.
             for object in pending where !object.isDeleted && !seen.contains(object) && !(parent?.performAndWait { parent!.isDeletedInChain(object.objectID) } ?? false) {
-                if try request.predicate.map({ try PredicateEvaluator.evaluate($0, on: object) }) ?? true {
+                if try request.predicate?.evaluate(with: object) ?? true {
                     results.append(object)
                 }
             }
-            results = sorted(results, by: request.sortDescriptors)
+            results = try sorted(results, by: request.sortDescriptors, entity: request.entityName)
             if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
             if request.fetchLimit > 0 { results = Array(results.prefix(request.fetchLimit)) }
         }
@@ -439,22 +439,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return (inserted.elements + updated.elements + deleted.elements).filter { entities.contains($0.entity.name) }
     }
 
-    private func sorted(_ objects: [ManagedObject], by descriptors: [SortDescriptor]) -> [ManagedObject] {
-        objects.sorted { a, b in
-            for descriptor in descriptors {
-                let left = a.predicateValue(forKeyPath: descriptor.keyPath)
-                let right = b.predicateValue(forKeyPath: descriptor.keyPath)
-                let order: Int
-                switch (left, right) {
-                case (.null, .null): order = 0
-                case (.null, _): order = -1
-                case (_, .null): order = 1
-                case (.attribute(let x), .attribute(let y)): order = ValueComparison.compare(x, y) ?? 0
-                default: order = 0
-                }
-                if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
-            }
-            // Saved objects in key order (as the SQL's final Z_PK), new ones after them.
+    /// Sorts as the store's `ORDER BY` does: by the descriptors (`SortDescriptor.compare`),
+    /// then saved objects in key order (the SQL's final Z_PK), new ones after them.
+    func sorted(_ objects: [ManagedObject], by descriptors: [SortDescriptor], entity: String) throws -> [ManagedObject] {
+        for descriptor in descriptors { try descriptor.check(on: entity, in: model) }
+        return objects.sorted { a, b in
+            let order = SortDescriptor.compare(a, b, by: descriptors)
+            if order != 0 { return order < 0 }
             // (Written without a tuple switch: that form crashes Swift 6.3's optimizer.)
             let x = a.objectID.primaryKey, y = b.objectID.primaryKey
             if let x, let y { return x < y }

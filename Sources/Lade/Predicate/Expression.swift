@@ -2,6 +2,11 @@ import Foundation
 
 /// A value an expression can produce or a predicate can compare with: an attribute value, an
 /// object (by ID), nil, or a collection.
+///
+/// Literals make arguments easy to write: `Predicate(format: "price < %@ AND name == %@", arguments: [10, "Bolt"])`.
+/// ```swift
+/// let values: [PredicateValue] = [10, 2.5, "Bolt", true, nil, [1, 2, 3], .date(Date()), .object(product.objectID)]
+/// ```
 public enum PredicateValue: Sendable, Hashable {
     case null
     case attribute(AttributeValue)
@@ -19,6 +24,30 @@ public enum PredicateValue: Sendable, Hashable {
     public static func data(_ data: Data) -> PredicateValue { .attribute(.binary(data)) }
 }
 
+extension PredicateValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(arrayLiteral elements: PredicateValue...) { self = .collection(elements) }
+}
+
+/// Collection operators of key paths: `items.@count`, `items.@sum.price`.
+///
+/// ```swift
+/// Expression.collectionOperator(.avg, .keyPath("items"), ["price"])   // items.@avg.price
+/// ```
+public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
+    case count = "@count"
+    case sum = "@sum"
+    case avg = "@avg"
+    case min = "@min"
+    case max = "@max"
+}
+
 /// The left or right side of a comparison (Apple's `NSExpression`).
 ///
 /// Foundation has types named `Predicate`, `SortDescriptor` and `Expression` too; where a
@@ -26,20 +55,36 @@ public enum PredicateValue: Sendable, Hashable {
 /// `request.predicate = .compare(…)` need no prefix).
 ///
 /// ```swift
-/// Expression.keyPath("category.name")      // category.name
-/// Expression.constant(.string("Tools"))    // "Tools"
+/// Expression.keyPath("category.name")                            // category.name
+/// Expression.constant(.string("Tools"))                          // "Tools"
+/// Expression.collectionOperator(.sum, .keyPath("items"), ["price"]) // items.@sum.price
 /// ```
 public indirect enum Expression: Sendable, Hashable {
     /// A constant value.
     case constant(PredicateValue)
-    /// A key path from the evaluated object: `name`, `category.name`.
+    /// A key path from the evaluated object: `name`, `category.name`, `tags.name` (to-many).
     case keyPath([String])
     /// `SELF`: the evaluated object itself.
     case evaluatedObject
-    /// `$NAME`: replaced by `Predicate.substituting(_:)` before evaluation.
+    /// `$NAME`: a substitution variable, or the variable of an enclosing `SUBQUERY`.
     case variable(String)
+    /// A key path from a variable: `$x.price` inside `SUBQUERY(items, $x, $x.price > 5)`.
+    case variableKeyPath(String, [String])
+    /// `collection.@op.path`: an aggregate over a collection (`items.@count`,
+    /// `items.@avg.price`, `SUBQUERY(…).@count`); `path` is read on each element.
+    case collectionOperator(CollectionOperator, Expression, [String])
+    /// `{a, b, c}` with members that are not all constants (`{$LOW, $HIGH}`, `{price, cost}`).
+    case aggregate([Expression])
+    /// `SUBQUERY(collection, $variable, predicate)`: the members of a collection for which the
+    /// predicate holds, with `$variable` naming each member.
+    case subquery(Expression, variable: String, Predicate)
 
     public static func keyPath(_ path: String) -> Expression {
         .keyPath(path.split(separator: ".").map(String.init))
+    }
+
+    var isCollectionOperator: Bool {
+        if case .collectionOperator = self { return true }
+        return false
     }
 }

@@ -1,6 +1,10 @@
 import Foundation
 
 /// Comparison operators of Core Data's predicate language.
+///
+/// ```swift
+/// Predicate.compare(.keyPath("name"), .beginsWith, .constant("Bo"), options: .caseInsensitive)   // name BEGINSWITH[c] "Bo"
+/// ```
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
@@ -8,16 +12,29 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case lessThanOrEqual = "<="
     case greaterThan = ">"
     case greaterThanOrEqual = ">="
-    /// The left value is one of the right collection's.
+    /// Membership when the right side is a collection (`x IN {1, 2}`, `x IN tags.name`);
+    /// substring when it is a string (`'ol' IN name`).
     case `in` = "IN"
+    /// Membership when the left side is a collection (`tags CONTAINS %@`); substring when it
+    /// is a string (`name CONTAINS 'ol'`).
+    case contains = "CONTAINS"
     /// Right is a two-value collection; left lies between them, inclusive.
     case between = "BETWEEN"
     case beginsWith = "BEGINSWITH"
     case endsWith = "ENDSWITH"
-    case contains = "CONTAINS"
+    /// A wildcard match of the whole string: `?` is one character, `*` any number of them;
+    /// a backslash makes the next character literal.
+    case like = "LIKE"
+    /// An ICU regular expression matching the whole string.
+    case matches = "MATCHES"
 }
 
-/// `[c]`, `[d]`, `[cd]`: case- and diacritic-insensitive string comparison.
+/// `[c]`, `[d]`, `[cd]`: case- and diacritic-insensitive string comparison. `[n]` is accepted
+/// and means nothing more (Apple's "normalized" hint).
+///
+/// ```swift
+/// let options: ComparisonOptions = [.caseInsensitive, .diacriticInsensitive]   // [cd]
+/// ```
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -25,42 +42,141 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
 }
 
+/// How a comparison treats a collection on its left: `ANY`/`SOME` (some member satisfies it),
+/// `ALL` (every member does; true for an empty collection). `NONE` is `NOT ANY`.
+///
+/// ```swift
+/// Predicate.compare(.keyPath("tags.name"), .equal, .constant("red"), modifier: .any)   // ANY tags.name == "red"
+/// ```
+public enum ComparisonModifier: String, Sendable, Hashable {
+    case direct = ""
+    case any = "ANY"
+    case all = "ALL"
+}
+
+/// One comparison: `left op[options] right`, with an optional `ANY`/`ALL` modifier.
+///
+/// ```swift
+/// let comparison = Comparison(.keyPath("price"), .lessThan, .constant(10))
+/// let predicate = Predicate.comparison(comparison)   // price < 10
+/// ```
+public struct Comparison: Sendable, Hashable {
+    public var left: Expression
+    public var op: ComparisonOperator
+    public var right: Expression
+    public var options: ComparisonOptions
+    public var modifier: ComparisonModifier
+
+    public init(_ left: Expression, _ op: ComparisonOperator, _ right: Expression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
+        self.left = left
+        self.op = op
+        self.right = right
+        self.options = options
+        self.modifier = modifier
+    }
+}
+
 /// A condition on objects: Core Data's predicate language as one AST, evaluated in memory by
 /// `PredicateEvaluator` and compiled to SQL by `SQLPredicateCompiler`; the two agree.
 ///
+/// Parse it from Core Data's format strings (see `init(format:arguments:)`), or build it:
 /// ```swift
-/// let cheapTools = Predicate.and([
+/// let cheapTools = try Predicate(format: "category.name == %@ AND price < %@", arguments: ["Tools", 10])
+/// let same = Predicate.and([
 ///     .compare(.keyPath("category.name"), .equal, .constant(.string("Tools"))),
-///     .compare(.keyPath("price"), .lessThan, .constant(.decimal(10))),
+///     .compare(.keyPath("price"), .lessThan, .constant(.integer(10))),
 /// ])
-/// let bySKU = Predicate.compare(.keyPath("sku"), .in, .constant(.collection(skus.map { .string($0) })))
 /// ```
 public indirect enum Predicate: Sendable, Hashable {
+    /// `TRUEPREDICATE`.
     case `true`
+    /// `FALSEPREDICATE`.
     case `false`
-    case comparison(Expression, ComparisonOperator, Expression, ComparisonOptions)
+    case comparison(Comparison)
     case and([Predicate])
     case or([Predicate])
     case not(Predicate)
 
-    public static func compare(_ left: Expression, _ op: ComparisonOperator, _ right: Expression, options: ComparisonOptions = []) -> Predicate {
-        .comparison(left, op, right, options)
+    public static func compare(
+        _ left: Expression, _ op: ComparisonOperator, _ right: Expression,
+        options: ComparisonOptions = [], modifier: ComparisonModifier = .direct
+    ) -> Predicate {
+        .comparison(Comparison(left, op, right, options: options, modifier: modifier))
     }
 
     /// A copy with each `$VARIABLE` replaced; a variable missing from `values` is an error.
+    /// Variables bound by a `SUBQUERY` inside are left alone; `$NAME.key` reads `key` from
+    /// the value (nil unless the value is a collection, whose members it reads).
+    ///
+    /// ```swift
+    /// let template = try Predicate(format: "stock < $THRESHOLD")
+    /// let low = try template.substituting(["THRESHOLD": 5])
+    /// ```
     public func substituting(_ values: [String: PredicateValue]) throws -> Predicate {
-        func expression(_ e: Expression) throws -> Expression {
-            guard case .variable(let name) = e else { return e }
+        try substituting { name, path in
             guard let value = values[name] else { throw PredicateError.missingVariable(name) }
-            return .constant(value)
+            return value.predicateValue(forKeyPath: path)
         }
+    }
+
+    /// A copy with each free variable (and each key path from one: `$FETCH_SOURCE.category`)
+    /// replaced by the value `resolve` gives.
+    func substituting(_ resolve: (String, [String]) throws -> PredicateValue) throws -> Predicate {
+        try rewritten(bound: []) { expression, bound in
+            switch expression {
+            case .variable(let name) where !bound.contains(name):
+                return .constant(try resolve(name, []))
+            case .variableKeyPath(let name, let path) where !bound.contains(name):
+                return .constant(try resolve(name, path))
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// The names of the free variables: `$NAME`s not bound by a `SUBQUERY`.
+    public var variableNames: Set<String> {
+        var names: Set<String> = []
+        _ = try? rewritten(bound: []) { expression, bound in
+            switch expression {
+            case .variable(let name) where !bound.contains(name), .variableKeyPath(let name, _) where !bound.contains(name):
+                names.insert(name)
+            default: break
+            }
+            return nil
+        }
+        return names
+    }
+
+    /// Rebuilds the tree bottom-up, replacing each expression `change` returns a value for.
+    /// `bound` holds the subquery variables in scope.
+    func rewritten(bound: Set<String>, _ change: (Expression, Set<String>) throws -> Expression?) throws -> Predicate {
         switch self {
         case .true, .false: return self
-        case .comparison(let left, let op, let right, let options):
-            return .comparison(try expression(left), op, try expression(right), options)
-        case .and(let parts): return .and(try parts.map { try $0.substituting(values) })
-        case .or(let parts): return .or(try parts.map { try $0.substituting(values) })
-        case .not(let inner): return .not(try inner.substituting(values))
+        case .comparison(var comparison):
+            comparison.left = try comparison.left.rewritten(bound: bound, change)
+            comparison.right = try comparison.right.rewritten(bound: bound, change)
+            return .comparison(comparison)
+        case .and(let parts): return .and(try parts.map { try $0.rewritten(bound: bound, change) })
+        case .or(let parts): return .or(try parts.map { try $0.rewritten(bound: bound, change) })
+        case .not(let inner): return .not(try inner.rewritten(bound: bound, change))
+        }
+    }
+}
+
+extension Expression {
+    func rewritten(bound: Set<String>, _ change: (Expression, Set<String>) throws -> Expression?) throws -> Expression {
+        if let replaced = try change(self, bound) { return replaced }
+        switch self {
+        case .constant, .keyPath, .evaluatedObject, .variable, .variableKeyPath: return self
+        case .collectionOperator(let op, let collection, let path):
+            return .collectionOperator(op, try collection.rewritten(bound: bound, change), path)
+        case .aggregate(let members):
+            return .aggregate(try members.map { try $0.rewritten(bound: bound, change) })
+        case .subquery(let collection, let variable, let predicate):
+            return .subquery(
+                try collection.rewritten(bound: bound, change), variable: variable,
+                try predicate.rewritten(bound: bound.union([variable]), change))
         }
     }
 }
@@ -70,12 +186,23 @@ public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible 
     case missingVariable(String)
     case unknownKey(entity: String, key: String)
     case unsupported(String)
+    /// `ANY`, `ALL`, `NONE`, `SUBQUERY` and collection operators need a collection.
+    case notACollection(String)
+    case invalidRegularExpression(pattern: String, reason: String)
+    /// A fetch request template or fetched property the model does not have.
+    case unknownTemplate(String)
+    /// A template or fetched property whose predicate string does not parse.
+    case invalidTemplate(name: String, reason: String)
 
     public var description: String {
         switch self {
         case .missingVariable(let name): "the predicate uses $\(name), which was given no value"
         case .unknownKey(let entity, let key): "'\(key)' is not a property of entity '\(entity)'"
-        case .unsupported(let what): "not supported in a predicate yet: \(what)"
+        case .unsupported(let what): "not supported in a predicate: \(what)"
+        case .notACollection(let what): "\(what) needs a collection (a to-many key path, an array or a SUBQUERY)"
+        case .invalidRegularExpression(let pattern, let reason): "'\(pattern)' is not a valid regular expression: \(reason)"
+        case .unknownTemplate(let name): "the model has no fetch request template or fetched property named '\(name)'"
+        case .invalidTemplate(let name, let reason): "fetch request '\(name)': \(reason)"
         }
     }
 }

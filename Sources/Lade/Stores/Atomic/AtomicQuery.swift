@@ -13,9 +13,7 @@ struct AtomicQuery {
         guard model.entity(named: request.entityName) != nil else {
             throw PredicateError.unknownKey(entity: request.entityName, key: "(entity)")
         }
-        for descriptor in request.sortDescriptors where descriptor.comparator != .compare {
-            throw PredicateError.unsupported("sorting with \(descriptor.comparator) in an atomic store")
-        }
+        for descriptor in request.sortDescriptors { try descriptor.check(on: request.entityName, in: model) }
         let entities = request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName]
         var keys = graph.keys(ofEntities: entities, sorted: ordered || request.fetchLimit > 0 || request.fetchOffset > 0)
         if let predicate = request.predicate, predicate != .true {
@@ -29,8 +27,8 @@ struct AtomicQuery {
             })
             keys.sort { a, b in
                 for (index, descriptor) in request.sortDescriptors.enumerated() {
-                    let order = Self.compare(sortKeys[a]![index], sortKeys[b]![index])
-                    if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
+                    let order = descriptor.compare(sortKeys[a]![index], sortKeys[b]![index])
+                    if order != 0 { return order < 0 }
                 }
                 return a < b
             }
@@ -59,19 +57,6 @@ struct AtomicQuery {
         EvaluatedObject(query: self, key: key, unknown: unknown)
     }
 
-    /// Sort order: nil first (as SQLite sorts NULL), values as `ValueComparison` orders them,
-    /// objects by primary key.
-    static func compare(_ a: PredicateValue, _ b: PredicateValue) -> Int {
-        switch (a, b) {
-        case (.null, .null): 0
-        case (.null, _): -1
-        case (_, .null): 1
-        case (.attribute(let x), .attribute(let y)): ValueComparison.compare(x, y) ?? 0
-        case (.object(let x), .object(let y)): (x.primaryKey ?? 0) < (y.primaryKey ?? 0) ? -1 : ((x.primaryKey ?? 0) == (y.primaryKey ?? 0) ? 0 : 1)
-        default: 0
-        }
-    }
-
     /// The first key path element that named no property, found while evaluating.
     final class UnknownKeys {
         var first: (entity: String, key: String)?
@@ -96,12 +81,35 @@ struct AtomicQuery {
             }
             let rest = Array(path.dropFirst())
             if relationship.isToMany {
-                return .collection((object.toMany[first] ?? []).filter { query.graph[$0] != nil }.map {
-                    EvaluatedObject(query: query, key: $0, unknown: unknown).predicateValue(forKeyPath: rest)
+                return .collection((object.toMany[first] ?? []).filter { query.graph[$0] != nil }.flatMap { key -> [PredicateValue] in
+                    let value = EvaluatedObject(query: query, key: key, unknown: unknown).predicateValue(forKeyPath: rest)
+                    if case .collection(let nested) = value { return nested }
+                    return [value]
                 })
             }
             guard let destination = object.toOne[first], query.graph[destination] != nil else { return .null }
             return EvaluatedObject(query: query, key: destination, unknown: unknown).predicateValue(forKeyPath: rest)
+        }
+
+        /// The objects a key path ending in a to-many relationship reaches, for `SUBQUERY`.
+        func predicateObjects(forKeyPath path: [String]) -> [any PredicateEvaluable]? {
+            guard let start = query.graph[key] else { return nil }
+            var entity = start.entity
+            var lastIsToMany = false
+            for name in path {
+                guard let relationship = query.model.relationship(name, of: entity) else { return nil }
+                entity = relationship.destinationEntityName
+                lastIsToMany = relationship.isToMany
+            }
+            guard lastIsToMany else { return nil }
+            var keys = [key]
+            for name in path {
+                keys = keys.flatMap { current -> [Int64] in
+                    guard let object = query.graph[current], let relationship = query.model.relationship(name, of: object.entity) else { return [] }
+                    return (relationship.isToMany ? Array(object.toMany[name] ?? []) : [object.toOne[name]].compactMap { $0 }).filter { query.graph[$0] != nil }
+                }
+            }
+            return keys.map { EvaluatedObject(query: query, key: $0, unknown: unknown) }
         }
     }
 }

@@ -36,6 +36,7 @@ public final class SQLiteConnection {
         }
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
+        SQLiteFunctions.register(on: connection)
         self.handle = connection
         self.path = path
         self.mode = mode
