@@ -13,14 +13,15 @@ import Foundation
 /// ```
 public enum DecimalText {
     /// The text `Decimal.description` gives, without its cost for values whose mantissa fits
-    /// 64 bits. Reads Decimal's storage (NSDecimal's layout: exponent, length and sign bits,
-    /// then eight 16-bit mantissa words); checked against `description` once per process.
+    /// 64 bits. Reads Decimal's storage as swift-foundation lays it out (exponent byte; a byte
+    /// holding length, sign and compact bits; then eight 16-bit mantissa words); checked against
+    /// `description` once per process, which turns the fast path off if the layout differs.
     public static func format(_ value: Decimal) -> String {
         guard layoutIsKnown, let text = fastText(value) else { return value.description }
         return text
     }
 
-    private static let layoutIsKnown: Bool = {
+    static let layoutIsKnown: Bool = {
         guard MemoryLayout<Decimal>.size == 20 else { return false }
         let samples = ["0", "1", "-1", "922.16", "0.001", "-12345678901234.5678", "1e10", "100", "0.5", "18446744073709551615", "-0.0000042"]
         return samples.allSatisfy { text in
@@ -33,8 +34,9 @@ public enum DecimalText {
         var copy = value
         return withUnsafeBytes(of: &copy) { raw -> String? in
             let exponent = Int(Int8(bitPattern: raw[0]))
-            let length = Int(raw[1] & 0x0F)
-            let negative = raw[1] & 0x10 != 0
+            // swift-foundation packs length in the high nibble, then the sign bit.
+            let length = Int(raw[1] >> 4)
+            let negative = raw[1] & 0x08 != 0
             guard length <= 4 else { return nil }
             var mantissa: UInt64 = 0
             for word in 0..<length {

@@ -22,6 +22,17 @@ public struct ImportCounts: Sendable, Equatable, Codable {
 
     public init() {}
 
+    public mutating func subtract(_ other: ImportCounts) {
+        inserted -= other.inserted
+        updated -= other.updated
+        unchanged -= other.unchanged
+        duplicates -= other.duplicates
+        existing -= other.existing
+        rejected -= other.rejected
+        unresolved -= other.unresolved
+        createdDestinations -= other.createdDestinations
+    }
+
     public mutating func add(_ other: ImportCounts) {
         inserted += other.inserted
         updated += other.updated
@@ -49,8 +60,22 @@ final class BatchWriter {
     private var destinations: [DestinationKey: [AttributeValue: ManagedObject?]] = [:]
     /// Objects a row changed since the last commit: a second row for one is a duplicate.
     private var touched: Set<ObjectIdentifier> = []
-    /// The row (line) each object changed since the last commit came from, for save errors.
-    private(set) var linesByObject: [ObjectIdentifier: (line: Int, recordIndex: Int64, raw: String)] = [:]
+    /// Where each object changed since the last commit came from (its last row), and how that
+    /// row was counted, so a save the store refuses can name and drop the rows behind it.
+    private var origins: [ObjectIdentifier: Origin] = [:]
+    /// The raw text of the batches since the last commit, by batch number (for those rows).
+    private var rawBatches: [Int: [UInt8]] = [:]
+    private var batchNumber = 0
+
+    struct Origin {
+        let line: Int
+        let recordIndex: Int64
+        let rawRange: Range<Int>
+        let batch: Int
+        let outcome: Outcome
+    }
+
+    enum Outcome { case inserted, updated, unchanged, duplicate }
 
     private struct DestinationKey: Hashable {
         let entity: String
@@ -60,6 +85,8 @@ final class BatchWriter {
     /// `plan.attributes[i].attribute.name`, without copying each plan on every row.
     private let attributeNames: [String]
     private let requiredWithoutDefault: [Int]
+    /// Positions in `plan.relationships` of required to-one relationships.
+    private let requiredToOne: [Int]
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
@@ -67,20 +94,56 @@ final class BatchWriter {
         self.model = model
         attributeNames = plan.attributes.map(\.attribute.name)
         requiredWithoutDefault = plan.requiredWithoutDefault
+        requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
     }
 
     /// Forgets every cached object: call right after `context.reset()`.
     func didReset() {
-        touched.removeAll(keepingCapacity: true)
+        didCommit()
         objectsByKey.removeAll(keepingCapacity: true)
         destinations.removeAll(keepingCapacity: true)
-        linesByObject.removeAll(keepingCapacity: true)
     }
 
-    /// After a commit the saved objects need no lines for error messages.
+    /// After a commit the saved objects need no origins for error messages.
     func didCommit() {
         touched.removeAll(keepingCapacity: true)
-        linesByObject.removeAll(keepingCapacity: true)
+        origins.removeAll(keepingCapacity: true)
+        rawBatches.removeAll(keepingCapacity: true)
+    }
+
+    /// The row an object changed since the last commit came from, as a rejected row with
+    /// `reason`; nil when no row of this run changed it.
+    func rejectedRow(for object: ManagedObject, reason: String) -> RejectedRow? {
+        guard let origin = origins[ObjectIdentifier(object)] else { return nil }
+        let raw = rawBatches[origin.batch].map { RowMapper.rawText($0, origin.rawRange) } ?? ""
+        return RejectedRow(line: origin.line, recordIndex: origin.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
+    }
+
+    /// Takes back what an object's row did, after the store refused it: a new object is
+    /// deleted, an existing one loses its unsaved changes. Returns the counts to take back.
+    func drop(_ object: ManagedObject) -> ImportCounts {
+        var undone = ImportCounts()
+        if let origin = origins.removeValue(forKey: ObjectIdentifier(object)) {
+            switch origin.outcome {
+            case .inserted: undone.inserted = 1
+            case .updated: undone.updated = 1
+            case .unchanged: undone.unchanged = 1
+            case .duplicate: undone.duplicates = 1
+            }
+        }
+        if object.isNew {
+            if let key = keyOf(object) { objectsByKey[key] = nil }
+            context.delete(object)
+        } else {
+            context.refresh(object, mergeChanges: false)
+        }
+        return undone
+    }
+
+    private func keyOf(_ object: ManagedObject) -> [AttributeValue]? {
+        guard !plan.keyIndices.isEmpty else { return nil }
+        let values = plan.keyIndices.map { object.attributeValue(forKey: attributeNames[$0]) }
+        return values.contains { $0 == nil } ? nil : values.map { $0! }
     }
 
     /// What to do with each row of a batch, decided before anything is changed.
@@ -97,15 +160,9 @@ final class BatchWriter {
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         let rows = batch.rows
         // Key order: inserts reach the unique index in order, which SQLite writes far faster.
-        let order: [Int]
-        if plan.keyIndices.isEmpty {
-            order = Array(rows.indices)
-        } else {
-            order = rows.indices.sorted { a, b in
-                let order = Self.compare(rows[a].key, rows[b].key)
-                return order != 0 ? order < 0 : a < b
-            }
-        }
+        let order = Self.keyOrder(rows, keyed: !plan.keyIndices.isEmpty)
+        batchNumber += 1
+        rawBatches[batchNumber] = batch.raw
         try fetchExisting(rows)
         let missing = try resolveDestinations(rows)
 
@@ -143,16 +200,21 @@ final class BatchWriter {
             let firstTouch = touched.insert(ObjectIdentifier(object)).inserted
             let hadChanges = object.hasChanges
             try apply(row, to: object, counts: &localCounts)
-            linesByObject[ObjectIdentifier(object)] = (row.line, row.recordIndex, RowMapper.rawText(batch.raw, row.rawRange))
+            let outcome: Outcome
             if !firstTouch {
+                outcome = .duplicate
                 localCounts.duplicates += 1
             } else if isNew {
+                outcome = .inserted
                 localCounts.inserted += 1
             } else if object.hasChanges && !hadChanges {
+                outcome = .updated
                 localCounts.updated += 1
             } else {
+                outcome = .unchanged
                 localCounts.unchanged += 1
             }
+            origins[ObjectIdentifier(object)] = Origin(line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange, batch: batchNumber, outcome: outcome)
         }
         localCounts.rejected = rejects.count
         counts.add(localCounts)
@@ -162,6 +224,15 @@ final class BatchWriter {
     private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> Decision {
         func reject(_ field: String?, _ value: String?, _ reason: String) -> Decision {
             .reject(RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange)))
+        }
+        for (index, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+            // A destination made from a key must itself be valid.
+            for key in row.links[index] ?? [] {
+                if let violation = relationship.matchValidator.violation(of: key) {
+                    return reject(relationship.settings.from.components.joined(separator: "."), key.canonicalText,
+                                  "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)")
+                }
+            }
         }
         for (index, relationship) in plan.relationships.enumerated() where relationship.settings.required {
             guard let keys = row.links[index] else { continue }
@@ -196,6 +267,15 @@ final class BatchWriter {
                 let attribute = plan.attributes[index]
                 return reject(attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
                               "\(attribute.attribute.name) is required and the record has no value for it")
+            }
+        }
+        // ... and every required to-one relationship, from the row.
+        for index in requiredToOne {
+            let relationship = plan.relationships[index]
+            let keys = row.links[index] ?? []
+            if keys.isEmpty || keys.contains(where: { missing[index]?.contains($0) ?? false }) {
+                return reject(relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
+                              "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
             }
         }
         return .create
@@ -298,6 +378,42 @@ final class BatchWriter {
         return missing
     }
 
+    /// Row positions in key order (stable: rows with one key keep their order); the rows'
+    /// order when there is no key. One text key, the common case, is compared as bytes.
+    static func keyOrder(_ rows: [MappedRow], keyed: Bool) -> [Int] {
+        guard keyed else { return Array(rows.indices) }
+        var texts: [String] = []
+        texts.reserveCapacity(rows.count)
+        for row in rows {
+            guard row.key.count == 1, case .string(let text) = row.key[0] else { texts = []; break }
+            texts.append(text)
+        }
+        if texts.count == rows.count {
+            return rows.indices.sorted { a, b in
+                let order = compareBytes(texts[a], texts[b])
+                return order != 0 ? order < 0 : a < b
+            }
+        }
+        return rows.indices.sorted { a, b in
+            let order = compare(rows[a].key, rows[b].key)
+            return order != 0 ? order < 0 : a < b
+        }
+    }
+
+    /// UTF-8 byte order, as SQLite's BINARY collation orders the key's index.
+    static func compareBytes(_ a: String, _ b: String) -> Int {
+        if let order = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Int in
+                let common = min(x.count, y.count)
+                let result = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return result != 0 ? Int(result) : x.count - y.count
+            }
+        }), let order {
+            return order
+        }
+        return a == b ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
+    }
+
     /// Orders keys: numbers and dates by value, strings by UTF-8 bytes (SQLite's BINARY
     /// collation, the order the unique index keeps), anything else by its canonical text.
     static func compare(_ a: [AttributeValue], _ b: [AttributeValue]) -> Int {
@@ -305,7 +421,7 @@ final class BatchWriter {
         for (x, y) in zip(a, b) {
             let order: Int
             switch (x, y) {
-            case (.string(let s), .string(let t)): order = s == t ? 0 : (s.utf8.lexicographicallyPrecedes(t.utf8) ? -1 : 1)
+            case (.string(let s), .string(let t)): order = compareBytes(s, t)
             case (.integer(let s), .integer(let t)): order = sign(s, t)
             case (.double(let s), .double(let t)): order = sign(s, t)
             case (.float(let s), .float(let t)): order = sign(s, t)

@@ -205,17 +205,48 @@ public final class ImportRunner {
         let firstRecord = committedPoint.recordIndex
         let policy = job.onError
 
-        func commit(complete: Bool) throws {
-            let rejectsLength = try rejectsFile?.sync() ?? 0
-            let checkpoint = Checkpoint(source: identity, resume: pendingPoint, complete: complete, rejectsLength: rejectsLength, counts: runningCounts)
-            var metadata = coordinator.metadata(for: store)
-            metadata[key] = checkpoint.propertyList
-            try coordinator.setMetadata(metadata, for: store)
-            try context.save()
+        /// Commits the batches since the last commit with the checkpoint, in one transaction.
+        /// Rows the store refuses (a save's validation or a uniqueness constraint the rows
+        /// could not be checked against beforehand) are rejected like any other bad row; with
+        /// `policy: abort`, or past `maxErrors`, nothing since the last commit is kept and the
+        /// reason is returned.
+        func commit(complete: Bool) throws -> String? {
+            while true {
+                let rejectsLength = try rejectsFile?.sync() ?? 0
+                let checkpoint = Checkpoint(source: identity, resume: pendingPoint, complete: complete, rejectsLength: rejectsLength, counts: runningCounts)
+                var metadata = coordinator.metadata(for: store)
+                metadata[key] = checkpoint.propertyList
+                try coordinator.setMetadata(metadata, for: store)
+                do {
+                    try context.save()
+                    break
+                } catch {
+                    let refused = Self.refusedObjects(error, in: context)
+                    var rows: [RejectedRow] = []
+                    for (object, reason) in refused {
+                        guard let row = writer.rejectedRow(for: object, reason: reason) else { continue }
+                        rows.append(row)
+                        let undone = writer.drop(object)
+                        runningCounts.subtract(undone)
+                        report.counts.subtract(undone)
+                    }
+                    guard !rows.isEmpty else { throw error }
+                    rows.sort { $0.line < $1.line }
+                    runningCounts.rejected += rows.count
+                    report.counts.rejected += rows.count
+                    if policy.policy == .abort || runningCounts.rejected > policy.maxErrors {
+                        context.rollback()
+                        return policy.policy == .abort ? rows[0].description(source: step.source.displayPath)
+                            : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rows.last!.description(source: step.source.displayPath))"
+                    }
+                    try rejectsFile?.append(rows)
+                }
+            }
             writer.didCommit()
             committedPoint = pendingPoint
             batchesSinceCommit = 0
             report.commits += 1
+            return nil
         }
 
         func finish(_ status: ImportStatus) -> ImportReport {
@@ -233,7 +264,7 @@ public final class ImportRunner {
                 case .success(let mapped): batch = mapped
                 case .failure(let error):
                     // Damage the reader cannot skip past: keep what is good, then stop.
-                    try commit(complete: false)
+                    if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
                     throw error
                 }
                 let remaining = policy.policy == .abort ? 0 : policy.maxErrors - runningCounts.rejected
@@ -247,7 +278,7 @@ public final class ImportRunner {
                 }
                 guard applied else {
                     // Nothing of this batch is kept; everything before it is.
-                    try commit(complete: false)
+                    if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
                     rejects.sort { $0.line < $1.line }
                     let first = rejects.first.map { $0.description(source: step.source.displayPath) } ?? "a row was rejected"
                     let why = policy.policy == .abort ? first : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rejects.last!.description(source: step.source.displayPath))"
@@ -264,7 +295,7 @@ public final class ImportRunner {
                 batchesSinceReset += 1
                 let stop = signals?.received
                 if (batchesSinceCommit >= job.batch.commitEvery && !job.store.kind.isAtomic) || stop != nil {
-                    try commit(complete: false)
+                    if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
                 }
                 if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 && !job.store.kind.isAtomic {
                     context.reset()
@@ -275,8 +306,27 @@ public final class ImportRunner {
                 progress.update(rows: pendingPoint.recordIndex, bytes: batch.bytesRead, totalBytes: totalBytes)
                 if let stop { return finish(.interrupted(signal: stop)) }
             }
-            try commit(complete: true)
+            if let reason = try commit(complete: true) { return finish(.aborted(reason: reason)) }
             return finish(runningCounts.rejected > 0 || report.counts.rejected > 0 ? .completedWithRejects : .completed)
+        }
+    }
+
+    /// The objects a failed save names, with why: validation failures and broken uniqueness
+    /// constraints. Empty for any other error (which then stops the run).
+    static func refusedObjects(_ error: Error, in context: ManagedObjectContext) -> [(ManagedObject, String)] {
+        switch error {
+        case let validation as ValidationError:
+            var seen: Set<ManagedObjectID> = []
+            return validation.failures.compactMap { failure in
+                guard seen.insert(failure.objectID).inserted else { return nil }
+                let reasons = validation.failures.filter { $0.objectID == failure.objectID }
+                    .map { "\($0.property) \($0.message)" + ($0.value.map { " (value: \($0))" } ?? "") }
+                return (context.object(with: failure.objectID), "the store refused it: " + reasons.joined(separator: "; "))
+            }
+        case ContextError.uniquenessViolation(let entity, let properties, let id):
+            return [(context.object(with: id), "another \(entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)")]
+        default:
+            return []
         }
     }
 
