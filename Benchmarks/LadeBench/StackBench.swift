@@ -4,6 +4,39 @@ import Lade
 /// `lade-bench stack`: inserts objects through a private-queue context in batches, saving and
 /// resetting after each, and prints time and peak RSS as it goes (issue: flat memory).
 enum StackBench {
+    static func phases(objects: Int, store: URL, model: URL) throws {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        let loaded = try ManagedObjectModel(contentsOf: model)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
+        try coordinator.addPersistentStore(type: .sqlite, at: store)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        func cpu() -> Double { var u = rusage(); getrusage(RUSAGE_SELF.rawValue, &u); return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 }
+        try context.performAndWait {
+            var t = cpu()
+            var products: [ManagedObject] = []
+            for _ in 0..<objects { products.append(try context.insertObject(forEntityName: "Product")) }
+            print(String(format: "insertObject      %6.2f µs", (cpu() - t) / Double(objects) * 1e6)); t = cpu()
+            for (i, p) in products.enumerated() {
+                try p.setAttributeValue(.string("SKU-\(1_000_000_000 + i)"), forKey: "sku")
+                try p.setAttributeValue(.string("Product number"), forKey: "name")
+                try p.setAttributeValue(.decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(i % 10_000))), forKey: "price")
+                try p.setAttributeValue(.integer(Int64(i % 500)), forKey: "stock")
+                try p.setAttributeValue(.date(Date(timeIntervalSinceReferenceDate: Double(i))), forKey: "createdAt")
+            }
+            print(String(format: "5 × setAttribute  %6.2f µs", (cpu() - t) / Double(objects) * 1e6)); t = cpu()
+            let category = try context.insertObject(forEntityName: "Category")
+            try category.setValue("Bench", forKey: "name")
+            for p in products { try p.setObject(category, forKey: "category") }
+            print(String(format: "setObject         %6.2f µs", (cpu() - t) / Double(objects) * 1e6)); t = cpu()
+            try context.save()
+            print(String(format: "save              %6.2f µs", (cpu() - t) / Double(objects) * 1e6)); t = cpu()
+            products = []
+            context.reset()
+            print(String(format: "reset             %6.2f µs", (cpu() - t) / Double(objects) * 1e6)); t = cpu()
+        }
+    }
+
     static func run(objects: Int, batch: Int, store: URL, model: URL) throws {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
         let loaded = try ManagedObjectModel(contentsOf: model)

@@ -236,6 +236,13 @@ case "run":
         print(String(format: "| %@ | %.2f | %.0f | %.1f | %@ |", line.label, wall, Double(rows) / wall, peak, ratio))
     }
     print("\nall runs (s): " + lines.map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
+case "phases":
+    do {
+        try StackBench.phases(objects: Int(option("objects", "20000")) ?? 20000, store: URL(fileURLWithPath: option("store", ".build/bench/phases.sqlite")),
+                              model: URL(fileURLWithPath: option("model", "samples/Catalog.xcdatamodeld")))
+    } catch {
+        fail("\(error)")
+    }
 case "stack":
     guard let objects = Int(option("objects", "1000000")), let batch = Int(option("batch", "5000")) else { fail("--objects and --batch take numbers") }
     do {

@@ -20,11 +20,15 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The context the object lives in; nil once the context forgot it (reset, or deleted and saved).
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
+    /// The entity's properties in the order `values` and `toOneObjects` keep them.
+    let layout: EntityLayout
     /// The state last read from or written to the store (nil for a new object).
     var snapshot: StoreRow?
     var isMaterialized = false
-    var attributes: [String: AttributeValue] = [:]
-    var toOne: [String: ManagedObject] = [:]
+    /// Attribute values by position in `layout.attributes`; empty while a fault.
+    var values: [AttributeValue?] = []
+    /// To-one destinations by position in `layout.relationships`; empty while a fault.
+    var toOneObjects: [ManagedObject?] = []
     var toMany: [String: ToMany] = [:]
     /// Keys changed since the object was last saved or fetched.
     var changedKeys: Set<String> = []
@@ -40,10 +44,43 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         case loaded(OrderedSet<ManagedObject>)
     }
 
-    init(objectID: ManagedObjectID, entity: EntityDescription, context: ManagedObjectContext) {
+    init(objectID: ManagedObjectID, entity: EntityDescription, layout: EntityLayout, context: ManagedObjectContext) {
         self.objectID = objectID
         self.entity = entity
+        self.layout = layout
         self.managedObjectContext = context
+    }
+
+    // MARK: Stored state by name (no faulting; for the context's bookkeeping)
+
+    /// An attribute's current value as held (nil also while a fault).
+    func storedValue(_ key: String) -> AttributeValue? {
+        guard let index = layout.attributeIndex(of: key), index < values.count else { return nil }
+        return values[index]
+    }
+
+    func setStoredValue(_ value: AttributeValue?, _ key: String) {
+        guard let index = layout.attributeIndex(of: key) else { return }
+        if values.isEmpty { values = layout.defaultValues.map { _ in nil } }
+        values[index] = value
+    }
+
+    /// A to-one relationship's destination as held (nil also while a fault).
+    func toOneObject(_ key: String) -> ManagedObject? {
+        guard let index = layout.relationshipIndex(of: key), index < toOneObjects.count else { return nil }
+        return toOneObjects[index]
+    }
+
+    func setToOneObject(_ destination: ManagedObject?, _ key: String) {
+        guard let index = layout.relationshipIndex(of: key) else { return }
+        if toOneObjects.isEmpty { toOneObjects = [ManagedObject?](repeating: nil, count: layout.relationships.count) }
+        toOneObjects[index] = destination
+    }
+
+    /// The destinations' IDs by position, deleted ones left out (as a save writes them).
+    var toOneIDs: [ManagedObjectID?] {
+        guard !toOneObjects.isEmpty else { return [ManagedObjectID?](repeating: nil, count: layout.relationships.count) }
+        return toOneObjects.map { destination in destination.flatMap { $0.isDeleted ? nil : $0.objectID } }
     }
 
     // MARK: Identity
@@ -99,13 +136,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// An attribute's value as Lade's value enum.
     public func attributeValue(forKey key: String) -> AttributeValue? {
         fireFault()
-        return attributes[key]
+        return storedValue(key)
     }
 
     /// A to-one relationship's destination.
     public func object(forKey key: String) -> ManagedObject? {
         fireFault()
-        return toOne[key]
+        return toOneObject(key)
     }
 
     /// A to-many relationship's destinations, in order (their stored order for ordered
@@ -149,17 +186,19 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Sets an attribute from Lade's value enum (checked against the attribute's type).
     public func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
-        guard let attribute = context.model.attribute(key, of: entity.name) else {
+        guard let index = layout.attributeIndex(of: key) else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
+        let attribute = layout.attributes[index]
         if let value, !value.fits(attribute.type) {
             throw ContextError.wrongType(entity: entity.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
         }
         fireFault()
-        let old = attributes[key]
+        if values.isEmpty { values = [AttributeValue?](repeating: nil, count: layout.attributes.count) }
+        let old = values[index]
         guard old != value else { return }
-        context.registerUndo(self, key: key, oldValue: old.map { .attribute($0) })
-        attributes[key] = value
+        if context.undoManager != nil { context.registerUndo(self, key: key, oldValue: old.map { .attribute($0) }) }
+        values[index] = value
         markChanged(key)
     }
 
@@ -176,7 +215,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         fireFault()
-        let old = toOne[key]
+        let old = toOneObject(key)
         guard old !== destination else { return }
         setToOneRaw(key, destination)
         if let inverse = context.model.inverse(of: relationship) {
@@ -231,8 +270,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     func setToOneRaw(_ key: String, _ destination: ManagedObject?) {
         fireFault()
-        managedObjectContext?.registerUndo(self, key: key, oldValue: toOne[key].map { .object($0) } ?? .none)
-        toOne[key] = destination
+        if let context = managedObjectContext, context.undoManager != nil {
+            context.registerUndo(self, key: key, oldValue: toOneObject(key).map { .object($0) } ?? .none)
+        }
+        setToOneObject(destination, key)
         markChanged(key)
     }
 
@@ -302,11 +343,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             toManyAdd(source, key, relationship)
         } else {
             fireFault()
-            if let previous = toOne[key], previous !== source, let inverse = managedObjectContext?.model.inverse(of: relationship) {
+            if let previous = toOneObject(key), previous !== source, let inverse = managedObjectContext?.model.inverse(of: relationship) {
                 // One-to-many moved: take this object out of its previous owner's set.
                 previous.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany)
             }
-            if toOne[key] !== source { setToOneRaw(key, source) }
+            if toOneObject(key) !== source { setToOneRaw(key, source) }
         }
     }
 
@@ -316,7 +357,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             toManyRemove(source, key, relationship)
         } else {
             fireFault()
-            if toOne[key] === source { setToOneRaw(key, nil) }
+            if toOneObject(key) === source { setToOneRaw(key, nil) }
         }
     }
 
@@ -346,11 +387,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func materialize() {
         isMaterialized = true
         guard let snapshot, let context = managedObjectContext else { return }
-        attributes = snapshot.attributes
-        toOne = [:]
-        for (key, id) in snapshot.toOne {
-            toOne[key] = context.registeredObject(for: id)
-        }
+        values = snapshot.values
+        toOneObjects = snapshot.toOneIDs.map { id in id.map { context.registeredObject(for: $0) } }
     }
 
     /// A to-many relationship's objects, loading them from the store the first time.
@@ -373,8 +411,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Forgets loaded values, keeping only the identity (refresh without merging).
     func turnIntoFault() {
         isMaterialized = false
-        attributes = [:]
-        toOne = [:]
+        values = []
+        toOneObjects = []
         toMany = [:]
         changedKeys = []
         linkChanges = [:]

@@ -147,7 +147,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func registeredObject(for id: ManagedObjectID) -> ManagedObject {
         if let object = registered[id]?.object { return object }
-        let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, context: self)
+        let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, layout: model.layout(of: id.entityName)!, context: self)
         register(object)
         return object
     }
@@ -177,12 +177,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         assertOnQueue()
         guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
         guard !entity.isAbstract else { throw ContextError.abstractEntity(name) }
-        let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), entity: entity, context: self)
+        let layout = model.layout(of: name)!
+        let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), entity: entity, layout: layout, context: self)
         object.isInserted = true
         object.isMaterialized = true
-        for attribute in model.attributes(of: name) {
-            if let value = attribute.defaultValue { object.attributes[attribute.name] = value }
-        }
+        object.values = layout.defaultValues
+        object.toOneObjects = [ManagedObject?](repeating: nil, count: layout.relationships.count)
         register(object)
         inserted.append(object)
         withUndoGroup {
@@ -315,9 +315,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if object.isDeleted { return nil }
             if object.isMaterialized || object.isInserted {
                 return StoreRow(
-                    objectID: id, version: object.snapshot?.version ?? 0,
-                    attributes: object.attributes,
-                    toOne: object.toOne.filter { !$0.value.isDeleted }.mapValues(\.objectID))
+                    objectID: id, version: object.snapshot?.version ?? 0, layout: object.layout,
+                    values: object.values.isEmpty ? object.layout.defaultValues.map { _ in nil } : object.values,
+                    toOneIDs: object.toOneIDs)
             }
             if let snapshot = object.snapshot { return snapshot }
         }
@@ -525,7 +525,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         assertOnQueue()
         guard object.managedObjectContext === self, !object.isInserted else { return }
         let changes = mergeChanges ? object.changedKeys : []
-        let saved = (attributes: object.attributes, toOne: object.toOne, toMany: object.toMany, links: object.linkChanges)
+        let saved = (values: object.values, toOne: object.toOneObjects, toMany: object.toMany, links: object.linkChanges)
         object.turnIntoFault()
         object.snapshot = nil
         loadSnapshot(for: object)
@@ -535,9 +535,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         object.materialize()
         for key in changes {
-            if let value = saved.attributes[key] { object.attributes[key] = value } else if model.attribute(key, of: object.entity.name) != nil { object.attributes[key] = nil }
-            if model.relationship(key, of: object.entity.name) != nil {
-                object.toOne[key] = saved.toOne[key]
+            if let index = object.layout.attributeIndex(of: key) {
+                object.setStoredValue(index < saved.values.count ? saved.values[index] : nil, key)
+            }
+            if let index = object.layout.relationshipIndex(of: key) {
+                object.setToOneObject(index < saved.toOne.count ? saved.toOne[index] : nil, key)
                 if let many = saved.toMany[key] { object.toMany[key] = many }
                 if let links = saved.links[key] { object.linkChanges[key] = links }
             }
@@ -723,7 +725,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private func makeSaveRequest() -> StoreSaveRequest {
         var request = StoreSaveRequest()
         for object in inserted where !object.isDeleted {
-            request.inserted.append(.init(objectID: object.objectID, attributes: storedAttributes(of: object), toOne: toOneIDs(of: object)))
+            // The object's value arrays go to the store as they are (shared, not copied).
+            request.inserted.append(.init(objectID: object.objectID, positional: .init(
+                layout: object.layout, values: object.values, toOneIDs: object.toOneIDs, changedAttributes: nil, changedToOne: nil)))
             appendRelationshipChanges(of: object, to: &request)
         }
         for object in updated where !object.isDeleted {
@@ -732,37 +736,24 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 return !(model.relationship(key, of: object.entity.name)?.isTransient ?? true)
             }
             guard !storedKeys.isEmpty else { continue }
-            var attributes: [String: AttributeValue?] = [:]
-            var toOne: [String: ManagedObjectID?] = [:]
+            var changedAttributes: [Int] = []
+            var changedToOne: [Int] = []
             for key in storedKeys {
-                if model.attribute(key, of: object.entity.name) != nil {
-                    attributes[key] = .some(object.attributes[key])
-                } else if let relationship = model.relationship(key, of: object.entity.name), !relationship.isToMany {
-                    toOne[key] = .some(object.toOne[key]?.objectID)
+                if let index = object.layout.attributeIndex(of: key) {
+                    changedAttributes.append(index)
+                } else if let index = object.layout.relationshipIndex(of: key), !object.layout.relationships[index].isToMany {
+                    changedToOne.append(index)
                 }
             }
-            request.updated.append(.init(objectID: object.objectID, expectedVersion: object.snapshot?.version, attributes: attributes, toOne: toOne))
+            request.updated.append(.init(objectID: object.objectID, expectedVersion: object.snapshot?.version, positional: .init(
+                layout: object.layout, values: object.values, toOneIDs: object.toOneIDs,
+                changedAttributes: changedAttributes.sorted(), changedToOne: changedToOne.sorted())))
             appendRelationshipChanges(of: object, to: &request)
         }
         for object in deleted where !object.isInserted {
             request.deleted.append((object.objectID, object.snapshot?.version))
         }
         return request
-    }
-
-    private func storedAttributes(of object: ManagedObject) -> [String: AttributeValue?] {
-        let transient = info(for: object.entity.name).transientAttributes
-        // mapValues keeps the table as it is: no hashing, unlike building a new dictionary.
-        guard !transient.isEmpty else { return object.attributes.mapValues { $0 } }
-        var values: [String: AttributeValue?] = [:]
-        for (key, value) in object.attributes where !transient.contains(key) { values[key] = value }
-        return values
-    }
-
-    private func toOneIDs(of object: ManagedObject) -> [String: ManagedObjectID?] {
-        var ids: [String: ManagedObjectID?] = [:]
-        for (key, destination) in object.toOne where !destination.isDeleted { ids[key] = destination.objectID }
-        return ids
     }
 
     private func appendRelationshipChanges(of object: ManagedObject, to request: inout StoreSaveRequest) {
@@ -807,12 +798,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     object.changedKeys.insert(relationship.name)
                 }
             case .mergeByPropertyStoreTrump:
+                let oldAttributes = old?.attributes ?? [:], oldToOne = old?.toOne ?? [:]
+                let currentAttributes = current.attributes, currentToOne = current.toOne
                 for key in object.changedKeys {
-                    let storeChanged = old?.attributes[key] != current.attributes[key] || old?.toOne[key] != current.toOne[key]
+                    let storeChanged = oldAttributes[key] != currentAttributes[key] || oldToOne[key] != currentToOne[key]
                     if storeChanged {
                         object.changedKeys.remove(key)
-                        object.attributes[key] = current.attributes[key]
-                        object.toOne[key] = current.toOne[key].map { registeredObject(for: $0) }
+                        if object.layout.attributeIndex(of: key) != nil { object.setStoredValue(currentAttributes[key], key) }
+                        if object.layout.relationshipIndex(of: key) != nil { object.setToOneObject(currentToOne[key].map { registeredObject(for: $0) }, key) }
                     }
                 }
                 object.snapshot = current
@@ -843,13 +836,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
             var toOne: [String: ManagedObjectID?] = [:]
             for key in keys {
                 if model.attribute(key, of: object.entity.name) != nil {
-                    attributes[key] = .some(object.attributes[key])
+                    attributes[key] = .some(object.storedValue(key))
                 } else if let relationship = model.relationship(key, of: object.entity.name) {
                     if relationship.isToMany {
                         if object.isInserted && object.toMany[key] == nil { continue }
                         changes.toMany.append((object.objectID, key, object.objects(forKey: key).filter { !$0.isDeleted }.map(\.objectID)))
                     } else {
-                        toOne[key] = .some(object.toOne[key].flatMap { $0.isDeleted ? nil : $0.objectID })
+                        toOne[key] = .some(object.toOneObject(key).flatMap { $0.isDeleted ? nil : $0.objectID })
                     }
                 }
             }
@@ -864,9 +857,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// deletes this context's unsaved changes.
     func apply(_ changes: PushedChanges) throws {
         for id in changes.inserted where registered[id]?.object == nil {
-            let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, context: self)
+            let layout = model.layout(of: id.entityName)!
+            let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, layout: layout, context: self)
             object.isInserted = true
             object.isMaterialized = true
+            object.values = [AttributeValue?](repeating: nil, count: layout.attributes.count)
+            object.toOneObjects = [ManagedObject?](repeating: nil, count: layout.relationships.count)
             register(object)
             inserted.append(object)
         }
@@ -924,14 +920,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     private func snapshot(of object: ManagedObject, version: Int64) -> StoreRow {
-        let transient = info(for: object.entity.name).transientAttributes
-        var toOne: [String: ManagedObjectID] = [:]
-        for (key, destination) in object.toOne where !destination.isDeleted { toOne[key] = destination.objectID }
-        return StoreRow(
-            objectID: object.objectID, version: version,
-            // Shared with the object (copy on write) when nothing is transient.
-            attributes: transient.isEmpty ? object.attributes : object.attributes.filter { !transient.contains($0.key) },
-            toOne: toOne)
+        var values = object.values
+        if values.isEmpty { values = [AttributeValue?](repeating: nil, count: object.layout.attributes.count) }
+        if object.layout.hasTransientAttributes {
+            for (index, attribute) in object.layout.attributes.enumerated() where attribute.isTransient { values[index] = nil }
+        }
+        // Shared with the object (copy on write) when nothing is transient.
+        return StoreRow(objectID: object.objectID, version: version, layout: object.layout, values: values, toOneIDs: object.toOneIDs)
     }
 }
 

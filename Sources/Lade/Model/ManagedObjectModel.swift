@@ -33,11 +33,11 @@ public struct ManagedObjectModel: Sendable, Equatable {
         let hashesByName: [String: Data]
         /// Per entity, its properties with inherited ones included, computed once: property
         /// access on managed objects is the hottest path there is.
-        let resolved: [String: ResolvedEntity]
+        let resolved: [String: EntityLayout]
 
         init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration],
              versionName: String?, versionIdentifiers: [String], indexByName: [String: Int], hashesByName: [String: Data],
-             resolved: [String: ResolvedEntity]) {
+             resolved: [String: EntityLayout]) {
             self.entities = entities
             self.fetchRequestTemplates = fetchRequestTemplates
             self.configurations = configurations
@@ -51,30 +51,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     private var indexByName: [String: Int] { storage.indexByName }
     private var hashesByName: [String: Data] { storage.hashesByName }
-    private var resolved: [String: ResolvedEntity] { storage.resolved }
-
-    /// A class, so that a lookup hands out one reference instead of copying seven.
-    private final class ResolvedEntity: Sendable {
-        let attributes: [AttributeDescription]
-        let relationships: [RelationshipDescription]
-        let fetchedProperties: [FetchedPropertyDescription]
-        let attributesByName: [String: AttributeDescription]
-        let relationshipsByName: [String: RelationshipDescription]
-        let ancestors: [String]
-        let subentities: [String]
-
-        init(attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
-             attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
-             ancestors: [String], subentities: [String]) {
-            self.attributes = attributes
-            self.relationships = relationships
-            self.fetchedProperties = fetchedProperties
-            self.attributesByName = attributesByName
-            self.relationshipsByName = relationshipsByName
-            self.ancestors = ancestors
-            self.subentities = subentities
-        }
-    }
+    private var resolved: [String: EntityLayout] { storage.resolved }
 
     /// Models are equal when they say the same things (everything else derives from those).
     public static func == (lhs: ManagedObjectModel, rhs: ManagedObjectModel) -> Bool {
@@ -106,7 +83,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
         guard problems.isEmpty else { throw ModelError(problems) }
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
-        var resolved: [String: ResolvedEntity] = [:]
+        var resolved: [String: EntityLayout] = [:]
         for entity in entities {
             var ancestors: [String] = []
             var current = entity.parentName
@@ -117,8 +94,8 @@ public struct ManagedObjectModel: Sendable, Equatable {
             let lineage = ancestors.reversed().map { entities[index[$0]!] } + [entity]
             let attributes = lineage.flatMap(\.attributes)
             let relationships = lineage.flatMap(\.relationships)
-            resolved[entity.name] = ResolvedEntity(
-                attributes: attributes, relationships: relationships,
+            resolved[entity.name] = EntityLayout(
+                name: entity.name, attributes: attributes, relationships: relationships,
                 fetchedProperties: lineage.flatMap(\.fetchedProperties),
                 attributesByName: Dictionary(attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
                 relationshipsByName: Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
@@ -172,6 +149,12 @@ public struct ManagedObjectModel: Sendable, Equatable {
     }
 
     // MARK: Properties, inherited ones included
+
+    /// The entity's properties, inherited ones first, in the order objects and store rows
+    /// keep their values.
+    public func layout(of entity: String) -> EntityLayout? {
+        resolved[entity]
+    }
 
     /// All attributes of an entity: inherited ones first (root's first), then its own.
     public func attributes(of name: String) -> [AttributeDescription] {

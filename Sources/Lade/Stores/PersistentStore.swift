@@ -44,38 +44,127 @@ public struct StoreFetchRequest: Sendable {
     }
 }
 
-/// One object's stored state: its stored attributes and to-one relationships (nil ones left
-/// out) and its version (`Z_OPT`), used for optimistic locking.
+/// One object's stored state: its stored attribute values and to-one destinations, by
+/// position in its entity's `EntityLayout`, and its version (`Z_OPT`), used for optimistic
+/// locking.
 public struct StoreRow: Sendable, Equatable {
     public let objectID: ManagedObjectID
     public let version: Int64
-    public let attributes: [String: AttributeValue]
-    public let toOne: [String: ManagedObjectID]
+    public let layout: EntityLayout
+    /// Attribute values by position in `layout.attributes` (transient ones nil).
+    public let values: [AttributeValue?]
+    /// To-one destinations by position in `layout.relationships` (to-many positions nil).
+    public let toOneIDs: [ManagedObjectID?]
 
-    public init(objectID: ManagedObjectID, version: Int64, attributes: [String: AttributeValue], toOne: [String: ManagedObjectID]) {
+    public init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?]) {
         self.objectID = objectID
         self.version = version
-        self.attributes = attributes
-        self.toOne = toOne
+        self.layout = layout
+        self.values = values
+        self.toOneIDs = toOneIDs
+    }
+
+    /// A row from values and destinations by name.
+    public init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, attributes: [String: AttributeValue], toOne: [String: ManagedObjectID]) {
+        self.init(objectID: objectID, version: version, layout: layout, values: layout.values(from: attributes), toOneIDs: layout.toOneSlots(from: toOne))
+    }
+
+    /// The stored attributes by name, nil ones left out.
+    public var attributes: [String: AttributeValue] { layout.dictionary(of: values) }
+
+    /// The to-one destinations by name, nil ones left out.
+    public var toOne: [String: ManagedObjectID] {
+        var result: [String: ManagedObjectID] = [:]
+        for (index, id) in toOneIDs.enumerated() { if let id { result[layout.relationships[index].name] = id } }
+        return result
+    }
+
+    public static func == (lhs: StoreRow, rhs: StoreRow) -> Bool {
+        lhs.objectID == rhs.objectID && lhs.version == rhs.version && lhs.layout === rhs.layout
+            && lhs.values == rhs.values && lhs.toOneIDs == rhs.toOneIDs
     }
 }
 
 /// Everything one save changes in one store.
 public struct StoreSaveRequest: Sendable {
+    /// One object's inserted or changed values. Made either by name (what changed, nil
+    /// clears) or, as contexts make them, by position: the object's whole value arrays and
+    /// which positions changed, shared with the object instead of copied.
     public struct RowChange: Sendable {
         public var objectID: ManagedObjectID
         /// For updates: the version the change was made against (optimistic locking).
         public var expectedVersion: Int64?
-        /// Changed stored attributes; nil sets NULL.
-        public var attributes: [String: AttributeValue?]
-        /// Changed to-one relationships; nil clears.
-        public var toOne: [String: ManagedObjectID?]
+        private var storage: Storage
+
+        private enum Storage: Sendable {
+            case named(attributes: [String: AttributeValue?], toOne: [String: ManagedObjectID?])
+            case positional(Positional)
+        }
+
+        /// Values by position in an entity's layout, with the positions that changed.
+        public struct Positional: Sendable {
+            public var layout: EntityLayout
+            public var values: [AttributeValue?]
+            public var toOneIDs: [ManagedObjectID?]
+            /// Changed attribute positions; nil: all (an insert).
+            public var changedAttributes: [Int]?
+            /// Changed to-one positions; nil: all (an insert).
+            public var changedToOne: [Int]?
+
+            public init(layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?], changedAttributes: [Int]?, changedToOne: [Int]?) {
+                self.layout = layout
+                self.values = values
+                self.toOneIDs = toOneIDs
+                self.changedAttributes = changedAttributes
+                self.changedToOne = changedToOne
+            }
+        }
 
         public init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, attributes: [String: AttributeValue?], toOne: [String: ManagedObjectID?]) {
             self.objectID = objectID
             self.expectedVersion = expectedVersion
-            self.attributes = attributes
-            self.toOne = toOne
+            self.storage = .named(attributes: attributes, toOne: toOne)
+        }
+
+        public init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, positional: Positional) {
+            self.objectID = objectID
+            self.expectedVersion = expectedVersion
+            self.storage = .positional(positional)
+        }
+
+        /// The change by position, when it was made so (stores that can use it skip names).
+        public var positional: Positional? {
+            if case .positional(let change) = storage { return change }
+            return nil
+        }
+
+        /// Changed stored attributes by name; nil sets NULL.
+        public var attributes: [String: AttributeValue?] {
+            switch storage {
+            case .named(let attributes, _): return attributes
+            case .positional(let change):
+                var result: [String: AttributeValue?] = [:]
+                for index in change.changedAttributes ?? Array(change.layout.attributes.indices) where !change.layout.attributes[index].isTransient {
+                    result[change.layout.attributes[index].name] = .some(change.values[index])
+                }
+                return result
+            }
+        }
+
+        /// Changed to-one relationships by name; nil clears.
+        public var toOne: [String: ManagedObjectID?] {
+            switch storage {
+            case .named(_, let toOne): return toOne
+            case .positional(let change):
+                var result: [String: ManagedObjectID?] = [:]
+                for index in change.changedToOne ?? Array(change.layout.relationships.indices) {
+                    let relationship = change.layout.relationships[index]
+                    guard !relationship.isToMany && !relationship.isTransient else { continue }
+                    if change.changedToOne == nil && change.toOneIDs[index] == nil { continue }
+                    result[relationship.name] = .some(change.toOneIDs[index])
+                }
+                return result
+            }
         }
     }
 

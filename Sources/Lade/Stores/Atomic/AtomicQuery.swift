@@ -46,7 +46,7 @@ struct AtomicQuery {
         for (name, destination) in object.toOne {
             if let id = objectID(destination) { toOne[name] = id }
         }
-        return StoreRow(objectID: objectID(key)!, version: object.version, attributes: object.attributes, toOne: toOne)
+        return StoreRow(objectID: objectID(key)!, version: object.version, layout: model.layout(of: object.entity)!, attributes: object.attributes, toOne: toOne)
     }
 
     func objectID(_ key: Int64) -> ManagedObjectID? {

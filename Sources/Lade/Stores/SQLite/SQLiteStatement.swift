@@ -52,6 +52,37 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Resets the statement to run again; bindings stay until replaced.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Binds one value to parameter `index` (1-based). Text is bound from its UTF-8 bytes
+    /// without an intermediate C string. Binding can only fail for a bad index or a value over
+    /// SQLite's size limit; such a failure surfaces when the statement runs.
+    public func bind(_ value: SQLiteValue, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .integer(let number): sqlite3_bind_int64(handle, index, number)
+        case .real(let number): sqlite3_bind_double(handle, index, number)
+        case .text(var text):
+            text.withUTF8 { bytes in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    // An empty string is text, not NULL: bind it from a real (empty) C string.
+                    _ = sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                    return
+                }
+                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                    sqlite3_bind_text(handle, index, chars, Int32(bytes.count), sqliteTransient)
+                }
+            }
+        case .blob(let data):
+            data.withUnsafeBytes { buffer in
+                _ = sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
+            }
+        }
+    }
+
     /// Advances to the next row; false when the statement is done.
     @discardableResult
     public func step() throws -> Bool {

@@ -76,14 +76,11 @@ extension SQLiteStore: PersistentStore {
         else { return nil }
         var version: Int64 = 0
         if case .integer(let stored) = statement.value(at: 2) { version = stored }
-        var attributes: [String: AttributeValue] = [:]
-        attributes.reserveCapacity(plan.attributes.count)
+        var values = [AttributeValue?](repeating: nil, count: plan.layout.attributes.count)
         for attribute in plan.attributes {
-            if let value = SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type) {
-                attributes[attribute.name] = value
-            }
+            values[attribute.position] = SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type)
         }
-        var toOne: [String: ManagedObjectID] = [:]
+        var toOne = [ManagedObjectID?](repeating: nil, count: plan.layout.relationships.count)
         for relationship in plan.toOne {
             guard case .integer(let destination) = statement.value(at: relationship.column) else { continue }
             var entityName = relationship.destination
@@ -91,11 +88,11 @@ extension SQLiteStore: PersistentStore {
                let actual = schema.entity(number: destinationNumber) {
                 entityName = actual.name
             }
-            toOne[relationship.name] = ManagedObjectID(entityName: entityName, storeIdentifier: identifier, primaryKey: destination)
+            toOne[relationship.position] = ManagedObjectID(entityName: entityName, storeIdentifier: identifier, primaryKey: destination)
         }
         return StoreRow(
             objectID: ManagedObjectID(entityName: plan.entity, storeIdentifier: identifier, primaryKey: key),
-            version: version, attributes: attributes, toOne: toOne)
+            version: version, layout: plan.layout, values: values, toOneIDs: toOne)
     }
 
     // MARK: To-many relationships
@@ -184,35 +181,61 @@ extension SQLiteStore: PersistentStore {
 
     private func insert(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws {
         guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return }
-        let statement = try cachedStatement(plan.insertSQL, connection)
-        var values: [SQLiteValue] = [.integer(key), .integer(plan.number), .integer(1)]
-        values.reserveCapacity(plan.columns.count + 3)
-        for column in plan.columns {
-            switch column.kind {
-            case .attribute(let name): values.append(SQLiteValueCoding.encode(change.attributes[name] ?? nil))
-            case .toOne(let name): values.append((change.toOne[name] ?? nil)?.primaryKey.map { .integer($0) } ?? .null)
-            case .toOneEntity(let name): values.append(entityNumberValue(change.toOne[name] ?? nil))
+        let statement = try insertStatement(for: plan, connection)
+        statement.reset()
+        statement.bind(.integer(key), at: 1)
+        statement.bind(.integer(plan.number), at: 2)
+        statement.bind(.integer(1), at: 3)
+        var position: Int32 = 4
+        if let positional = change.positional, positional.layout === plan.layout {
+            // The context's way: values by position, nothing looked up by name.
+            for column in plan.columns {
+                switch column.kind {
+                case .attribute(_, let index): statement.bind(SQLiteValueCoding.encode(positional.values[index]), at: position)
+                case .toOne(_, let index): statement.bind(positional.toOneIDs[index]?.primaryKey.map { .integer($0) } ?? .null, at: position)
+                case .toOneEntity(_, let index): statement.bind(entityNumberValue(positional.toOneIDs[index]), at: position)
+                }
+                position += 1
+            }
+        } else {
+            let attributes = change.attributes, toOne = change.toOne
+            for column in plan.columns {
+                switch column.kind {
+                case .attribute(let name, _): statement.bind(SQLiteValueCoding.encode(attributes[name] ?? nil), at: position)
+                case .toOne(let name, _): statement.bind((toOne[name] ?? nil)?.primaryKey.map { .integer($0) } ?? .null, at: position)
+                case .toOneEntity(let name, _): statement.bind(entityNumberValue(toOne[name] ?? nil), at: position)
+                }
+                position += 1
             }
         }
-        try run(statement, values, for: change.objectID)
+        try runBound(statement, for: change.objectID)
+    }
+
+    /// Each entity's INSERT, prepared once per store (not looked up by its text per row).
+    private func insertStatement(for plan: SQLiteWritePlan, _ connection: SQLiteConnection) throws -> SQLiteStatement {
+        if let statement = plan.insertStatement.statement { return statement }
+        let statement = try connection.prepare(plan.insertSQL)
+        plan.insertStatement.statement = statement
+        return statement
     }
 
     private func update(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws -> StoreSaveError.VersionConflict? {
         guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return nil }
         var assignments: [String] = []
         var values: [SQLiteValue] = []
+        let attributes = change.attributes, toOne = change.toOne
         for column in plan.columns {
             switch column.kind {
-            case .attribute(let name):
-                guard let value = change.attributes[name] else { continue }
+            case .attribute(let name, _):
+                guard let value = attributes[name] else { continue }
                 assignments.append("\(column.name) = ?")
                 values.append(SQLiteValueCoding.encode(value))
-            case .toOne(let name):
-                guard let value = change.toOne[name] else { continue }
+            case .toOne(let name, _):
+                guard let value = toOne[name] else { continue }
                 assignments.append("\(column.name) = ?")
                 values.append(value?.primaryKey.map { .integer($0) } ?? .null)
-            case .toOneEntity(let name):
-                guard let value = change.toOne[name] else { continue }
+            case .toOneEntity(let name, _):
+                guard let value = toOne[name] else { continue }
                 assignments.append("\(column.name) = ?")
                 values.append(entityNumberValue(value))
             }
@@ -313,6 +336,15 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
+    /// Steps a statement whose values are bound already; errors as `run`.
+    private func runBound(_ statement: SQLiteStatement, for id: ManagedObjectID) throws {
+        do {
+            while try statement.step() {}
+        } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique || error.code == SQLiteError.constraintPrimaryKey {
+            throw StoreSaveError.uniquenessViolation(entity: id.entityName, properties: uniquenessProperties(in: error.message, entity: id.entityName), objectID: id)
+        }
+    }
+
     /// The constraint behind "UNIQUE constraint failed: ZPRODUCT.ZSKU".
     private func uniquenessProperties(in message: String, entity: String) -> [String] {
         let columns = Set(message.split(separator: ":").last.map { $0.split(separator: ",").compactMap { $0.split(separator: ".").last.map { String($0).trimmingCharacters(in: .whitespaces) } } } ?? [])
@@ -330,22 +362,32 @@ extension SQLiteStore: PersistentStore {
 
 /// Precomputed per entity, so the row loop does no model lookups.
 struct SQLiteReadPlan: Sendable {
-    struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int }
-    struct ToOne: Sendable { let name: String; let destination: String; let column: Int; let entityColumn: Int? }
+    struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int; let position: Int }
+    struct ToOne: Sendable { let name: String; let destination: String; let column: Int; let entityColumn: Int?; let position: Int }
     let entity: String
+    let layout: EntityLayout
     let attributes: [Attribute]
     let toOne: [ToOne]
 }
 
 struct SQLiteWritePlan: Sendable {
-    enum Kind: Sendable { case attribute(String), toOne(String), toOneEntity(String) }
+    /// A column's value: an attribute or to-one relationship, by name and by layout position.
+    enum Kind: Sendable { case attribute(String, Int), toOne(String, Int), toOneEntity(String, Int) }
     struct Column: Sendable { let name: String; let kind: Kind }
     let table: String
     let number: Int64
+    let layout: EntityLayout
     let columns: [Column]
     let insertSQL: String
+    /// The prepared INSERT, made on first use (the store serialises its connection).
+    let insertStatement = StatementSlot()
     /// Join-table columns that hold this entity's keys, to clear when an object is deleted.
     let joinColumns: [(table: String, column: String)]
+}
+
+/// A place for a statement prepared later; used under the store's lock only.
+final class StatementSlot: @unchecked Sendable {
+    var statement: SQLiteStatement?
 }
 
 extension SQLiteSchema {
@@ -359,21 +401,24 @@ extension SQLiteSchema {
             var attributes: [SQLiteReadPlan.Attribute] = []
             var toOne: [SQLiteReadPlan.ToOne] = []
             var columns: [SQLiteWritePlan.Column] = []
+            let layout = model.layout(of: entity.name)!
             for attribute in model.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
                 let declaring = SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: model)!
                 let role = ColumnRole.attribute(entity: declaring, name: attribute.name)
-                attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!))
-                columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name)))
+                let position = layout.attributeIndex(of: attribute.name)!
+                attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!, position: position))
+                columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name, position)))
             }
             for relationship in model.relationships(of: entity.name) where !relationship.isToMany && !relationship.isTransient {
                 let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: model)!
                 let keyRole = ColumnRole.toOne(entity: declaring, name: relationship.name)
                 let entityRole = ColumnRole.toOneEntity(entity: declaring, name: relationship.name)
-                toOne.append(.init(name: relationship.name, destination: relationship.destinationEntityName, column: positions[keyRole]!, entityColumn: positions[entityRole]))
-                columns.append(.init(name: columnName(for: keyRole)!, kind: .toOne(relationship.name)))
-                if let name = columnName(for: entityRole) { columns.append(.init(name: name, kind: .toOneEntity(relationship.name))) }
+                let position = layout.relationshipIndex(of: relationship.name)!
+                toOne.append(.init(name: relationship.name, destination: relationship.destinationEntityName, column: positions[keyRole]!, entityColumn: positions[entityRole], position: position))
+                columns.append(.init(name: columnName(for: keyRole)!, kind: .toOne(relationship.name, position)))
+                if let name = columnName(for: entityRole) { columns.append(.init(name: name, kind: .toOneEntity(relationship.name, position))) }
             }
-            read[entity.number] = SQLiteReadPlan(entity: entity.name, attributes: attributes, toOne: toOne)
+            read[entity.number] = SQLiteReadPlan(entity: entity.name, layout: layout, attributes: attributes, toOne: toOne)
             let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)
             let lineage = Set([entity.name] + model.ancestors(of: entity.name).map(\.name))
             var joinColumns: [(String, String)] = []
@@ -384,7 +429,7 @@ extension SQLiteSchema {
                 }
             }
             write[entity.name] = SQLiteWritePlan(
-                table: entity.tableName, number: entity.number, columns: columns,
+                table: entity.tableName, number: entity.number, layout: layout, columns: columns,
                 insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
                 joinColumns: joinColumns)
         }

@@ -1,0 +1,82 @@
+import Foundation
+
+/// An entity's properties, inherited ones first (the root's first), each with a fixed
+/// position: managed objects and store rows keep attribute values and to-one destinations in
+/// arrays in this order, so reading and writing a property costs an array access, not a
+/// dictionary lookup. One per entity, made with the model and shared.
+///
+/// ```swift
+/// let layout = model.layout(of: "Product")!
+/// layout.attributes.map(\.name)           // ["active", "createdAt", …]
+/// layout.attributeIndex(of: "sku")        // 6
+/// ```
+public final class EntityLayout: Sendable {
+    public let name: String
+    public let attributes: [AttributeDescription]
+    public let relationships: [RelationshipDescription]
+    public let fetchedProperties: [FetchedPropertyDescription]
+    let attributesByName: [String: AttributeDescription]
+    let relationshipsByName: [String: RelationshipDescription]
+    /// Nearest first.
+    let ancestors: [String]
+    /// Direct subentities, in name order.
+    let subentities: [String]
+    private let attributePositions: [String: Int]
+    private let relationshipPositions: [String: Int]
+    /// Each attribute's default value, by position: a new object starts as a copy of this.
+    public let defaultValues: [AttributeValue?]
+    /// Whether any attribute is transient (values stores never keep).
+    public let hasTransientAttributes: Bool
+
+    init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
+         attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
+         ancestors: [String], subentities: [String]) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.fetchedProperties = fetchedProperties
+        self.attributesByName = attributesByName
+        self.relationshipsByName = relationshipsByName
+        self.ancestors = ancestors
+        self.subentities = subentities
+        attributePositions = Dictionary(attributes.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        relationshipPositions = Dictionary(relationships.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        defaultValues = attributes.map(\.defaultValue)
+        hasTransientAttributes = attributes.contains(where: \.isTransient)
+    }
+
+    /// The position of an attribute in `attributes` (and in every value array of this entity).
+    public func attributeIndex(of name: String) -> Int? { attributePositions[name] }
+
+    /// The position of a relationship in `relationships` (and in every to-one array).
+    public func relationshipIndex(of name: String) -> Int? { relationshipPositions[name] }
+
+    /// Values by position as a dictionary by name, nil ones (and, unless asked, transient
+    /// ones) left out: for code that wants names, off the hot paths.
+    public func dictionary(of values: [AttributeValue?], includingTransient: Bool = false) -> [String: AttributeValue] {
+        var result: [String: AttributeValue] = [:]
+        for (index, value) in values.enumerated() where index < attributes.count {
+            guard let value, includingTransient || !attributes[index].isTransient else { continue }
+            result[attributes[index].name] = value
+        }
+        return result
+    }
+
+    /// Values by name as an array by position (names this entity lacks are ignored).
+    public func values(from dictionary: [String: AttributeValue]) -> [AttributeValue?] {
+        var values = [AttributeValue?](repeating: nil, count: attributes.count)
+        for (name, value) in dictionary {
+            if let index = attributePositions[name] { values[index] = value }
+        }
+        return values
+    }
+
+    /// To-one destinations by name as an array by relationship position.
+    public func toOneSlots(from dictionary: [String: ManagedObjectID]) -> [ManagedObjectID?] {
+        var slots = [ManagedObjectID?](repeating: nil, count: relationships.count)
+        for (name, id) in dictionary {
+            if let index = relationshipPositions[name] { slots[index] = id }
+        }
+        return slots
+    }
+}
