@@ -8,13 +8,25 @@ import Foundation
 /// let sku = AttributeValidator(model.attribute("sku", of: "Product")!)
 /// sku.violation(of: .string("a b"))    // .pattern: does not match the pattern /[A-Z0-9][A-Z0-9-]{2,31}/
 /// ```
-public struct AttributeValidator: Sendable {
+public final class AttributeValidator: Sendable {
     public let attribute: AttributeDescription
+    // The rules, taken out of the description once: a validator is used for every value of
+    // every saved object, and reading a few fields beats copying the description each time.
+    private let isOptional: Bool
+    private let minValue: AttributeValue?
+    private let maxValue: AttributeValue?
+    private let measuresLength: Bool
     private let expression: RegularExpression?
+    private let pattern: String
 
     public init(_ attribute: AttributeDescription) {
         self.attribute = attribute
+        isOptional = attribute.isOptional
+        minValue = attribute.minValue
+        maxValue = attribute.maxValue
+        measuresLength = attribute.type == .string || attribute.type == .binary
         expression = attribute.regularExpression.flatMap { try? RegularExpression($0) }
+        pattern = attribute.regularExpression ?? ""
     }
 
     /// One broken rule, in the words a save's `ValidationError` uses.
@@ -28,26 +40,26 @@ public struct AttributeValidator: Sendable {
     /// optional attribute).
     public func violation(of value: AttributeValue?) -> Violation? {
         guard let value else {
-            return attribute.isOptional ? nil : Violation(rule: .required, message: "is required")
+            return isOptional ? nil : Violation(rule: .required, message: "is required")
         }
-        if attribute.minValue != nil || attribute.maxValue != nil {
+        if minValue != nil || maxValue != nil {
             let measured: AttributeValue
             switch value {
             case .string(let text): measured = .integer(Int64(text.utf16.count))
             case .binary(let data): measured = .integer(Int64(data.count))
             default: measured = value
             }
-            let what = (attribute.type == .string || attribute.type == .binary) ? "length" : "value"
-            if let minimum = attribute.minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
+            let what = measuresLength ? "length" : "value"
+            if let minimum = minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
                 return Violation(rule: .minimum, message: "\(what) is below the minimum \(minimum.canonicalText)")
             }
-            if let maximum = attribute.maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
+            if let maximum = maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
                 return Violation(rule: .maximum, message: "\(what) is above the maximum \(maximum.canonicalText)")
             }
         }
         // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.
         if let expression, case .string(let text) = value, !expression.matchesWhole(text) {
-            return Violation(rule: .pattern, message: "does not match the pattern /\(attribute.regularExpression!)/")
+            return Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/")
         }
         return nil
     }

@@ -205,44 +205,45 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Sets a to-one relationship; the destination's inverse follows.
     public func setObject(_ destination: ManagedObject?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
-        guard let relationship = context.model.relationship(key, of: entity.name), !relationship.isToMany else {
+        guard let index = layout.relationshipIndex(of: key), !layout.relationshipSlots[index].isToMany else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
+        let slot = layout.relationshipSlots[index]
         if let destination {
             try context.checkSameContext(destination)
-            guard context.model.entity(destination.entity.name, isKindOf: relationship.destinationEntityName) else {
-                throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: destination.entity.name)
+            guard destination.layout.name == slot.destinationEntityName || context.model.entity(destination.entity.name, isKindOf: slot.destinationEntityName) else {
+                throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.entity.name)
             }
         }
         fireFault()
         let old = toOneObject(key)
         guard old !== destination else { return }
         setToOneRaw(key, destination)
-        if let inverse = context.model.inverse(of: relationship) {
-            if let old { old.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany) }
-            if let destination { destination.inverseAdd(self, forKey: inverse.name, isToMany: inverse.isToMany) }
+        if let inverse = slot.inverseName {
+            if let old { old.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
+            if let destination { destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
         }
     }
 
     /// Adds an object to a to-many relationship (at the end of an ordered one).
     public func add(_ destination: ManagedObject, toKey key: String) throws {
-        let relationship = try toManyRelationship(key)
+        let slot = try toManySlot(key)
         try checkedContext()?.checkSameContext(destination)
-        guard checkedContext()!.model.entity(destination.entity.name, isKindOf: relationship.destinationEntityName) else {
-            throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: destination.entity.name)
+        guard destination.layout.name == slot.destinationEntityName || checkedContext()!.model.entity(destination.entity.name, isKindOf: slot.destinationEntityName) else {
+            throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.entity.name)
         }
-        guard toManyAdd(destination, key, relationship) else { return }
-        if let inverse = managedObjectContext?.model.inverse(of: relationship) {
-            destination.inverseAdd(self, forKey: inverse.name, isToMany: inverse.isToMany)
+        guard toManyAdd(destination, key, slot) else { return }
+        if let inverse = slot.inverseName {
+            destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany)
         }
     }
 
     /// Removes an object from a to-many relationship.
     public func remove(_ destination: ManagedObject, fromKey key: String) throws {
-        let relationship = try toManyRelationship(key)
-        guard toManyRemove(destination, key, relationship) else { return }
-        if let inverse = managedObjectContext?.model.inverse(of: relationship) {
-            destination.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany)
+        let slot = try toManySlot(key)
+        guard toManyRemove(destination, key, slot) else { return }
+        if let inverse = slot.inverseName {
+            destination.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany)
         }
     }
 
@@ -252,18 +253,18 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for object in current where !wanted.contains(object) { try remove(object, fromKey: key) }
         for object in wanted where !current.contains(object) { try add(object, toKey: key) }
         // An ordered relationship also takes the given order.
-        if case .loaded(let now)? = toMany[key], now != wanted, try toManyRelationship(key).isOrdered {
+        if case .loaded(let now)? = toMany[key], now != wanted, try toManySlot(key).isOrdered {
             toMany[key] = .loaded(wanted)
             markChanged(key)
         }
     }
 
-    private func toManyRelationship(_ key: String) throws -> RelationshipDescription {
-        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
-        guard let relationship = context.model.relationship(key, of: entity.name), relationship.isToMany else {
+    private func toManySlot(_ key: String) throws -> RelationshipSlot {
+        guard checkedContext() != nil else { throw ContextError.objectHasNoContext(objectID) }
+        guard let index = layout.relationshipIndex(of: key), layout.relationshipSlots[index].isToMany else {
             throw ContextError.unknownKey(entity: entity.name, key: key)
         }
-        return relationship
+        return layout.relationshipSlots[index]
     }
 
     // MARK: Raw changes (no inverse work)
@@ -279,7 +280,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Returns false when nothing changed.
     @discardableResult
-    func toManyAdd(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
+    func toManyAdd(_ destination: ManagedObject, _ key: String, _ slot: RelationshipSlot) -> Bool {
         // Taken out of the dictionary while changed, so the set is not copied on every add.
         switch toMany.removeValue(forKey: key) {
         case .loaded(var set)?:
@@ -299,14 +300,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 toMany[key] = .fault(added: [destination], removed: [])
             }
         }
-        recordLink(destination, key, relationship, added: true)
-        managedObjectContext?.registerUndoLink(self, key: key, destination: destination, added: true)
+        recordLink(destination, key, slot, added: true)
+        if let context = managedObjectContext, context.undoManager != nil {
+            context.registerUndoLink(self, key: key, destination: destination, added: true)
+        }
         markChanged(key)
         return true
     }
 
     @discardableResult
-    func toManyRemove(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription) -> Bool {
+    func toManyRemove(_ destination: ManagedObject, _ key: String, _ slot: RelationshipSlot) -> Bool {
         switch toMany.removeValue(forKey: key) {
         case .loaded(var set)?:
             let found = set.remove(destination) != nil
@@ -319,14 +322,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             guard !isInserted else { return false }
             toMany[key] = .fault(added: [], removed: [destination])
         }
-        recordLink(destination, key, relationship, added: false)
-        managedObjectContext?.registerUndoLink(self, key: key, destination: destination, added: false)
+        recordLink(destination, key, slot, added: false)
+        if let context = managedObjectContext, context.undoManager != nil {
+            context.registerUndoLink(self, key: key, destination: destination, added: false)
+        }
         markChanged(key)
         return true
     }
 
-    private func recordLink(_ destination: ManagedObject, _ key: String, _ relationship: RelationshipDescription, added: Bool) {
-        guard let context = managedObjectContext, context.model.inverse(of: relationship)?.isToMany ?? true else { return }
+    private func recordLink(_ destination: ManagedObject, _ key: String, _ slot: RelationshipSlot, added: Bool) {
+        guard slot.keepsLinks else { return }
         var change = linkChanges.removeValue(forKey: key) ?? ([], [])
         if added {
             if change.removed.remove(destination) == nil { change.added.append(destination) }
@@ -338,23 +343,24 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The inverse side of a change made on the other object.
     func inverseAdd(_ source: ManagedObject, forKey key: String, isToMany: Bool) {
-        guard let relationship = managedObjectContext?.model.relationship(key, of: entity.name) else { return }
+        guard let index = layout.relationshipIndex(of: key) else { return }
+        let slot = layout.relationshipSlots[index]
         if isToMany {
-            toManyAdd(source, key, relationship)
+            toManyAdd(source, key, slot)
         } else {
             fireFault()
-            if let previous = toOneObject(key), previous !== source, let inverse = managedObjectContext?.model.inverse(of: relationship) {
+            if let previous = toOneObject(key), previous !== source, let inverse = slot.inverseName {
                 // One-to-many moved: take this object out of its previous owner's set.
-                previous.inverseRemove(self, forKey: inverse.name, isToMany: inverse.isToMany)
+                previous.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany)
             }
             if toOneObject(key) !== source { setToOneRaw(key, source) }
         }
     }
 
     func inverseRemove(_ source: ManagedObject, forKey key: String, isToMany: Bool) {
-        guard let relationship = managedObjectContext?.model.relationship(key, of: entity.name) else { return }
+        guard let index = layout.relationshipIndex(of: key) else { return }
         if isToMany {
-            toManyRemove(source, key, relationship)
+            toManyRemove(source, key, layout.relationshipSlots[index])
         } else {
             fireFault()
             if toOneObject(key) === source { setToOneRaw(key, nil) }

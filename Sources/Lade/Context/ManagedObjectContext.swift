@@ -275,8 +275,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func registerUndoLink(_ object: ManagedObject, key: String, destination: ManagedObject, added: Bool) {
         guard let undoManager else { return }
         undoManager.register { [weak object, weak destination] in
-            guard let object, let destination, let relationship = object.model?.relationship(key, of: object.entity.name) else { return }
-            if added { object.toManyRemove(destination, key, relationship) } else { object.toManyAdd(destination, key, relationship) }
+            guard let object, let destination, let index = object.layout.relationshipIndex(of: key) else { return }
+            let slot = object.layout.relationshipSlots[index]
+            if added { object.toManyRemove(destination, key, slot) } else { object.toManyAdd(destination, key, slot) }
         }
     }
 
@@ -672,8 +673,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
         let info = info(for: object.entity.name)
-        for validator in info.validators {
-            let value = object.attributeValue(forKey: validator.attribute.name)
+        object.fireFault()
+        let values = object.values
+        for (index, validator) in info.validators.enumerated() {
+            let value = index < values.count ? values[index] : nil
             if let violation = validator.violation(of: value) {
                 fail(validator.attribute.name, violation.rule, value, violation.message)
             }

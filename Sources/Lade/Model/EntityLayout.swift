@@ -25,12 +25,17 @@ public final class EntityLayout: Sendable {
     private let relationshipPositions: [String: Int]
     /// Each attribute's default value, by position: a new object starts as a copy of this.
     public let defaultValues: [AttributeValue?]
+    /// Each attribute's type, by position.
+    public let attributeTypes: [AttributeType]
+    /// What changing each relationship involves, by position (one reference each, no copies
+    /// of the descriptions on every change).
+    public let relationshipSlots: [RelationshipSlot]
     /// Whether any attribute is transient (values stores never keep).
     public let hasTransientAttributes: Bool
 
     init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
          attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
-         ancestors: [String], subentities: [String]) {
+         ancestors: [String], subentities: [String], relationshipSlots: [RelationshipSlot]) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
@@ -42,6 +47,8 @@ public final class EntityLayout: Sendable {
         attributePositions = Dictionary(attributes.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         relationshipPositions = Dictionary(relationships.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         defaultValues = attributes.map(\.defaultValue)
+        attributeTypes = attributes.map(\.type)
+        self.relationshipSlots = relationshipSlots
         hasTransientAttributes = attributes.contains(where: \.isTransient)
     }
 
@@ -78,5 +85,31 @@ public final class EntityLayout: Sendable {
             if let index = relationshipPositions[name] { slots[index] = id }
         }
         return slots
+    }
+}
+
+/// A relationship as changing it needs it: its shape and its inverse's.
+public final class RelationshipSlot: Sendable {
+    public let relationship: RelationshipDescription
+    public let name: String
+    public let isToMany: Bool
+    public let isOrdered: Bool
+    public let destinationEntityName: String
+    /// The inverse relationship's name, if there is one.
+    public let inverseName: String?
+    public let inverseIsToMany: Bool
+    /// Whether links are kept as pairs (many-to-many, or a to-many without inverse), rather
+    /// than as the other side's to-one key.
+    public let keepsLinks: Bool
+
+    init(relationship: RelationshipDescription, inverse: RelationshipDescription?) {
+        self.relationship = relationship
+        name = relationship.name
+        isToMany = relationship.isToMany
+        isOrdered = relationship.isOrdered
+        destinationEntityName = relationship.destinationEntityName
+        inverseName = inverse?.name
+        inverseIsToMany = inverse?.isToMany ?? false
+        keepsLinks = inverse?.isToMany ?? true
     }
 }

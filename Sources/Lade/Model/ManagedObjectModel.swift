@@ -83,7 +83,8 @@ public struct ManagedObjectModel: Sendable, Equatable {
         guard problems.isEmpty else { throw ModelError(problems) }
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
-        var resolved: [String: EntityLayout] = [:]
+        // Two passes: a relationship's slot describes its inverse, on another entity.
+        var lineages: [String: (attributes: [AttributeDescription], relationships: [RelationshipDescription], fetched: [FetchedPropertyDescription], ancestors: [String])] = [:]
         for entity in entities {
             var ancestors: [String] = []
             var current = entity.parentName
@@ -92,15 +93,24 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 current = entities[position].parentName
             }
             let lineage = ancestors.reversed().map { entities[index[$0]!] } + [entity]
-            let attributes = lineage.flatMap(\.attributes)
-            let relationships = lineage.flatMap(\.relationships)
+            lineages[entity.name] = (lineage.flatMap(\.attributes), lineage.flatMap(\.relationships), lineage.flatMap(\.fetchedProperties), ancestors)
+        }
+        var resolved: [String: EntityLayout] = [:]
+        for entity in entities {
+            let lineage = lineages[entity.name]!
+            let slots = lineage.relationships.map { relationship in
+                RelationshipSlot(relationship: relationship, inverse: relationship.inverseName.flatMap { name in
+                    lineages[relationship.destinationEntityName]?.relationships.first { $0.name == name }
+                })
+            }
             resolved[entity.name] = EntityLayout(
-                name: entity.name, attributes: attributes, relationships: relationships,
-                fetchedProperties: lineage.flatMap(\.fetchedProperties),
-                attributesByName: Dictionary(attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
-                relationshipsByName: Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
-                ancestors: ancestors,
-                subentities: entities.filter { $0.parentName == entity.name }.map(\.name).sorted())
+                name: entity.name, attributes: lineage.attributes, relationships: lineage.relationships,
+                fetchedProperties: lineage.fetched,
+                attributesByName: Dictionary(lineage.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                relationshipsByName: Dictionary(lineage.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                ancestors: lineage.ancestors,
+                subentities: entities.filter { $0.parentName == entity.name }.map(\.name).sorted(),
+                relationshipSlots: slots)
         }
         var hashes: [String: Data] = [:]
         for entity in entities {
