@@ -163,7 +163,7 @@ public final class ImportRunner {
         let reader = try RecordReader(
             path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields,
             resumingAt: resume, displayName: step.source.displayPath)
-        try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+        try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
         let rejectsFile = try job.onError.rejects.map {
             try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength)
         }
