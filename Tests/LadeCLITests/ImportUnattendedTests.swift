@@ -1,0 +1,112 @@
+import Foundation
+import Lade
+import Testing
+
+/// Running under cron: one writer per store, and SIGTERM ending a run after a committed batch
+/// so the next run resumes.
+@Suite("lade run: the store's lock and SIGTERM")
+struct ImportUnattendedTests {
+    /// `count` products, sku `G-0000001`…, stock = the row's index.
+    static func generatedCSV(_ count: Int) -> String {
+        var text = "sku,name,price,stock,category\n"
+        text.reserveCapacity(count * 48)
+        for index in 0..<count {
+            text += "G-\(String(format: "%07d", index)),Generated \(index),\(index % 1000).\(index % 100),\(index),C\(index % 50)\n"
+        }
+        return text
+    }
+
+    static let generatedJob = """
+        source: products.csv
+        entity: Product
+        key: sku
+        relationships:
+          category: { from: category, match: name, create: true }
+        batch: { size: 250, commitEvery: 2, resetEvery: 4 }
+
+        """
+
+    @Test("a store whose lock another process holds: lade run exits at once with 75, naming the holder; afterwards it runs")
+    func lockHeld() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("products.csv", "sku,name\nAA-001,One\n")
+        try sandbox.job("source: products.csv\nentity: Product\nkey: sku\n")
+
+        let lockPath = sandbox.store.path + ".lade-lock"
+        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        try #require(descriptor >= 0)
+        try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let note = "pid 4242 since 2026-01-01T02:30:00Z\n"
+        _ = note.withCString { write(descriptor, $0, strlen($0)) }
+
+        let started = Date()
+        let locked = try sandbox.lade(["run", "job.yaml"])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(locked.status == 75, "\(locked.stderr)")
+        #expect(seconds < 5, "exits at once, does not wait for the lock (\(seconds) s)")
+        #expect(locked.stderr.contains("the store \(sandbox.store.path) is locked by another lade run (pid 4242 since 2026-01-01T02:30:00Z)"), "\(locked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.store.path), "nothing written while locked")
+
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+        #expect(try sandbox.lade(["run", "job.yaml"]).status == 0)
+    }
+
+    @Test("SIGTERM mid-run: exit 143 after a committed batch; a second run meanwhile gets 75; the next run resumes and completes, every row once")
+    func sigtermThenResume() throws {
+        let sandbox = try ImportSandbox()
+        let count = 10_000
+        try sandbox.write("products.csv", Self.generatedCSV(count))
+        try sandbox.job(Self.generatedJob)
+
+        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02", "--report", "first.json"], in: sandbox.directory)
+        let running = child.wait(until: { child.rowsReported >= 2_000 })
+        try #require(running, "the run should still be going at 2,000 rows: \(child.stderr)")
+
+        // The store is held: a second run is turned away at once, told who holds it.
+        let second = try sandbox.lade(["run", "job.yaml"])
+        #expect(second.status == 75, "\(second.stderr)")
+        #expect(second.stderr.contains("locked by another lade run (pid \(child.process.processIdentifier) since"), "\(second.stderr)")
+
+        child.signal(SIGTERM)
+        let status = child.finish()
+        #expect(status == 143, "\(child.stderr)")
+        #expect(child.endedBySignal == nil, "lade handles SIGTERM itself and exits")
+        #expect(child.stderr.contains("terminated: finishing the current batch and committing"), "\(child.stderr)")
+        let first = try #require(try sandbox.report("first.json"))
+        #expect(first["status"] as? String == "interrupted")
+        #expect(first["signal"] as? Int == 15)
+
+        let checkpoint = try #require(try StoreReading.checkpoint(sandbox.store, entity: "Product", source: sandbox.url("products.csv")))
+        let committed = try #require(checkpoint["rows"]?.integer)
+        #expect(checkpoint["complete"]?.boolean == false)
+        #expect(committed > 0 && committed < Int64(count), "stopped mid-run: \(committed)")
+        #expect(committed % 250 == 0, "after a whole batch")
+        #expect(first["rows"] as? Int == Int(committed))
+        #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT") == committed, "the checkpoint and the rows in one transaction")
+
+        let (rerun, report) = try sandbox.run()
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(report?["resumedAtLine"] as? Int == Int(committed) + 2)
+        #expect(rerun.stdout.contains("resumed at line \(committed + 2)"), "\(rerun.stdout)")
+        #expect(report?["rows"] as? Int == count - Int(committed))
+        #expect(report?["inserted"] as? Int == count - Int(committed))
+        #expect(report?["unchanged"] as? Int == 0)
+        try Self.expectEveryRowOnce(sandbox.store, count: count)
+    }
+
+    /// Every generated sku exactly once, with its own stock; 50 categories; integrity check clean.
+    static func expectEveryRowOnce(_ store: URL, count: Int, except missing: Set<Int> = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let rows = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT ZSKU, ZSTOCK FROM ZPRODUCT ORDER BY ZSKU")
+        let expected = (0..<count).filter { !missing.contains($0) }
+        #expect(rows.count == expected.count, "rows in the store", sourceLocation: sourceLocation)
+        var wrong = 0
+        for (row, index) in zip(rows, expected) where row != [.text("G-\(String(format: "%07d", index))"), .integer(Int64(index))] {
+            wrong += 1
+            if wrong <= 3 { Issue.record("row \(index): \(row)", sourceLocation: sourceLocation) }
+        }
+        #expect(wrong == 0, "\(wrong) rows differ from the source", sourceLocation: sourceLocation)
+        #expect(try StoreReading.integer(store, "SELECT COUNT(*) FROM ZCATEGORY") == 50, sourceLocation: sourceLocation)
+        #expect(try StoreReading.integrityCheck(store) == "t'ok'", sourceLocation: sourceLocation)
+    }
+}
