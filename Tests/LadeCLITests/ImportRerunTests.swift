@@ -114,6 +114,20 @@ struct ImportRerunTests {
         #expect(unchangedAfter == unchangedBefore)
     }
 
+    @Test("a source rewritten with the same content is read again, writes nothing, and is then done")
+    func touchedSource() throws {
+        let sandbox = try ImportSandbox()
+        try prepare(sandbox, count: 20)
+        #expect(try sandbox.run().result.status == 0)
+        let before = try StoreReading.tables(sandbox.store, excluding: ["Z_METADATA"])
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: sandbox.url("products.csv").path)
+        let again = try sandbox.run()
+        #expect(again.report?["status"] as? String == "completed")
+        #expect(again.report?["unchanged"] as? Int == 20)
+        #expect(try StoreReading.tables(sandbox.store, excluding: ["Z_METADATA"]) == before)
+        #expect(try sandbox.run().report?["status"] as? String == "already-imported")
+    }
+
     @Test("the shipped sample jobs run as written; a second run finds nothing to do")
     func shippedJobs() throws {
         let sandbox = try ImportSandbox()
