@@ -146,4 +146,41 @@ struct ImportRerunTests {
         #expect(again.result.status == 0)
         #expect(again.report?["status"] as? String == "already-imported")
     }
+
+    @Test("mode insert leaves existing objects alone; mode update changes only existing ones and rejects the rest")
+    func insertAndUpdateModes() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("first.csv", "sku,name,stock\nAA-001,One,1\nAA-002,Two,2\n")
+        try sandbox.write("second.csv", "sku,name,stock\nAA-002,Changed,20\nAA-003,Three,3\n")
+        try sandbox.write("third.csv", "sku,stock\nAA-003,30\nAA-009,90\n")
+        try sandbox.job("source: first.csv\nentity: Product\nkey: sku\n", named: "first.yaml")
+        try sandbox.job("source: second.csv\nentity: Product\nkey: sku\nmode: insert\n", named: "insert.yaml")
+        try sandbox.job("source: third.csv\nentity: Product\nkey: sku\nmode: update\nonError: { policy: skip, rejects: rejects.ndjson }\n", named: "update.yaml")
+        #expect(try sandbox.run("first.yaml").result.status == 0)
+        let inserted = try sandbox.run("insert.yaml")
+        #expect(inserted.result.status == 0)
+        #expect(inserted.report?["existing"] as? Int == 1)
+        #expect(inserted.report?["inserted"] as? Int == 1)
+        let updated = try sandbox.run("update.yaml")
+        #expect(updated.result.status == 2)
+        #expect(updated.report?["updated"] as? Int == 1)
+        #expect(updated.report?["rejected"] as? Int == 1)
+        #expect((try sandbox.rejectedRows().first?["reason"] as? String)?.contains("no Product has sku 'AA-009' to update (mode: update)") == true)
+        let rows = try SQLiteConnection(path: sandbox.store.path, mode: .readOnly).rows("SELECT ZSKU, ZNAME, ZSTOCK FROM ZPRODUCT ORDER BY ZSKU")
+        #expect(rows == [[.text("AA-001"), .text("One"), .integer(1)], [.text("AA-002"), .text("Two"), .integer(2)],
+                         [.text("AA-003"), .text("Three"), .integer(30)]])
+    }
+
+    @Test("--report writes every documented count")
+    func reportFields() throws {
+        let sandbox = try ImportSandbox()
+        try prepare(sandbox, count: 10)
+        let report = try #require(try sandbox.run().report)
+        for key in ["status", "rows", "inserted", "updated", "unchanged", "duplicates", "existing", "rejected", "unresolved",
+                    "createdDestinations", "batches", "commits", "resets", "seconds", "rowsPerSecond", "peakRSSBytes"] {
+            #expect(report[key] != nil, "missing \(key)")
+        }
+        #expect((report["peakRSSBytes"] as? Int ?? 0) > 1_000_000)
+        #expect(report["resets"] as? Int == 0, "2 batches, a reset every 4")
+    }
 }

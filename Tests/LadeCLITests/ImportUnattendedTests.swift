@@ -95,6 +95,75 @@ struct ImportUnattendedTests {
         try Self.expectEveryRowOnce(sandbox.store, count: count)
     }
 
+    /// The generated products as a JSON array, one element per line from line 2.
+    static func generatedJSONArray(_ count: Int) -> String {
+        var text = "[\n"
+        text.reserveCapacity(count * 96)
+        for index in 0..<count {
+            text += "{\"sku\": \"G-\(String(format: "%07d", index))\", \"name\": \"Generated \(index)\", \"price\": \(index % 1000).\(index % 100), \"stock\": \(index), \"category\": \"C\(index % 50)\"}"
+            text += index == count - 1 ? "\n]\n" : ",\n"
+        }
+        return text
+    }
+
+    @Test("SIGINT mid-run on a gzipped JSON array: exit 130 after a commit; the next run resumes inside the array, every row once")
+    func sigintInGzippedJSONArray() throws {
+        let sandbox = try ImportSandbox()
+        let count = 8_000
+        try sandbox.write("products.json", Self.generatedJSONArray(count))
+        let source = try sandbox.gzip("products.json")
+        try sandbox.job(Self.generatedJob.replacingOccurrences(of: "source: products.csv", with: "source: products.json.gz"))
+
+        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
+        try #require(child.wait(until: { child.rowsReported >= 1_500 }), "the run should still be going at 1,500 rows: \(child.stderr)")
+        child.signal(SIGINT)
+        #expect(child.finish() == 130, "\(child.stderr)")
+        #expect(child.stderr.contains("interrupted: finishing the current batch and committing"), "\(child.stderr)")
+        #expect(child.stdout.contains("stopped by a signal after a committed batch; run the job again to resume"), "\(child.stdout)")
+
+        let checkpoint = try #require(try StoreReading.checkpoint(sandbox.store, entity: "Product", source: source))
+        let committed = try #require(checkpoint["rows"]?.integer)
+        #expect(committed > 0 && committed < Int64(count) && committed % 250 == 0, "\(committed)")
+        #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT") == committed)
+
+        let (rerun, report) = try sandbox.run()
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let line = try #require(report?["resumedAtLine"] as? Int)
+        #expect(Int64(line) == checkpoint["line"]?.integer)
+        #expect((Int(committed) + 1...Int(committed) + 2).contains(line), "record \(committed) is on line \(committed + 2): \(line)")
+        #expect(report?["inserted"] as? Int == count - Int(committed))
+        try Self.expectEveryRowOnce(sandbox.store, count: count)
+    }
+
+    @Test("a second SIGTERM stops the run at once; the store is as of a commit and the next run completes, every row once")
+    func secondSignal() throws {
+        let sandbox = try ImportSandbox()
+        let count = 8_000
+        try sandbox.write("products.csv", Self.generatedCSV(count))
+        // Long batches, so the second signal comes while the first one's batch is still being written.
+        try sandbox.job(Self.generatedJob.replacingOccurrences(of: "size: 250", with: "size: 1000"))
+
+        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
+        try #require(child.wait(until: { child.rowsReported >= 3_000 }), "the run should still be going at 3,000 rows: \(child.stderr)")
+        child.signal(SIGTERM)
+        _ = child.wait(until: { child.stderr.contains("terminated: finishing the current batch") }, timeout: 10)
+        child.signal(SIGTERM)
+        #expect(child.finish() == 143, "\(child.stderr)")
+        // Stopped at once: no summary. (Should the first batch have ended first, the run stopped normally, summary and all.)
+        let atOnce = child.stderr.contains("lade: stopping now (second signal)")
+        #expect(atOnce != child.stdout.contains("stopped by a signal after a committed batch"), "\(child.stderr)\n\(child.stdout)")
+
+        // The first commit (after 2,000 rows) is in; the one the first signal asked for may be too.
+        let checkpoint = try #require(try StoreReading.checkpoint(sandbox.store, entity: "Product", source: sandbox.url("products.csv")))
+        let committed = try #require(checkpoint["rows"]?.integer)
+        #expect(committed >= 2_000)
+        #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT") == committed)
+        #expect(try StoreReading.integrityCheck(sandbox.store) == "t'ok'")
+        let (rerun, _) = try sandbox.run()
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        try Self.expectEveryRowOnce(sandbox.store, count: count)
+    }
+
     /// Every generated sku exactly once, with its own stock; 50 categories; integrity check clean.
     static func expectEveryRowOnce(_ store: URL, count: Int, except missing: Set<Int> = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let rows = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT ZSKU, ZSTOCK FROM ZPRODUCT ORDER BY ZSKU")
