@@ -63,10 +63,13 @@ struct ImportUnattendedTests {
         let running = child.wait(until: { child.rowsReported >= 2_000 })
         try #require(running, "the run should still be going at 2,000 rows: \(child.stderr)")
 
-        // The store is held: a second run is turned away at once, told who holds it.
+        // The store is held: a second run is turned away at once, told who holds it. (The first is
+        // paused meanwhile, so that it is still mid-run when the signal comes, however fast it is.)
+        child.signal(SIGSTOP)
         let second = try sandbox.lade(["run", "job.yaml"])
         #expect(second.status == 75, "\(second.stderr)")
         #expect(second.stderr.contains("locked by another lade run (pid \(child.process.processIdentifier) since"), "\(second.stderr)")
+        child.signal(SIGCONT)
 
         child.signal(SIGTERM)
         let status = child.finish()
