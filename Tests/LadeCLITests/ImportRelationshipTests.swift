@@ -202,7 +202,7 @@ struct ImportRelationshipTests {
                 ($0.attributeValue(forKey: "name")!.canonicalText, $0.object(forKey: "parent")?.attributeValue(forKey: "name")?.canonicalText)
             })
         }
-        withKnownIssue("parents made earlier in the same run are not found until they are committed (see the report)") {
+        withKnownIssue("BatchWriter looks destination keys up in the store and its cache of destinations only, not among the objects this run made and has not committed: Tools, Power tools and Garden are left without a parent and counted unresolved") {
             #expect(report?["unresolved"] as? Int == 0)
             #expect(parents == ["Root": nil, "Tools": "Root", "Power tools": "Tools", "Garden": "Root", "Drills": "Power tools",
                                 "Hoses": "Garden", "Saws": "Root"])

@@ -225,6 +225,61 @@ extension PropertyListValue {
     var boolean: Bool? { if case .bool(let value) = self { value } else { nil } }
 }
 
+/// A generated import for the long-running tests: `count` products, sku `G-0000000`…, stock
+/// the row's index, 50 categories (created by the job); rows in `bad` have a price that is not a number.
+enum GeneratedProducts {
+    static func sku(_ index: Int) -> String { "G-\(String(format: "%07d", index))" }
+
+    static func csv(_ count: Int, bad: Set<Int> = []) -> String {
+        var text = "sku,name,price,stock,category\n"
+        text.reserveCapacity(count * 48)
+        for index in 0..<count {
+            let price = bad.contains(index) ? "n/a" : "\(index % 1000).\(index % 100)"
+            text += "\(sku(index)),\"Generated, \(index)\",\(price),\(index),C\(index % 50)\n"
+        }
+        return text
+    }
+
+    /// The same as a JSON array, one element per line from line 2.
+    static func jsonArray(_ count: Int) -> String {
+        var text = "[\n"
+        text.reserveCapacity(count * 96)
+        for index in 0..<count {
+            text += "{\"sku\": \"\(sku(index))\", \"name\": \"Generated, \(index)\", \"price\": \(index % 1000).\(index % 100), \"stock\": \(index), \"category\": \"C\(index % 50)\"}"
+            text += index == count - 1 ? "\n]\n" : ",\n"
+        }
+        return text
+    }
+
+    static func job(source: String = "products.csv", batchSize: Int = 250, onError: String = "{ policy: abort }") -> String {
+        """
+        source: \(source)
+        entity: Product
+        key: sku
+        relationships:
+          category: { from: category, match: name, create: true }
+        batch: { size: \(batchSize), commitEvery: 2, resetEvery: 4 }
+        onError: \(onError)
+
+        """
+    }
+
+    /// Every generated sku but `missing` exactly once, with its own stock; 50 categories; integrity check clean.
+    static func expectEveryRowOnce(_ store: URL, count: Int, except missing: Set<Int> = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let rows = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT ZSKU, ZSTOCK FROM ZPRODUCT ORDER BY ZSKU")
+        let expected = (0..<count).filter { !missing.contains($0) }
+        #expect(rows.count == expected.count, "rows in the store", sourceLocation: sourceLocation)
+        var wrong = 0
+        for (row, index) in zip(rows, expected) where row != [.text(sku(index)), .integer(Int64(index))] {
+            wrong += 1
+            if wrong <= 3 { Issue.record("row \(index): \(row)", sourceLocation: sourceLocation) }
+        }
+        #expect(wrong == 0, "\(wrong) rows differ from the source", sourceLocation: sourceLocation)
+        #expect(try StoreReading.integer(store, "SELECT COUNT(*) FROM ZCATEGORY") == 50, sourceLocation: sourceLocation)
+        #expect(try StoreReading.integrityCheck(store) == "t'ok'", sourceLocation: sourceLocation)
+    }
+}
+
 /// Rows of a generated source, the same in every format: text fields a CSV quotes, typed JSON.
 enum SourceText {
     /// A CSV field: quoted when it holds a comma, quote or line break (quotes doubled).

@@ -6,26 +6,6 @@ import Testing
 /// so the next run resumes.
 @Suite("lade run: the store's lock and SIGTERM")
 struct ImportUnattendedTests {
-    /// `count` products, sku `G-0000001`…, stock = the row's index.
-    static func generatedCSV(_ count: Int) -> String {
-        var text = "sku,name,price,stock,category\n"
-        text.reserveCapacity(count * 48)
-        for index in 0..<count {
-            text += "G-\(String(format: "%07d", index)),Generated \(index),\(index % 1000).\(index % 100),\(index),C\(index % 50)\n"
-        }
-        return text
-    }
-
-    static let generatedJob = """
-        source: products.csv
-        entity: Product
-        key: sku
-        relationships:
-          category: { from: category, match: name, create: true }
-        batch: { size: 250, commitEvery: 2, resetEvery: 4 }
-
-        """
-
     @Test("a store whose lock another process holds: lade run exits at once with 75, naming the holder; afterwards it runs")
     func lockHeld() throws {
         let sandbox = try ImportSandbox()
@@ -56,8 +36,8 @@ struct ImportUnattendedTests {
     func sigtermThenResume() throws {
         let sandbox = try ImportSandbox()
         let count = 10_000
-        try sandbox.write("products.csv", Self.generatedCSV(count))
-        try sandbox.job(Self.generatedJob)
+        try sandbox.write("products.csv", GeneratedProducts.csv(count))
+        try sandbox.job(GeneratedProducts.job())
 
         let child = try RunningLade(["run", "job.yaml", "--progress", "0.02", "--report", "first.json"], in: sandbox.directory)
         let running = child.wait(until: { child.rowsReported >= 2_000 })
@@ -95,27 +75,16 @@ struct ImportUnattendedTests {
         #expect(report?["rows"] as? Int == count - Int(committed))
         #expect(report?["inserted"] as? Int == count - Int(committed))
         #expect(report?["unchanged"] as? Int == 0)
-        try Self.expectEveryRowOnce(sandbox.store, count: count)
-    }
-
-    /// The generated products as a JSON array, one element per line from line 2.
-    static func generatedJSONArray(_ count: Int) -> String {
-        var text = "[\n"
-        text.reserveCapacity(count * 96)
-        for index in 0..<count {
-            text += "{\"sku\": \"G-\(String(format: "%07d", index))\", \"name\": \"Generated \(index)\", \"price\": \(index % 1000).\(index % 100), \"stock\": \(index), \"category\": \"C\(index % 50)\"}"
-            text += index == count - 1 ? "\n]\n" : ",\n"
-        }
-        return text
+        try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count)
     }
 
     @Test("SIGINT mid-run on a gzipped JSON array: exit 130 after a commit; the next run resumes inside the array, every row once")
     func sigintInGzippedJSONArray() throws {
         let sandbox = try ImportSandbox()
         let count = 8_000
-        try sandbox.write("products.json", Self.generatedJSONArray(count))
+        try sandbox.write("products.json", GeneratedProducts.jsonArray(count))
         let source = try sandbox.gzip("products.json")
-        try sandbox.job(Self.generatedJob.replacingOccurrences(of: "source: products.csv", with: "source: products.json.gz"))
+        try sandbox.job(GeneratedProducts.job(source: "products.json.gz"))
 
         let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
         try #require(child.wait(until: { child.rowsReported >= 1_500 }), "the run should still be going at 1,500 rows: \(child.stderr)")
@@ -135,16 +104,16 @@ struct ImportUnattendedTests {
         #expect(Int64(line) == checkpoint["line"]?.integer)
         #expect((Int(committed) + 1...Int(committed) + 2).contains(line), "record \(committed) is on line \(committed + 2): \(line)")
         #expect(report?["inserted"] as? Int == count - Int(committed))
-        try Self.expectEveryRowOnce(sandbox.store, count: count)
+        try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count)
     }
 
     @Test("a second SIGTERM stops the run at once; the store is as of a commit and the next run completes, every row once")
     func secondSignal() throws {
         let sandbox = try ImportSandbox()
         let count = 8_000
-        try sandbox.write("products.csv", Self.generatedCSV(count))
+        try sandbox.write("products.csv", GeneratedProducts.csv(count))
         // Long batches, so the second signal comes while the first one's batch is still being written.
-        try sandbox.job(Self.generatedJob.replacingOccurrences(of: "size: 250", with: "size: 1000"))
+        try sandbox.job(GeneratedProducts.job(batchSize: 1000))
 
         let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
         try #require(child.wait(until: { child.rowsReported >= 3_000 }), "the run should still be going at 3,000 rows: \(child.stderr)")
@@ -164,21 +133,6 @@ struct ImportUnattendedTests {
         #expect(try StoreReading.integrityCheck(sandbox.store) == "t'ok'")
         let (rerun, _) = try sandbox.run()
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        try Self.expectEveryRowOnce(sandbox.store, count: count)
-    }
-
-    /// Every generated sku exactly once, with its own stock; 50 categories; integrity check clean.
-    static func expectEveryRowOnce(_ store: URL, count: Int, except missing: Set<Int> = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let rows = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT ZSKU, ZSTOCK FROM ZPRODUCT ORDER BY ZSKU")
-        let expected = (0..<count).filter { !missing.contains($0) }
-        #expect(rows.count == expected.count, "rows in the store", sourceLocation: sourceLocation)
-        var wrong = 0
-        for (row, index) in zip(rows, expected) where row != [.text("G-\(String(format: "%07d", index))"), .integer(Int64(index))] {
-            wrong += 1
-            if wrong <= 3 { Issue.record("row \(index): \(row)", sourceLocation: sourceLocation) }
-        }
-        #expect(wrong == 0, "\(wrong) rows differ from the source", sourceLocation: sourceLocation)
-        #expect(try StoreReading.integer(store, "SELECT COUNT(*) FROM ZCATEGORY") == 50, sourceLocation: sourceLocation)
-        #expect(try StoreReading.integrityCheck(store) == "t'ok'", sourceLocation: sourceLocation)
+        try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count)
     }
 }
