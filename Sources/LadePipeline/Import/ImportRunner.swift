@@ -179,7 +179,8 @@ public final class ImportRunner {
 
         // The reader's thread: parse and map; the queue holds at most two batches ahead.
         let queue = BoundedQueue<Result<MappedBatch, Error>>(capacity: 2)
-        let mapper = RowMapper(plan: plan, columns: reader.columns)
+        // Column numbers in rejects are CSV's; a JSON source's first keys number nothing.
+        let mapper = RowMapper(plan: plan, columns: reader.format.namesEveryField ? reader.columns : nil)
         let batchSize = job.batch.size
         let totalBytes = reader.totalBytes
         let handOver = ReaderHandOver(reader: reader, mapper: mapper)
