@@ -77,6 +77,54 @@ struct ImportRejectsTests {
         #expect(try sandbox.rejectedRows().map { $0["line"] as? Int } == [5, 6, 8, 9, 10, 14])
     }
 
+    @Test("JSON rejects: the line each record starts on, the field, no column number, and what is wrong with a line that is not an object")
+    func jsonRejects() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("feed.ndjson", """
+            {"sku": "AA-001", "name": "One", "price": 1}
+
+            {"sku": "AA-002", "name": "Two", "price": "abc"}
+            not json
+            {"sku": "AA-003", "name": "Three", "stock": -1}
+            [1, 2]
+            {"sku": "AA-005", "name": "Five"}
+
+            """)
+        try sandbox.write("feed.json", """
+            [
+              {
+                "sku": "AA-011",
+                "name": "One"
+              },
+              {
+                "sku": "AA-012",
+                "price": "x",
+                "name": "Two"
+              },
+              {"sku": "AA-013", "name": "Three", "stock": [1]},
+              {"sku": "AA-014", "name": "Four"}
+            ]
+
+            """)
+        for (name, lines) in [("feed.ndjson", [3, 4, 5, 6]), ("feed.json", [6, 11])] {
+            try sandbox.job("source: \(name)\nentity: Product\nkey: sku\nbatch: { size: 2 }\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+            let (result, _) = try sandbox.run()
+            #expect(result.status == 2, "\(result.stderr)")
+            let rejects = try sandbox.rejectedRows()
+            #expect(rejects.map { $0["line"] as? Int } == lines, "\(name)")
+            #expect(rejects.allSatisfy { $0["column"] == nil }, "column numbers are a CSV header's: \(rejects)")
+            #expect(rejects.allSatisfy { $0["file"] as? String == name })
+        }
+        #expect(try StoreReading.column(sandbox.store, "SELECT ZSKU FROM ZPRODUCT ORDER BY ZSKU") == ["AA-001", "AA-005", "AA-011", "AA-014"].map { .text($0) })
+        try sandbox.job("source: feed.ndjson\nentity: Product\nkey: sku\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        _ = try sandbox.run("job.yaml", ["--force"])
+        let ndjsonReasons = try sandbox.rejectedRows().map { $0["reason"] as? String ?? "" }
+        #expect(ndjsonReasons.count == 4)
+        #expect(ndjsonReasons.first?.contains("'abc' is not a valid Decimal value") == true)
+        #expect(ndjsonReasons.dropFirst().first?.contains("feed.ndjson:4:2: unexpected 'o' (expected 'null')") == true, "not json is not JSON null: \(ndjsonReasons)")
+        #expect(ndjsonReasons.last?.contains("a JSON array where a record should be") == true)
+    }
+
     @Test("more rejects than maxErrors: the run stops with exit 1; batches before the one that crossed the limit stay")
     func maxErrorsExceeded() throws {
         let sandbox = try ImportSandbox()
