@@ -179,11 +179,15 @@ public struct ImportPlan: Sendable {
 
     /// Checks listed fields against a source's columns (a CSV header; JSON sources name no
     /// columns up front). Returns the name-matched attributes with the column each found.
+    ///
+    /// `isHeader: false` says `columns` are only the keys of a JSON source's first object: a
+    /// JSON record may leave any key out and a key path reaches into nested objects, so then
+    /// nothing is refused and only the name matches are worked out.
     @discardableResult
-    public func check(columns: [String]?, sourceName: String) throws -> [(attribute: String, column: String)] {
+    public func check(columns: [String]?, sourceName: String, isHeader: Bool = true) throws -> [(attribute: String, column: String)] {
         guard let columns else { return [] }
         let present = Set(columns)
-        for plan in attributes where plan.listed {
+        for plan in attributes where plan.listed && isHeader {
             for index in plan.fieldIndices {
                 let name = readerFields[index].components.joined(separator: ".")
                 guard present.contains(name) else {
@@ -192,14 +196,14 @@ public struct ImportPlan: Sendable {
                 }
             }
         }
-        for plan in relationships {
+        for plan in relationships where isHeader {
             let name = readerFields[plan.fieldIndex].components.joined(separator: ".")
             guard present.contains(name) else {
                 throw JobError(file: step.location, field: "relationships.\(plan.settings.relationship).from",
                                "column '\(name)' is not in \(sourceName)'s header; its columns are \(columns.joined(separator: ", "))")
             }
         }
-        for index in keyIndices where !attributes[index].listed {
+        for index in keyIndices where !attributes[index].listed && isHeader {
             let found = attributes[index].fieldIndices.contains { present.contains(readerFields[$0].components.joined(separator: ".")) }
             guard found else {
                 throw JobError(file: step.location, field: "key", "no column of \(sourceName) matches the key attribute '\(attributes[index].attribute.name)'; map it under fields")

@@ -163,7 +163,7 @@ public final class ImportRunner {
         let reader = try RecordReader(
             path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields,
             resumingAt: resume, displayName: step.source.displayPath)
-        try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+        try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
         let rejectsFile = try job.onError.rejects.map {
             try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength)
         }
@@ -179,7 +179,8 @@ public final class ImportRunner {
 
         // The reader's thread: parse and map; the queue holds at most two batches ahead.
         let queue = BoundedQueue<Result<MappedBatch, Error>>(capacity: 2)
-        let mapper = RowMapper(plan: plan, columns: reader.columns)
+        // Column numbers in rejects are CSV's; a JSON source's first keys number nothing.
+        let mapper = RowMapper(plan: plan, columns: reader.format.namesEveryField ? reader.columns : nil)
         let batchSize = job.batch.size
         let totalBytes = reader.totalBytes
         let handOver = ReaderHandOver(reader: reader, mapper: mapper)

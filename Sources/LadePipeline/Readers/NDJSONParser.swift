@@ -47,7 +47,10 @@ final class NDJSONParser: RecordParser {
         do {
             let first = scanner.bytes[scanner.i]
             guard first == ASCII.openBrace else {
-                return scanner.error(.notAnObject, at: scanner.i, "\(Self.kindOfValue(first)) where a record should be",
+                // Name the value only when it is one: `not json` is malformed, not JSON null.
+                let at = scanner.i
+                try scanner.skipValue(depth: 1)
+                return scanner.error(.notAnObject, at: at, "\(Self.kindOfValue(first)) where a record should be",
                                      "one JSON object per line")
             }
             try scanner.readObject(node: 0, into: &values, depth: 1)

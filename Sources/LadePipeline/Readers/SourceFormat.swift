@@ -12,6 +12,12 @@ public enum SourceFormat: Sendable, Equatable {
     /// A single JSON array whose elements are the records, read incrementally.
     case jsonArray
 
+    /// True for CSV, whose header (or `columns:`) names the fields of every record; a JSON
+    /// record may leave any key out.
+    public var namesEveryField: Bool {
+        if case .csv = self { true } else { false }
+    }
+
     /// The format a path's extension names: `.csv`, `.tsv` (CSV with tabs), `.ndjson` or `.jsonl`,
     /// `.json` (a JSON array), each optionally followed by `.gz`; nil when the extension is unknown.
     /// Case does not matter.
