@@ -238,10 +238,8 @@ struct ImportRejectsTests {
         let (result, _) = try sandbox.run()
         #expect(result.status == 1)
         let kept = try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT")
-        withKnownIssue("a save the store refuses loses every uncommitted batch and names an object URI, not the row") {
-            #expect(result.stderr.contains("products.csv:7"), "\(result.stderr)")
-            #expect(kept == 4)
-        }
+        #expect(result.stderr.contains("products.csv:7"), "\(result.stderr)")
+        #expect(kept == 4)
     }
 
     @Test("policy skip and a row the store's uniqueness constraint refuses: the row is rejected, the rest imported")
@@ -252,11 +250,9 @@ struct ImportRejectsTests {
         let (result, _) = try sandbox.run()
         let rejected = try sandbox.rejectedRows().map { $0["line"] as? Int }
         let kept = try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT")
-        withKnownIssue("a save the store refuses stops the run (exit 1) instead of rejecting the row") {
-            #expect(result.status == 2, "\(result.stderr)")
-            #expect(rejected == [7])
-            #expect(kept == 6)
-        }
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(rejected == [7])
+        #expect(kept == 6)
     }
 
     @Test("exit codes: 0 done, 2 done with rejects, 1 failed, 64 usage")

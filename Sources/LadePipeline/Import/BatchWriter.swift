@@ -68,14 +68,34 @@ final class BatchWriter {
     private var batchNumber = 0
 
     struct Origin {
+        let object: ManagedObject
         let line: Int
         let recordIndex: Int64
         let rawRange: Range<Int>
+        /// The batch whose row changed the object last, and the first such batch.
         let batch: Int
+        let firstBatch: Int
         let outcome: Outcome
     }
 
-    enum Outcome { case inserted, updated, unchanged, duplicate }
+    enum Outcome { case inserted, updated, unchanged, duplicate, createdDestination }
+
+    /// The number of the last batch written (batches are numbered from 1 in a run).
+    var currentBatch: Int { batchNumber }
+
+    /// The batch whose row last changed an object since the last commit.
+    func originBatch(of object: ManagedObject) -> Int? {
+        origins[ObjectIdentifier(object)]?.batch
+    }
+
+    /// Takes back everything batches `first` and later did, when no object they changed was
+    /// also changed by an earlier batch (then it returns false and changes nothing).
+    func dropBatches(from first: Int) -> Bool {
+        let later = origins.values.filter { $0.batch >= first }
+        guard later.allSatisfy({ $0.firstBatch >= first }) else { return false }
+        for origin in later { _ = drop(origin.object) }
+        return true
+    }
 
     private struct DestinationKey: Hashable {
         let entity: String
@@ -95,6 +115,27 @@ final class BatchWriter {
         attributeNames = plan.attributes.map(\.attribute.name)
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
+        // A relationship whose destinations are found by the key of the entity being imported
+        // (a category's parent by name, while importing categories by name) also finds the
+        // objects this run makes.
+        let keyName = plan.keyIndices.count == 1 ? attributeNames[plan.keyIndices[0]] : nil
+        selfKeyed = plan.relationships.indices.filter { index in
+            let relationship = plan.relationships[index]
+            return relationship.match.name == keyName && model.entity(plan.entity.name, isKindOf: relationship.relationship.destinationEntityName)
+        }
+    }
+
+    /// Positions in `plan.relationships` of relationships matched by this import's own key.
+    private let selfKeyed: [Int]
+
+    /// Makes an object of the imported entity findable as a destination of the self-keyed
+    /// relationships.
+    private func registerAsDestination(_ object: ManagedObject, key: [AttributeValue]) {
+        guard key.count == 1 else { return }
+        for index in selfKeyed {
+            let relationship = plan.relationships[index]
+            destinations[DestinationKey(entity: relationship.relationship.destinationEntityName, attribute: relationship.match.name), default: [:]][key[0]] = .some(object)
+        }
     }
 
     /// Forgets every cached object: call right after `context.reset()`.
@@ -129,6 +170,7 @@ final class BatchWriter {
             case .updated: undone.updated = 1
             case .unchanged: undone.unchanged = 1
             case .duplicate: undone.duplicates = 1
+            case .createdDestination: undone.createdDestinations = 1
             }
         }
         if object.isNew {
@@ -164,7 +206,10 @@ final class BatchWriter {
         batchNumber += 1
         rawBatches[batchNumber] = batch.raw
         try fetchExisting(rows)
-        let missing = try resolveDestinations(rows)
+        if !selfKeyed.isEmpty {
+            for (key, object) in objectsByKey { registerAsDestination(object, key: key) }
+        }
+        let missing = try resolveDestinations(rows, batchKeys: selfKeyed.isEmpty ? [] : Set(rows.compactMap { $0.key.count == 1 ? $0.key[0] : nil }))
 
         var decisions: [Decision] = []
         decisions.reserveCapacity(rows.count)
@@ -177,26 +222,36 @@ final class BatchWriter {
         }
         if rejects.count > allowedRejects { return (rejects, false) }
 
+        // First every row's object (found or new), then values and relationships: a row may
+        // name, as a destination, an object another row of the batch makes.
+        var objects = [ManagedObject?](repeating: nil, count: rows.count)
+        var isNew = [Bool](repeating: false, count: rows.count)
         var created: [[AttributeValue]: ManagedObject] = [:]
         for index in order {
             let row = rows[index]
-            let object: ManagedObject
-            var isNew = false
             switch decisions[index] {
             case .leave, .reject: continue
-            case .apply(let found): object = found
+            case .apply(let found): objects[index] = found
             case .create:
-                if !row.key.isEmpty, let made = created[row.key] {
-                    object = made
+                if !row.key.isEmpty, let made = created[row.key] ?? objectsByKey[row.key] {
+                    objects[index] = made
                 } else {
-                    object = try context.insertObject(forEntityName: plan.entity.name)
-                    isNew = true
+                    let object = try context.insertObject(forEntityName: plan.entity.name)
+                    objects[index] = object
+                    isNew[index] = true
                     if !row.key.isEmpty {
                         created[row.key] = object
                         objectsByKey[row.key] = object
+                        // The key now, so that rows naming it as a destination find it.
+                        for keyIndex in plan.keyIndices { try object.setAttributeValue(row.values[keyIndex] ?? nil, forKey: attributeNames[keyIndex]) }
+                        registerAsDestination(object, key: row.key)
                     }
                 }
             }
+        }
+        for index in order {
+            guard let object = objects[index] else { continue }
+            let row = rows[index]
             let firstTouch = touched.insert(ObjectIdentifier(object)).inserted
             let hadChanges = object.hasChanges
             try apply(row, to: object, counts: &localCounts)
@@ -204,7 +259,7 @@ final class BatchWriter {
             if !firstTouch {
                 outcome = .duplicate
                 localCounts.duplicates += 1
-            } else if isNew {
+            } else if isNew[index] {
                 outcome = .inserted
                 localCounts.inserted += 1
             } else if object.hasChanges && !hadChanges {
@@ -214,7 +269,8 @@ final class BatchWriter {
                 outcome = .unchanged
                 localCounts.unchanged += 1
             }
-            origins[ObjectIdentifier(object)] = Origin(line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange, batch: batchNumber, outcome: outcome)
+            let first = origins[ObjectIdentifier(object)]?.firstBatch ?? batchNumber
+            origins[ObjectIdentifier(object)] = Origin(object: object, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange, batch: batchNumber, firstBatch: first, outcome: outcome)
         }
         localCounts.rejected = rejects.count
         counts.add(localCounts)
@@ -298,6 +354,11 @@ final class BatchWriter {
                     let destination = try context.insertObject(forEntityName: relationship.relationship.destinationEntityName)
                     try destination.setAttributeValue(key, forKey: relationship.match.name)
                     destinations[cacheKey, default: [:]][key] = destination
+                    if selfKeyed.contains(index), destination.entity.name == plan.entity.name {
+                        objectsByKey[[key]] = destination  // a later row with this key fills it in
+                    }
+                    origins[ObjectIdentifier(destination)] = Origin(object: destination, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange,
+                                                                    batch: batchNumber, firstBatch: batchNumber, outcome: .createdDestination)
                     counts.createdDestinations += 1
                     found.append(destination)
                 } else {
@@ -341,9 +402,10 @@ final class BatchWriter {
 
     /// Looks up every destination key of the batch not cached yet, one query per relationship;
     /// returns, per relationship, the keys no destination has and none will be created for.
-    private func resolveDestinations(_ rows: [MappedRow]) throws -> [Int: Set<AttributeValue>] {
+    private func resolveDestinations(_ rows: [MappedRow], batchKeys: Set<AttributeValue>) throws -> [Int: Set<AttributeValue>] {
         var missing: [Int: Set<AttributeValue>] = [:]
         for (index, relationship) in plan.relationships.enumerated() {
+            let pending = selfKeyed.contains(index) ? batchKeys : []
             let cacheKey = DestinationKey(entity: relationship.relationship.destinationEntityName, attribute: relationship.match.name)
             var cache = destinations[cacheKey] ?? [:]
             var wanted: Set<AttributeValue> = []
@@ -362,9 +424,8 @@ final class BatchWriter {
                     }
                 }
                 for key in wanted where cache[key] == nil {
-                    if relationship.settings.create {
-                        continue  // made when a row that is applied needs it
-                    }
+                    // Made when a row that is applied needs it, or by a row of this batch.
+                    if relationship.settings.create || pending.contains(key) { continue }
                     cache[key] = .some(nil)
                 }
             }

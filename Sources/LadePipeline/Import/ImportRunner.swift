@@ -211,7 +211,26 @@ public final class ImportRunner {
         /// could not be checked against beforehand) are rejected like any other bad row; with
         /// `policy: abort`, or past `maxErrors`, nothing since the last commit is kept and the
         /// reason is returned.
+        /// What a run had after each batch since the last commit, so an abort on a row the
+        /// store refuses can keep the batches before that row's.
+        struct BatchState {
+            var point: ResumePoint
+            var running: ImportCounts
+            var counts: ImportCounts
+            var rejectsLength: Int64
+        }
+        var batchStates: [Int: BatchState] = [:]
+        var stateAtCommit = BatchState(point: committedPoint, running: runningCounts, counts: report.counts, rejectsLength: try rejectsFile?.length ?? 0)
+
+        /// Commits the batches since the last commit with the checkpoint, in one transaction.
+        /// Rows the store refuses (a save's validation or a uniqueness constraint the rows
+        /// could not be checked against beforehand) are rejected like any other bad row. With
+        /// `policy: abort`, or past `maxErrors`, the batches before the refused row's are
+        /// committed (when they can be told apart from it; otherwise nothing since the last
+        /// commit is) and the reason is returned.
         func commit(complete: Bool) throws -> String? {
+            var abortReason: String?
+            var complete = complete
             while true {
                 let rejectsLength = try rejectsFile?.sync() ?? 0
                 let checkpoint = Checkpoint(source: identity, resume: pendingPoint, complete: complete, rejectsLength: rejectsLength, counts: runningCounts)
@@ -223,6 +242,7 @@ public final class ImportRunner {
                     break
                 } catch {
                     let refused = Self.refusedObjects(error, in: context)
+                    let failingBatch = refused.compactMap { writer.originBatch(of: $0.0) }.min()
                     var rows: [RejectedRow] = []
                     for (object, reason) in refused {
                         guard let row = writer.rejectedRow(for: object, reason: reason) else { continue }
@@ -231,15 +251,26 @@ public final class ImportRunner {
                         runningCounts.subtract(undone)
                         report.counts.subtract(undone)
                     }
-                    guard !rows.isEmpty else { throw error }
+                    guard !rows.isEmpty, abortReason == nil else { throw error }
                     rows.sort { $0.line < $1.line }
+                    if policy.policy == .abort || runningCounts.rejected + rows.count > policy.maxErrors {
+                        let reason = policy.policy == .abort ? rows[0].description(source: step.source.displayPath)
+                            : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rows.last!.description(source: step.source.displayPath))"
+                        guard let failingBatch, writer.dropBatches(from: failingBatch) else {
+                            context.rollback()
+                            return reason
+                        }
+                        let base = batchStates[failingBatch - 1] ?? stateAtCommit
+                        pendingPoint = base.point
+                        runningCounts = base.running
+                        report.counts = base.counts
+                        try rejectsFile?.truncate(to: base.rejectsLength)
+                        complete = false
+                        abortReason = reason
+                        continue
+                    }
                     runningCounts.rejected += rows.count
                     report.counts.rejected += rows.count
-                    if policy.policy == .abort || runningCounts.rejected > policy.maxErrors {
-                        context.rollback()
-                        return policy.policy == .abort ? rows[0].description(source: step.source.displayPath)
-                            : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rows.last!.description(source: step.source.displayPath))"
-                    }
                     try rejectsFile?.append(rows)
                 }
             }
@@ -247,7 +278,9 @@ public final class ImportRunner {
             committedPoint = pendingPoint
             batchesSinceCommit = 0
             report.commits += 1
-            return nil
+            batchStates.removeAll()
+            stateAtCommit = BatchState(point: committedPoint, running: runningCounts, counts: report.counts, rejectsLength: try rejectsFile?.length ?? 0)
+            return abortReason
         }
 
         func finish(_ status: ImportStatus) -> ImportReport {
@@ -292,6 +325,7 @@ public final class ImportRunner {
                 report.counts.add(batchCounts)
                 report.batches += 1
                 pendingPoint = batch.endPoint
+                batchStates[writer.currentBatch] = BatchState(point: pendingPoint, running: runningCounts, counts: report.counts, rejectsLength: try rejectsFile?.length ?? 0)
                 batchesSinceCommit += 1
                 batchesSinceReset += 1
                 let stop = signals?.received

@@ -69,6 +69,24 @@ final class RejectsFile {
         return Int64(try handle.offset())
     }
 
+    /// The file's length once what is pending is written.
+    var length: Int64 {
+        get throws { (try handle.map { Int64(try $0.offset()) } ?? 0) + Int64(pending.count) }
+    }
+
+    /// Cuts the file (and what is pending) back to `length`: the rejects of batches a run takes
+    /// back are written again when they are redone.
+    func truncate(to length: Int64) throws {
+        let written = try handle.map { Int64(try $0.offset()) } ?? 0
+        if length >= written {
+            pending.removeSubrange(Int(length - written)..<pending.count)
+        } else {
+            pending.removeAll()
+            try handle?.truncate(atOffset: UInt64(length))
+            try handle?.seekToEnd()
+        }
+    }
+
     func close() {
         try? handle?.close()
         handle = nil
