@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Lade
 import LadePipeline
 
 struct Seed: ParsableCommand {
@@ -35,41 +34,24 @@ struct Seed: ParsableCommand {
     @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the job's model: the store's metadata takes Apple's entity version hashes from its VersionInfo.plist (overrides the job's model.momd).", valueName: "DIR"))
     var compiledModel: String?
 
-    @Option(help: ArgumentHelp("Print a progress line every N seconds (default: a progress bar on a terminal, nothing otherwise).", valueName: "N"))
-    var progress: Double?
-
-    @Option(help: ArgumentHelp("Write the run's report as JSON to FILE.", valueName: "FILE"))
-    var report: String?
-
-    @Flag(help: "Print nothing but errors.")
-    var quiet = false
-
-    func validate() throws {
-        if let progress, progress <= 0 { throw ValidationError("--progress takes a number of seconds above 0") }
-    }
+    @OptionGroup var output: RunOutputOptions
 
     func run() throws {
         let result: SeedReport
         do {
             var loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             if let compiledModel { loaded.model.compiledModel = URL(fileURLWithPath: compiledModel) }
-            let runner = SeedRunner(job: loaded, options: SeedOptions(progressInterval: progress))
+            let runner = SeedRunner(job: loaded, options: SeedOptions(progressInterval: output.progress))
             result = check ? try runner.check() : try runner.run()
         } catch {
             throw exitReporting(error)
         }
-        if let report {
-            do {
-                try result.json().write(to: URL(fileURLWithPath: report), options: .atomic)
-            } catch {
-                throw exitReporting(StoreError(.io, path: report, "cannot write the report: \(error.localizedDescription)"))
-            }
-        }
+        try output.write(report: result.json)
         switch result.status {
         case .seeded, .alreadySeeded:
-            if !quiet { print(result.text(), terminator: "") }
+            output.summary(result.text())
         case .notSeeded:
-            if !quiet { print(result.text(), terminator: "") }
+            output.summary(result.text())
             throw ExitCode(LadeExit.notSeeded)
         case .interrupted(let signal):
             FileHandle.standardError.write(Data("lade: \(result.text())".utf8))

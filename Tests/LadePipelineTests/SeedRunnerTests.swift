@@ -55,6 +55,23 @@ struct SeedRunnerTests {
         }
     }
 
+    /// A store at `temp/catalog.sqlite` that already holds one category (seeded under another flag).
+    func storeWithCategory(_ name: String, in temp: URL) throws -> URL {
+        let store = temp.appendingPathComponent("catalog.sqlite")
+        try write("name,sortOrder\n\(name),1\n", to: temp.appendingPathComponent("legacy.csv"))
+        #expect(try seed(try seedJob("  - { source: legacy.csv, entity: Category, key: [name] }", store: store, flag: "legacy", directory: temp)).status == .seeded)
+        return store
+    }
+
+    /// The reason of an aborted seed (an issue is recorded for any other outcome).
+    func abortReason(_ report: SeedReport) -> String {
+        guard case .aborted(let reason) = report.status else {
+            Issue.record("expected an abort, got \(report.status)")
+            return ""
+        }
+        return reason
+    }
+
     /// Each category's name and sort order.
     func sortOrders(in store: URL) throws -> [String: String] {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try PipelineFixtures.catalogModel())
@@ -179,9 +196,7 @@ struct SeedRunnerTests {
     func relationshipsAcrossStepsAndStore() throws {
         let temp = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
-        let store = temp.appendingPathComponent("catalog.sqlite")
-        try write("name,sortOrder\nLegacy,1\n", to: temp.appendingPathComponent("legacy.csv"))
-        #expect(try seed(try seedJob("  - { source: legacy.csv, entity: Category, key: [name] }", store: store, flag: "legacy", directory: temp)).status == .seeded)
+        let store = try storeWithCategory("Legacy", in: temp)
 
         try write("name,sortOrder\nTools,0\nGarden,10\n", to: temp.appendingPathComponent("categories.csv"))
         try write("""
@@ -211,17 +226,12 @@ struct SeedRunnerTests {
     func rejectedRowWritesNothing() throws {
         let temp = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
-        let store = temp.appendingPathComponent("catalog.sqlite")
-        try write("name,sortOrder\nLegacy,1\n", to: temp.appendingPathComponent("legacy.csv"))
-        #expect(try seed(try seedJob("  - { source: legacy.csv, entity: Category, key: [name] }", store: store, flag: "legacy", directory: temp)).status == .seeded)
+        let store = try storeWithCategory("Legacy", in: temp)
         let before = try metadata(store)
 
         try write("name,sortOrder\nTools,0\nGarden,10\nKitchen,-5\nBath,30\n", to: temp.appendingPathComponent("categories.csv"))
         let report = try seed(try seedJob("  - { source: categories.csv, entity: Category, key: [name] }", store: store, directory: temp))
-        guard case .aborted(let reason) = report.status else {
-            Issue.record("expected an abort, got \(report.status)")
-            return
-        }
+        let reason = abortReason(report)
         #expect(reason.hasPrefix("categories.csv:4:2: field 'sortOrder': "), "\(reason)")
         #expect(reason.contains("-5"), "\(reason)")
         #expect(reason.contains("minimum") || reason.contains("at least"), "\(reason)")
@@ -249,10 +259,7 @@ struct SeedRunnerTests {
                 key: [sku]
                 relationships: { category: { from: category, match: name, required: true } }
             """, store: store, directory: temp))
-        guard case .aborted(let reason) = report.status else {
-            Issue.record("expected an abort, got \(report.status)")
-            return
-        }
+        let reason = abortReason(report)
         #expect(reason.hasPrefix("products.ndjson:2: field 'category': "), "\(reason)")
         #expect(reason.contains("no Category has name 'Lighting'"), "\(reason)")
         #expect(report.storeCreated)
@@ -266,17 +273,12 @@ struct SeedRunnerTests {
     func refusedCommitWritesNothing() throws {
         let temp = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
-        let store = temp.appendingPathComponent("catalog.sqlite")
-        try write("name,sortOrder\nTools,1\n", to: temp.appendingPathComponent("legacy.csv"))
-        #expect(try seed(try seedJob("  - { source: legacy.csv, entity: Category, key: [name] }", store: store, flag: "legacy", directory: temp)).status == .seeded)
+        let store = try storeWithCategory("Tools", in: temp)
         let before = try metadata(store)
         // No key: every row inserts, and "Tools" breaks Category's uniqueness constraint at the save.
         try write("name,sortOrder\nGarden,10\nTools,20\nBath,30\n", to: temp.appendingPathComponent("categories.csv"))
         let report = try seed(try seedJob("  - { source: categories.csv, entity: Category }", store: store, directory: temp))
-        guard case .aborted(let reason) = report.status else {
-            Issue.record("expected an abort, got \(report.status)")
-            return
-        }
+        let reason = abortReason(report)
         #expect(reason.hasPrefix("categories.csv:3: the store refused the seed: "), "\(reason)")
         #expect(reason.contains("uniqueness"), "\(reason)")
         #expect(try metadata(store) == before)
