@@ -29,35 +29,18 @@ struct Run: ParsableCommand {
     @Flag(help: "Import again even if the store says this source was imported already.")
     var force = false
 
-    @Option(help: ArgumentHelp("Print a progress line every N seconds (default: a progress bar on a terminal, nothing otherwise).", valueName: "N"))
-    var progress: Double?
-
-    @Option(help: ArgumentHelp("Write the run's report as JSON to FILE.", valueName: "FILE"))
-    var report: String?
-
-    @Flag(help: "Print nothing but errors.")
-    var quiet = false
-
-    func validate() throws {
-        if let progress, progress <= 0 { throw ValidationError("--progress takes a number of seconds above 0") }
-    }
+    @OptionGroup var output: RunOutputOptions
 
     func run() throws {
         let result: ImportReport
         do {
             let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
-            result = try ImportRunner(job: loaded, options: ImportOptions(force: force, progressInterval: progress)).run()
+            result = try ImportRunner(job: loaded, options: ImportOptions(force: force, progressInterval: output.progress)).run()
         } catch {
             throw exitReporting(error)
         }
-        if let report {
-            do {
-                try result.json().write(to: URL(fileURLWithPath: report), options: .atomic)
-            } catch {
-                throw exitReporting(StoreError(.io, path: report, "cannot write the report: \(error.localizedDescription)"))
-            }
-        }
-        if !quiet { print(result.text(), terminator: "") }
+        try output.write(report: result.json)
+        output.summary(result.text())
         switch result.status {
         case .completed, .alreadyImported: return
         case .completedWithRejects: throw ExitCode(LadeExit.completedWithRejects)

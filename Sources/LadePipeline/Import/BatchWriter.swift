@@ -102,6 +102,9 @@ final class BatchWriter {
         let attribute: String
     }
 
+    /// Unsaved objects of earlier steps (a seed commits once): asked for keys the store lacks.
+    var unsaved: UnsavedObjectIndex?
+
     /// `plan.attributes[i].attribute.name`, without copying each plan on every row.
     private let attributeNames: [String]
     private let requiredWithoutDefault: [Int]
@@ -398,6 +401,11 @@ final class BatchWriter {
             // With a compound key the IN lists also match mixed tuples: keep the wanted ones.
             if wanted.contains(values), objectsByKey[values] == nil { objectsByKey[values] = object }
         }
+        if let unsaved {
+            for values in wanted where objectsByKey[values] == nil {
+                objectsByKey[values] = unsaved.object(entity: plan.entity.name, attributes: keyNames, values: values)
+            }
+        }
     }
 
     /// Looks up every destination key of the batch not cached yet, one query per relationship;
@@ -421,6 +429,11 @@ final class BatchWriter {
                 for object in try context.fetch(request) {
                     if let key = object.attributeValue(forKey: relationship.match.name), cache[key] == nil {
                         cache[key] = .some(object)
+                    }
+                }
+                if let unsaved {
+                    for key in wanted where cache[key] == nil {
+                        if let object = unsaved.object(entity: cacheKey.entity, attributes: [cacheKey.attribute], values: [key]) { cache[key] = .some(object) }
                     }
                 }
                 for key in wanted where cache[key] == nil {

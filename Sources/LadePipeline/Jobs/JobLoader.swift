@@ -45,6 +45,9 @@ extension Job {
             flag = nil
             steps = [try Self.step(fields, root: root, resolver: resolver)]
         case .seed:
+            if onError.policy == .skip, let node = fields["onError"] {
+                throw node.error("a seed is all or nothing (any rejected row stops it and nothing is written), so it takes no 'policy: skip'")
+            }
             let flagNode = try required("flag")
             flag = try flagNode.nonEmptyString()
             let items = try required("steps").items()

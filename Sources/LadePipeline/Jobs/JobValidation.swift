@@ -51,6 +51,11 @@ public struct JobValidation {
         } else {
             lines.append("store \(job.store.url.path): will be created with the model")
         }
+        if let flag = job.flag {
+            lines.append("flag \(flag): set with every step's rows in one commit, batches of \(job.batch.size); on error: abort")
+            lines.append("ok")
+            return Result(lines: lines)
+        }
         lines.append("batches of \(job.batch.size), commit every \(job.batch.commitEvery), reset every \(job.batch.resetEvery); on error: \(job.onError.policy.rawValue)"
             + (job.onError.policy == .skip ? " (up to \(job.onError.maxErrors), rejects to \(job.onError.rejects?.path ?? "-"))" : ""))
         lines.append("ok")

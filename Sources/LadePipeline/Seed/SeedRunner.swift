@@ -1,0 +1,249 @@
+import Foundation
+import Lade
+
+/// Options of one seed run that are not part of the job.
+public struct SeedOptions: Sendable {
+    /// Seconds between progress lines; nil: a bar on a terminal, nothing otherwise.
+    public var progressInterval: TimeInterval?
+    /// Honour SIGINT/SIGTERM: stop before the commit, writing nothing.
+    public var handlesSignals = true
+    /// Runs between the first look at the flag and taking the lock (tests: another run's window).
+    var beforeLock: (@Sendable () throws -> Void)?
+
+    public init(progressInterval: TimeInterval? = nil, handlesSignals: Bool = true) {
+        self.progressInterval = progressInterval
+        self.handlesSignals = handlesSignals
+    }
+}
+
+/// Runs a seed job: default data loaded into a store once, guarded by a metadata flag.
+///
+/// When the store's metadata lacks the job's flag, every step is read, mapped and written
+/// with the import machinery (`RecordReader`, `RowMapper`, `BatchWriter`: find-or-create by
+/// key with one query per batch, relationships by key) into one context, and the flag is set
+/// in the same save: one SQLite transaction, or one atomic file write for XML and binary
+/// stores. So a store has the flag and all the seed's rows, or neither. A store that carries
+/// the flag is left untouched. A missing store is created with the job's model.
+///
+/// ```swift
+/// let job = try Job(contentsOf: URL(fileURLWithPath: "jobs/seed-catalog.yaml"))
+/// let report = try SeedRunner(job: job).run()      // .seeded, then .alreadySeeded
+/// try SeedRunner(job: job).check().status           // .alreadySeeded: reads metadata only
+/// ```
+///
+/// A seed is all or nothing: the first rejected row (a value that does not parse or breaks the
+/// model's rules, a missing required relationship) stops it, and nothing is written; a store
+/// the run created is removed again.
+public final class SeedRunner {
+    public let job: Job
+    public let options: SeedOptions
+
+    public init(job: Job, options: SeedOptions = SeedOptions()) {
+        self.job = job
+        self.options = options
+    }
+
+    private var storeURL: URL { job.store.url }
+
+    /// Says whether the store is seeded, reading only its metadata (no model, no stack, no
+    /// lock; nothing is written): `.alreadySeeded` or `.notSeeded`.
+    public func check() throws -> SeedReport {
+        let flag = try seedFlag()
+        var report = emptyReport(flag: flag, checkOnly: true)
+        report.storeExists = FileManager.default.fileExists(atPath: storeURL.path)
+        if report.storeExists, let value = try storedFlag(flag) {
+            report.status = .alreadySeeded
+            report.flagValue = value
+        } else {
+            report.status = .notSeeded
+        }
+        return report
+    }
+
+    /// Seeds the store unless it carries the flag already.
+    public func run() throws -> SeedReport {
+        let started = Date()
+        let flag = try seedFlag()
+        var report = emptyReport(flag: flag, checkOnly: false)
+        func finish(_ report: SeedReport) -> SeedReport {
+            var report = report
+            report.seconds = Date().timeIntervalSince(started)
+            report.peakResidentBytes = ProcessStats.peakResidentBytes
+            return report
+        }
+        // Without the lock or a stack first: a seeded store is not even opened.
+        if FileManager.default.fileExists(atPath: storeURL.path), let value = try storedFlag(flag) {
+            report.status = .alreadySeeded
+            report.storeExists = true
+            report.flagValue = value
+            return finish(report)
+        }
+        let model = try job.model.load()
+        let plans = try job.steps.map { try ImportPlan(step: $0, model: model) }
+        let signals = options.handlesSignals ? StopSignals.install() : nil
+
+        try ImportRunner.createDirectory(for: storeURL)
+        try options.beforeLock?()
+        let lock = try StoreLock(store: storeURL)
+        defer { lock.release() }
+        // Another run may have seeded the store between the first look and the lock.
+        let exists = FileManager.default.fileExists(atPath: storeURL.path)
+        report.storeExists = exists
+        if exists, let value = try storedFlag(flag) {
+            report.status = .alreadySeeded
+            report.flagValue = value
+            return finish(report)
+        }
+        report.storeCreated = !exists
+        do {
+            let outcome = try seed(plans: plans, model: model, flag: flag, signals: signals, report: report)
+            if outcome.status != .seeded && report.storeCreated { removeStore() }
+            return finish(outcome)
+        } catch {
+            if report.storeCreated { removeStore() }
+            throw error
+        }
+    }
+
+    // MARK: The seed
+
+    private func seed(plans: [ImportPlan], model: ManagedObjectModel, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
+        var report = report
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try StoreOpening.open(job.store, coordinator: coordinator)
+        defer { coordinator.remove(store) }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.name = "lade seed"
+        context.persistentStoreCoordinator = coordinator
+        context.undoManager = nil
+
+        return try context.performAndWait { () throws -> SeedReport in
+            // Objects hold each other and their context: let them all go, and the store with them.
+            defer { context.reset() }
+            var writers: [(step: ImportStep, writer: BatchWriter)] = []
+            for plan in plans {
+                let step = plan.step
+                let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
+                try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+                let mapper = RowMapper(plan: plan, columns: reader.columns)
+                let writer = BatchWriter(context: context, plan: plan, model: model)
+                if !writers.isEmpty {
+                    // Nothing is saved before the end: later steps find earlier steps' objects here.
+                    writer.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model)
+                }
+                writers.append((step, writer))
+                var summary = SeedFlag.Step(entity: plan.entity.name, source: step.source.displayPath)
+                var counts = ImportCounts()
+                let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath)
+                defer { progress.finish() }
+                while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
+                    let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
+                    var rejects = mapped.rejects
+                    if rejects.isEmpty {
+                        rejects = try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
+                    }
+                    if let first = rejects.min(by: { $0.line < $1.line }) {
+                        report.status = .aborted(reason: Self.describe(first, source: step.source.displayPath, others: rejects.count - 1))
+                        return report
+                    }
+                    summary.rows += Int64(mapped.recordCount)
+                    progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
+                    if let signal = signals?.received {
+                        report.status = .interrupted(signal: signal)
+                        return report
+                    }
+                }
+                summary.inserted = counts.inserted
+                summary.updated = counts.updated
+                summary.unchanged = counts.unchanged
+                summary.createdDestinations = counts.createdDestinations
+                summary.unresolved = counts.unresolved
+                report.steps.append(summary)
+            }
+            if let signal = signals?.received {
+                report.status = .interrupted(signal: signal)
+                return report
+            }
+
+            // The one commit: every step's objects and the flag, in one store save.
+            if ProgressReporter.mode(interval: options.progressInterval) != .quiet {
+                FileHandle.standardError.write(Data("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)\n".utf8))
+            }
+            let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
+            var metadata = coordinator.metadata(for: store)
+            metadata[flag] = value
+            try coordinator.setMetadata(metadata, for: store)
+            do {
+                try context.save()
+            } catch {
+                report.status = .aborted(reason: Self.describe(saveError: error, context: context, writers: writers))
+                return report
+            }
+            report.status = .seeded
+            report.flagValue = value
+            return report
+        }
+    }
+
+    // MARK: Helpers
+
+    private func seedFlag() throws -> String {
+        guard job.kind == .seed, let flag = job.flag else {
+            throw JobError(file: job.file, field: "kind", "lade seed takes a seed job (kind: seed); use lade run for kind: import")
+        }
+        guard job.onError.policy == .abort else {
+            throw JobError(file: job.file, field: "onError", "a seed is all or nothing: any rejected row stops it (leave out onError, or write policy: abort)")
+        }
+        return flag
+    }
+
+    private func emptyReport(flag: String, checkOnly: Bool) -> SeedReport {
+        SeedReport(
+            status: .notSeeded, job: job.file, store: storeURL.path, flag: flag, checkOnly: checkOnly, storeCreated: false,
+            storeExists: false, steps: [], flagValue: nil, seconds: 0, peakResidentBytes: 0)
+    }
+
+    /// The flag's value in the store file's metadata (read without a stack), or nil.
+    private func storedFlag(_ flag: String) throws -> PropertyListValue? {
+        try PersistentStoreCoordinator.metadataForPersistentStore(ofType: job.store.kind.coordinatorType, at: storeURL)[flag]
+    }
+
+    /// Removes a store this run created and did not seed, with SQLite's companions.
+    private func removeStore() {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: storeURL.path + suffix)
+        }
+    }
+
+    /// `products.ndjson:7:3: field 'price': value '-1': price must be at least 0`.
+    static func describe(_ reject: RejectedRow, source: String, others: Int) -> String {
+        var text = "\(source):\(reject.line)"
+        if let column = reject.column { text += ":\(column)" }
+        text += ": "
+        if let field = reject.field { text += "field '\(field)': " }
+        if let value = reject.value, !reject.reason.contains(value) { text += "value '\(ValueConverter.clip(value))': " }
+        text += reject.reason
+        if others > 0 { text += " (and \(others) more rejected row\(others == 1 ? "" : "s") in the same batch)" }
+        return text
+    }
+
+    /// A save the store refused, with the source line of the object it names when there is one.
+    static func describe(saveError error: Error, context: ManagedObjectContext, writers: [(step: ImportStep, writer: BatchWriter)]) -> String {
+        var ids: [ManagedObjectID] = []
+        switch error {
+        case ContextError.uniquenessViolation(_, _, let id): ids = [id]
+        case let validation as ValidationError: ids = validation.failures.map(\.objectID)
+        default: break
+        }
+        let message = String(describing: error)
+        for id in ids {
+            let object = ObjectIdentifier(context.object(with: id))
+            for (step, writer) in writers {
+                if let origin = writer.linesByObject[object] {
+                    return "\(step.source.displayPath):\(origin.line): the store refused the seed: \(message)"
+                }
+            }
+        }
+        return "the store refused the seed: \(message)"
+    }
+}
