@@ -237,10 +237,10 @@ public final class SeedRunner {
         }
         let message = String(describing: error)
         for id in ids {
-            let object = ObjectIdentifier(context.object(with: id))
+            let object = context.object(with: id)
             for (step, writer) in writers {
-                if let origin = writer.linesByObject[object] {
-                    return "\(step.source.displayPath):\(origin.line): the store refused the seed: \(message)"
+                if let row = writer.rejectedRow(for: object, reason: message) {
+                    return "\(step.source.displayPath):\(row.line): the store refused the seed: \(message)"
                 }
             }
         }
