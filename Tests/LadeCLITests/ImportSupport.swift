@@ -197,11 +197,12 @@ enum StoreReading {
         return checkpoint
     }
 
-    /// Opens the store read-only with `model` and hands a private-queue context to `body`, on its queue.
+    /// Opens the store (of any type, detected) read-only with `model` and hands a
+    /// private-queue context to `body`, on its queue.
     static func read<T>(_ store: URL, model: URL = ImportSandbox.catalogModel, _ body: (ManagedObjectContext) throws -> T) throws -> T {
         let model = try ManagedObjectModel(contentsOf: model)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        _ = try coordinator.addPersistentStore(type: .sqlite, at: store, readOnly: true)
+        _ = try coordinator.addPersistentStore(type: nil, at: store, readOnly: true)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         return try context.performAndWait { try body(context) }
