@@ -128,8 +128,10 @@ final class PredicateTestStack {
                 try tag.setAttributeValue(maybe(Self.values(of: "weight").randomElement(using: &random)), forKey: "weight")
                 tagObjects.append(tag)
             }
+            var itemObjects: [ManagedObject] = []
             for index in 0..<(items + gadgets) {
                 let item = try context.insertObject(forEntityName: index < items ? "Item" : "Gadget")
+                itemObjects.append(item)
                 for (name, _) in Self.itemAttributes {
                     var value = maybe(Self.values(of: name).randomElement(using: &random))
                     if name == "i16", case .integer(let v)? = value { value = .integer(max(-32768, min(32767, v))) }
@@ -143,8 +145,9 @@ final class PredicateTestStack {
                 }
             }
             try context.save()
+            // The objects made here, by entity (a context keeps only objects something holds).
             var ids: [String: [ManagedObjectID]] = [:]
-            for object in context.registeredObjects { ids[object.entity.name, default: []].append(object.objectID) }
+            for object in ownerObjects + tagObjects + itemObjects { ids[object.entity.name, default: []].append(object.objectID) }
             return ids.mapValues { $0.sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) } }
         }
     }

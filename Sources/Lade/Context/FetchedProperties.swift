@@ -67,8 +67,8 @@ extension ManagedObjectContext {
     /// - Throws: `PredicateError.unknownTemplate` when the object's entity has no fetched
     ///   property of that name, or the errors of parsing, substitution and fetching.
     public func fetchedProperty(named name: String, of object: ManagedObject) throws -> [ManagedObject] {
-        guard let property = model.fetchedProperties(of: object.entity.name).first(where: { $0.name == name }) else {
-            throw PredicateError.unknownTemplate("\(object.entity.name).\(name)")
+        guard let property = model.fetchedProperties(of: object.layout.name).first(where: { $0.name == name }) else {
+            throw PredicateError.unknownTemplate("\(object.layout.name).\(name)")
         }
         func resolve(_ variable: String, _ path: [String]) throws -> PredicateValue {
             switch variable {

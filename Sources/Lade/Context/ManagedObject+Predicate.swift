@@ -8,10 +8,10 @@ extension ManagedObject: PredicateEvaluable {
     public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
         guard let key = path.first else { return .object(objectID) }
         guard let model = managedObjectContext?.model else { return .null }
-        if model.attribute(key, of: entity.name) != nil {
+        if model.attribute(key, of: layout.name) != nil {
             return path.count == 1 ? (attributeValue(forKey: key).map { .attribute($0) } ?? .null) : .null
         }
-        guard let relationship = model.relationship(key, of: entity.name) else { return .null }
+        guard let relationship = model.relationship(key, of: layout.name) else { return .null }
         let rest = Array(path.dropFirst())
         if relationship.isToMany {
             return .collection(objects(forKey: key).flatMap { destination -> [PredicateValue] in
@@ -29,7 +29,7 @@ extension ManagedObject: PredicateEvaluable {
     /// (a path ending in a to-one relationship after a to-many one keeps its nil members so).
     public func predicateObjects(forKeyPath path: [String]) -> [any PredicateEvaluable]? {
         guard let model = managedObjectContext?.model, !path.isEmpty else { return nil }
-        var entityName = entity.name
+        var entityName = layout.name
         var lastIsToMany = false
         for key in path {
             guard let relationship = model.relationship(key, of: entityName) else { return nil }
@@ -40,7 +40,7 @@ extension ManagedObject: PredicateEvaluable {
         var current: [ManagedObject] = [self]
         for key in path {
             current = current.flatMap { object -> [ManagedObject] in
-                guard let relationship = model.relationship(key, of: object.entity.name) else { return [] }
+                guard let relationship = model.relationship(key, of: object.layout.name) else { return [] }
                 return relationship.isToMany ? object.objects(forKey: key) : [object.object(forKey: key)].compactMap { $0 }
             }
         }

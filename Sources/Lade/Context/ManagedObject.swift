@@ -16,12 +16,13 @@ import OrderedCollections
 /// loaded when first read.
 public final class ManagedObject: Hashable, CustomStringConvertible {
     public private(set) var objectID: ManagedObjectID
-    public let entity: EntityDescription
+    /// The object's entity (from its layout: objects do not carry a copy each).
+    public var entity: EntityDescription { layout.entity }
     /// The context the object lives in; nil once the context forgot it (reset, or deleted and saved).
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     /// The entity's properties in the order `values` and `toOneObjects` keep them.
-    let layout: EntityLayout
+    public let layout: EntityLayout
     /// The state last read from or written to the store (nil for a new object).
     var snapshot: StoreRow?
     var isMaterialized = false
@@ -44,9 +45,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         case loaded(OrderedSet<ManagedObject>)
     }
 
-    init(objectID: ManagedObjectID, entity: EntityDescription, layout: EntityLayout, context: ManagedObjectContext) {
+    init(objectID: ManagedObjectID, layout: EntityLayout, context: ManagedObjectContext) {
         self.objectID = objectID
-        self.entity = entity
         self.layout = layout
         self.managedObjectContext = context
     }
@@ -89,7 +89,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     public var description: String {
-        "<\(entity.name) \(objectID)\(isFault ? " (fault)" : "")>"
+        "<\(layout.name) \(objectID)\(isFault ? " (fault)" : "")>"
     }
 
     /// Whether the object's data has not been loaded yet.
@@ -113,10 +113,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// `Set<ManagedObject>` for to-many and `[ManagedObject]` for ordered to-many relationships.
     public func value(forKey key: String) -> Any? {
         guard let context = checkedContext(), let model = Optional(context.model) else { return nil }
-        if model.attribute(key, of: entity.name) != nil {
+        if model.attribute(key, of: layout.name) != nil {
             return attributeValue(forKey: key).map(Self.swiftValue)
         }
-        if let relationship = model.relationship(key, of: entity.name) {
+        if let relationship = model.relationship(key, of: layout.name) {
             if !relationship.isToMany { return object(forKey: key) }
             let objects = objects(forKey: key)
             return relationship.isOrdered ? objects : Set(objects) as Any
@@ -158,10 +158,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         let model = context.model
-        if let attribute = model.attribute(key, of: entity.name) {
-            let converted = try value.map { try Self.attributeValue(from: $0, for: attribute, entity: entity.name) }
+        if let attribute = model.attribute(key, of: layout.name) {
+            let converted = try value.map { try Self.attributeValue(from: $0, for: attribute, entity: layout.name) }
             try setAttributeValue(converted, forKey: key)
-        } else if let relationship = model.relationship(key, of: entity.name) {
+        } else if let relationship = model.relationship(key, of: layout.name) {
             if relationship.isToMany {
                 let objects: [ManagedObject]
                 switch value {
@@ -169,17 +169,17 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 case let set as Set<ManagedObject>: objects = Array(set)
                 case let array as [ManagedObject]: objects = array
                 case let ordered as OrderedSet<ManagedObject>: objects = Array(ordered)
-                default: throw ContextError.wrongType(entity: entity.name, key: key, expected: "a set or array of \(relationship.destinationEntityName) objects", got: "\(type(of: value!))")
+                default: throw ContextError.wrongType(entity: layout.name, key: key, expected: "a set or array of \(relationship.destinationEntityName) objects", got: "\(type(of: value!))")
                 }
                 try replaceToMany(key, with: objects)
             } else {
                 guard value == nil || value is ManagedObject else {
-                    throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: "\(type(of: value!))")
+                    throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: "\(type(of: value!))")
                 }
                 try setObject(value as? ManagedObject, forKey: key)
             }
         } else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+            throw ContextError.unknownKey(entity: layout.name, key: key)
         }
     }
 
@@ -187,11 +187,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         guard let index = layout.attributeIndex(of: key) else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+            throw ContextError.unknownKey(entity: layout.name, key: key)
         }
         let attribute = layout.attributes[index]
         if let value, !value.fits(attribute.type) {
-            throw ContextError.wrongType(entity: entity.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
+            throw ContextError.wrongType(entity: layout.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
         }
         fireFault()
         if values.isEmpty { values = [AttributeValue?](repeating: nil, count: layout.attributes.count) }
@@ -206,13 +206,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func setObject(_ destination: ManagedObject?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         guard let index = layout.relationshipIndex(of: key), !layout.relationshipSlots[index].isToMany else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+            throw ContextError.unknownKey(entity: layout.name, key: key)
         }
         let slot = layout.relationshipSlots[index]
         if let destination {
             try context.checkSameContext(destination)
-            guard destination.layout.name == slot.destinationEntityName || context.model.entity(destination.entity.name, isKindOf: slot.destinationEntityName) else {
-                throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.entity.name)
+            guard destination.layout.name == slot.destinationEntityName || context.model.entity(destination.layout.name, isKindOf: slot.destinationEntityName) else {
+                throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.layout.name)
             }
         }
         fireFault()
@@ -229,8 +229,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func add(_ destination: ManagedObject, toKey key: String) throws {
         let slot = try toManySlot(key)
         try checkedContext()?.checkSameContext(destination)
-        guard destination.layout.name == slot.destinationEntityName || checkedContext()!.model.entity(destination.entity.name, isKindOf: slot.destinationEntityName) else {
-            throw ContextError.wrongType(entity: entity.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.entity.name)
+        guard destination.layout.name == slot.destinationEntityName || checkedContext()!.model.entity(destination.layout.name, isKindOf: slot.destinationEntityName) else {
+            throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.layout.name)
         }
         guard toManyAdd(destination, key, slot) else { return }
         if let inverse = slot.inverseName {
@@ -262,7 +262,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     private func toManySlot(_ key: String) throws -> RelationshipSlot {
         guard checkedContext() != nil else { throw ContextError.objectHasNoContext(objectID) }
         guard let index = layout.relationshipIndex(of: key), layout.relationshipSlots[index].isToMany else {
-            throw ContextError.unknownKey(entity: entity.name, key: key)
+            throw ContextError.unknownKey(entity: layout.name, key: key)
         }
         return layout.relationshipSlots[index]
     }

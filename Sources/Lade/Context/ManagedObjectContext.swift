@@ -147,7 +147,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func registeredObject(for id: ManagedObjectID) -> ManagedObject {
         if let object = registered[id]?.object { return object }
-        let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, layout: model.layout(of: id.entityName)!, context: self)
+        let object = ManagedObject(objectID: id, layout: model.layout(of: id.entityName)!, context: self)
         register(object)
         return object
     }
@@ -178,7 +178,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
         guard !entity.isAbstract else { throw ContextError.abstractEntity(name) }
         let layout = model.layout(of: name)!
-        let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), entity: entity, layout: layout, context: self)
+        let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), layout: layout, context: self)
         object.isInserted = true
         object.isMaterialized = true
         object.values = layout.defaultValues
@@ -258,7 +258,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard let undoManager else { return }
         undoManager.register { [weak object] in
             guard let object else { return }
-            if object.model?.attribute(key, of: object.entity.name) != nil {
+            if object.model?.attribute(key, of: object.layout.name) != nil {
                 if case .attribute(let value)? = oldValue {
                     try? object.setAttributeValue(value, forKey: key)
                 } else {
@@ -418,7 +418,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let keys = request.propertiesToFetch
         return try fetch(request).map { object in
             var row: [String: AttributeValue] = [:]
-            for attribute in model.attributes(of: object.entity.name) where keys?.contains(attribute.name) ?? !attribute.isTransient {
+            for attribute in model.attributes(of: object.layout.name) where keys?.contains(attribute.name) ?? !attribute.isTransient {
                 if let value = object.attributeValue(forKey: attribute.name) { row[attribute.name] = value }
             }
             return row
@@ -462,7 +462,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 var next: [ManagedObject] = []
                 var missing: [ManagedObjectID] = []
                 for object in level {
-                    guard let relationship = model.relationship(key, of: object.entity.name) else { continue }
+                    guard let relationship = model.relationship(key, of: object.layout.name) else { continue }
                     if relationship.isToMany {
                         next += object.objects(forKey: key)
                     } else if let destination = object.object(forKey: key) {
@@ -554,7 +554,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
         let temporary = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
-        let byEntity = Dictionary(grouping: temporary, by: \.entity.name)
+        let byEntity = Dictionary(grouping: temporary, by: \.layout.name)
         for (entity, group) in byEntity.sorted(by: { $0.key < $1.key }) {
             let ids = try coordinator().store(forEntity: entity).newObjectIDs(for: entity, count: group.count)
             for (object, id) in zip(group, ids) {
@@ -596,7 +596,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
         let coordinator = try coordinator()
-        let store = try coordinator.store(forEntity: (inserted.first ?? updated.first ?? deleted.first)!.entity.name)
+        let store = try coordinator.store(forEntity: (inserted.first ?? updated.first ?? deleted.first)!.layout.name)
         var request = makeSaveRequest()
         request.metadata = coordinator.takeStagedMetadata(for: store)
         var attempts = 0
@@ -631,7 +631,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         while index < deleted.count {
             let object = deleted[index]
             index += 1
-            for relationship in model.relationships(of: object.entity.name) {
+            for relationship in model.relationships(of: object.layout.name) {
                 let destinations = relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 }
                 switch relationship.deleteRule {
                 case .cascade:
@@ -652,7 +652,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private func validate() throws {
         var failures: [ValidationError.Failure] = []
         for object in deleted where !object.isInserted {
-            for relationship in model.relationships(of: object.entity.name) where relationship.deleteRule == .deny {
+            for relationship in model.relationships(of: object.layout.name) where relationship.deleteRule == .deny {
                 let remaining = (relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 })
                     .filter { !$0.isDeleted }
                 if !remaining.isEmpty {
@@ -672,7 +672,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
-        let info = info(for: object.entity.name)
+        let info = info(for: object.layout.name)
         object.fireFault()
         let values = object.values
         for (index, validator) in info.validators.enumerated() {
@@ -735,8 +735,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         for object in updated where !object.isDeleted {
             let storedKeys = object.changedKeys.filter { key in
-                if let attribute = model.attribute(key, of: object.entity.name) { return !attribute.isTransient }
-                return !(model.relationship(key, of: object.entity.name)?.isTransient ?? true)
+                if let attribute = model.attribute(key, of: object.layout.name) { return !attribute.isTransient }
+                return !(model.relationship(key, of: object.layout.name)?.isTransient ?? true)
             }
             guard !storedKeys.isEmpty else { continue }
             var changedAttributes: [Int] = []
@@ -765,7 +765,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 source: object.objectID, relationship: key,
                 added: change.added.filter { !$0.isDeleted }.map(\.objectID), removed: change.removed.map(\.objectID)))
         }
-        for relationship in info(for: object.entity.name).orderedRelationships {
+        for relationship in info(for: object.layout.name).orderedRelationships {
             guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
             let destinations = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)
             // A new object's empty ordered relationship has no rows to number.
@@ -796,8 +796,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 // The whole object as it is in memory replaces the store's row.
                 object.fireFault()
                 object.snapshot = current
-                for attribute in model.attributes(of: object.entity.name) where !attribute.isTransient { object.changedKeys.insert(attribute.name) }
-                for relationship in model.relationships(of: object.entity.name) where !relationship.isToMany && !relationship.isTransient {
+                for attribute in model.attributes(of: object.layout.name) where !attribute.isTransient { object.changedKeys.insert(attribute.name) }
+                for relationship in model.relationships(of: object.layout.name) where !relationship.isToMany && !relationship.isTransient {
                     object.changedKeys.insert(relationship.name)
                 }
             case .mergeByPropertyStoreTrump:
@@ -834,13 +834,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var changes = PushedChanges()
         for object in inserted where !object.isDeleted { changes.inserted.append(object.objectID) }
         for object in inserted.elements + updated.elements where !object.isDeleted {
-            let keys = object.isInserted ? Set(model.attributes(of: object.entity.name).map(\.name) + model.relationships(of: object.entity.name).map(\.name)) : object.changedKeys
+            let keys = object.isInserted ? Set(model.attributes(of: object.layout.name).map(\.name) + model.relationships(of: object.layout.name).map(\.name)) : object.changedKeys
             var attributes: [String: AttributeValue?] = [:]
             var toOne: [String: ManagedObjectID?] = [:]
             for key in keys {
-                if model.attribute(key, of: object.entity.name) != nil {
+                if model.attribute(key, of: object.layout.name) != nil {
                     attributes[key] = .some(object.storedValue(key))
-                } else if let relationship = model.relationship(key, of: object.entity.name) {
+                } else if let relationship = model.relationship(key, of: object.layout.name) {
                     if relationship.isToMany {
                         if object.isInserted && object.toMany[key] == nil { continue }
                         changes.toMany.append((object.objectID, key, object.objects(forKey: key).filter { !$0.isDeleted }.map(\.objectID)))
@@ -861,7 +861,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func apply(_ changes: PushedChanges) throws {
         for id in changes.inserted where registered[id]?.object == nil {
             let layout = model.layout(of: id.entityName)!
-            let object = ManagedObject(objectID: id, entity: model.entity(named: id.entityName)!, layout: layout, context: self)
+            let object = ManagedObject(objectID: id, layout: layout, context: self)
             object.isInserted = true
             object.isMaterialized = true
             object.values = [AttributeValue?](repeating: nil, count: layout.attributes.count)
@@ -903,15 +903,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// After a successful save: snapshots are the saved state; no object has changes.
     private func didSave() {
+        // Saved to-many relationships go back to being faults: the store has them now, and a
+        // category's set of every product added to it would otherwise grow until a reset.
         for object in inserted where !object.isDeleted {
             object.isInserted = false
             object.snapshot = snapshot(of: object, version: 1)
             object.linkChanges = [:]
+            object.toMany = [:]
         }
         for object in updated where !object.isDeleted {
             object.snapshot = snapshot(of: object, version: (object.snapshot?.version ?? 0) + 1)
             object.changedKeys = []
             object.linkChanges = [:]
+            object.toMany = [:]
         }
         for object in deleted {
             unregister(object)

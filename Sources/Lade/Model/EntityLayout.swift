@@ -12,6 +12,8 @@ import Foundation
 /// ```
 public final class EntityLayout: Sendable {
     public let name: String
+    /// The entity itself.
+    public let entity: EntityDescription
     public let attributes: [AttributeDescription]
     public let relationships: [RelationshipDescription]
     public let fetchedProperties: [FetchedPropertyDescription]
@@ -33,9 +35,10 @@ public final class EntityLayout: Sendable {
     /// Whether any attribute is transient (values stores never keep).
     public let hasTransientAttributes: Bool
 
-    init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
+    init(entity: EntityDescription, name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
          attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
          ancestors: [String], subentities: [String], relationshipSlots: [RelationshipSlot]) {
+        self.entity = entity
         self.name = name
         self.attributes = attributes
         self.relationships = relationships

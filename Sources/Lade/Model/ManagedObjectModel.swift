@@ -104,7 +104,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 })
             }
             resolved[entity.name] = EntityLayout(
-                name: entity.name, attributes: lineage.attributes, relationships: lineage.relationships,
+                entity: entity, name: entity.name, attributes: lineage.attributes, relationships: lineage.relationships,
                 fetchedProperties: lineage.fetched,
                 attributesByName: Dictionary(lineage.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
                 relationshipsByName: Dictionary(lineage.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),

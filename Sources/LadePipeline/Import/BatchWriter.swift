@@ -150,6 +150,9 @@ final class BatchWriter {
 
     /// After a commit the saved objects need no origins for error messages.
     func didCommit() {
+        // Committed objects are found in the store again; holding them here would keep every
+        // object of the reset window alive.
+        objectsByKey.removeAll(keepingCapacity: true)
         touched.removeAll(keepingCapacity: true)
         origins.removeAll(keepingCapacity: true)
         rawBatches.removeAll(keepingCapacity: true)

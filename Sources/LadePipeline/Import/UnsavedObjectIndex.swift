@@ -35,7 +35,7 @@ final class UnsavedObjectIndex {
         let key = IndexKey(entity: entity, attributes: attributes)
         if let index = indexes[key] { return index[values] }
         var index: [[AttributeValue]: ManagedObject] = [:]
-        for object in objects where model.entity(object.entity.name, isKindOf: entity) {
+        for object in objects where model.entity(object.layout.name, isKindOf: entity) {
             var found: [AttributeValue] = []
             for name in attributes {
                 guard let value = object.attributeValue(forKey: name) else { break }
