@@ -23,6 +23,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID]
     /// Applies a save in one transaction, or nothing of it.
     func save(_ request: StoreSaveRequest) throws
+    /// Calls `body` with the rows of the objects whose entity is exactly `entityName` (not its
+    /// subentities), in primary key order, at most `batchSize` at a time: how conversions and
+    /// exports read a whole store without holding it in memory.
+    func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws
 }
 
 /// A fetch as a store runs it.

@@ -164,6 +164,20 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
+        guard model.entity(named: entityName) != nil else {
+            throw PredicateError.unknownKey(entity: entityName, key: "(entity)")
+        }
+        let keys = lock.withLock { graph.keys(ofEntities: [entityName]) }
+        for start in stride(from: 0, to: keys.count, by: max(1, batchSize)) {
+            let rows = lock.withLock {
+                let query = AtomicQuery(graph: graph, model: model, storeIdentifier: identifier)
+                return keys[start..<min(start + max(1, batchSize), keys.count)].compactMap { graph[$0] == nil ? nil : query.row($0) }
+            }
+            try body(rows)
+        }
+    }
+
     public func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
         guard !isReadOnly else { throw StoreError(.readOnly, path: path, "the store was opened read-only") }
         guard count > 0 else { return [] }

@@ -48,6 +48,30 @@ extension SQLiteStore: PersistentStore {
         return (sql, query.arguments)
     }
 
+    public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
+        guard let entity = schema.entity(named: entityName) else {
+            throw PredicateError.unknownKey(entity: entityName, key: "(entity)")
+        }
+        let sql = "SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
+        var last = Int64.min
+        while true {
+            let rows = try withConnection { connection in
+                let statement = try cachedStatement(sql, connection)
+                try statement.bind([.integer(entity.number), .integer(last), .integer(Int64(max(1, batchSize)))])
+                var rows: [StoreRow] = []
+                while try statement.step() {
+                    if let row = decodeRow(statement) { rows.append(row) }
+                }
+                statement.reset()
+                return rows
+            }
+            guard let end = rows.last?.objectID.primaryKey else { return }
+            last = end
+            try body(rows)
+            if rows.count < max(1, batchSize) { return }
+        }
+    }
+
     public func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
         var byTable: [String: [Int64]] = [:]
         for id in ids where id.storeIdentifier == identifier {
