@@ -45,13 +45,18 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     @discardableResult
     public func addPersistentStore(type: StoreType? = nil, at url: URL?, readOnly: Bool = false) throws -> PersistentStore {
         let store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
+        try appendStore(store)
+        return store
+    }
+
+    /// Adds an opened store, unless one with its UUID is added already.
+    func appendStore(_ store: PersistentStore) throws {
         try lock.withLock {
             if stores.contains(where: { $0.identifier == store.identifier }) {
-                throw StoreError(.alreadyExists, path: url?.path ?? store.type, "this store (UUID \(store.identifier)) is already added to the coordinator")
+                throw StoreError(.alreadyExists, path: store.url?.path ?? store.type, "this store (UUID \(store.identifier)) is already added to the coordinator")
             }
             stores.append(store)
         }
-        return store
     }
 
     /// Removes a store; objects from it can no longer be fetched or saved.

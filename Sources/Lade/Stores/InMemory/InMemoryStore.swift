@@ -13,4 +13,9 @@ public final class InMemoryStore: AtomicStore, @unchecked Sendable {
         let contents = AtomicStoreContents.empty(model: model, storeType: StoreMetadata.inMemoryStoreType, firstKey: 1)
         try super.init(type: StoreMetadata.inMemoryStoreType, url: nil, model: model, readOnly: false, contents: contents)
     }
+
+    /// A store holding `contents` (a migration's result).
+    init(model: ManagedObjectModel, contents: AtomicStoreContents) throws {
+        try super.init(type: StoreMetadata.inMemoryStoreType, url: nil, model: model, readOnly: false, contents: contents)
+    }
 }

@@ -37,6 +37,12 @@ public final class SQLiteStore: @unchecked Sendable {
     /// leaves either no store or a whole one.
     @discardableResult
     public static func create(at url: URL, model: ManagedObjectModel) throws -> SQLiteStore {
+        try create(at: url, model: model, identifier: nil, metadata: nil)
+    }
+
+    /// Creates an empty store with a given `Z_UUID` and metadata (a migration's destination
+    /// keeps its source's); nil for a new UUID and Core Data's metadata for `model`.
+    static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?) throws -> SQLiteStore {
         let path = url.path
         let manager = FileManager.default
         guard !manager.fileExists(atPath: path) else {
@@ -55,8 +61,8 @@ public final class SQLiteStore: @unchecked Sendable {
             // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2).
             try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
             let schema = SQLiteSchema(model: model)
-            let uuid = UUID().uuidString
-            let metadata = StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
+            let uuid = identifier ?? UUID().uuidString
+            let metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
             try connection.transaction {
                 for statement in schema.createStatements { try connection.execute(statement) }
                 let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
@@ -267,6 +273,57 @@ public final class SQLiteStore: @unchecked Sendable {
         let statement = try connection.prepare(sql)
         statements[sql] = statement
         return statement
+    }
+
+    // MARK: Migration
+
+    /// Sets each hierarchy's `Z_MAX` to its largest `Z_PK`, after rows were inserted with keys
+    /// of their own (a migration keeps its source's keys).
+    func adoptPrimaryKeys() throws {
+        try withConnection { connection in
+            try connection.transaction {
+                for entity in schema.entities where entity.name == entity.rootName {
+                    try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName)) WHERE Z_ENT = ?")
+                        .run([.integer(entity.number)])
+                }
+            }
+        }
+    }
+
+    /// The largest `Z_PK` of each inheritance hierarchy, by root entity name.
+    func largestPrimaryKeys() throws -> [String: Int64] {
+        try withConnection { connection in
+            var result: [String: Int64] = [:]
+            for entity in schema.entities where entity.name == entity.rootName {
+                if case .integer(let largest) = try connection.rows("SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName)").first?.first {
+                    result[entity.name] = largest
+                }
+            }
+            return result
+        }
+    }
+
+    /// Starts a read transaction: every read until `endReading()` sees the store as it was now,
+    /// whatever other connections commit meanwhile.
+    func beginReading() throws {
+        try withConnection { try $0.execute("BEGIN DEFERRED; SELECT COUNT(*) FROM Z_METADATA") }
+    }
+
+    func endReading() throws {
+        try withConnection { try $0.execute("COMMIT") }
+    }
+
+    /// Copies every page from the `-wal` into the main file and empties the `-wal`, so the
+    /// file alone holds the whole store.
+    func checkpoint() throws {
+        try withConnection { connection in
+            statements.removeAll()
+            for plan in writePlans.values { plan.insertStatement.statement = nil }
+            let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            if case .integer(let busy) = rows.first?.first, busy != 0 {
+                throw StoreError(.io, path: fileURL.path, "another connection keeps the store's -wal from being checkpointed; close it and try again")
+            }
+        }
     }
 
     func replaceMetadata(_ metadata: [String: PropertyListValue]) {
