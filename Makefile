@@ -4,7 +4,7 @@ SWIFT ?= swift
 LADE := .build/debug/lade
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
-.PHONY: all deps build run test tsan bench install clean
+.PHONY: all deps build run test test-slow tsan bench install clean
 
 all: build
 
@@ -32,6 +32,16 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The slow lane (not part of make test): a generated store of SLOW_OBJECTS objects converted
+# SQLite → XML → binary → SQLite and SQLite → SQLite by the release lade, each step timed with
+# its peak RSS, the first and last compared through lade export; metadata read from the big
+# stores and from empty ones; lade meta set shown to change Z_METADATA alone.
+SLOW_OBJECTS ?= 1000000
+test-slow: deps
+	$(SWIFT) build -c release --product lade
+	$(SWIFT) build -c release --product lade-bench
+	.build/release/lade-bench convert --objects $(SLOW_OBJECTS) --lade .build/release/lade --work .build/slow
 
 # The context tests (private queues, parent/child saves, two contexts saving one object)
 # under ThreadSanitizer, in a build folder of their own.

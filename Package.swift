@@ -52,7 +52,8 @@ let package = Package(
         .executableTarget(
             name: "reader-throughput", dependencies: ["LadePipeline"], path: "Benchmarks/ReaderThroughput"),
         // make bench: lade beside sqlite3 on generated data (not part of the product).
-        .executableTarget(name: "lade-bench", dependencies: ["Lade"], path: "Benchmarks/LadeBench"),
+        .executableTarget(
+            name: "lade-bench", dependencies: ["Lade", .product(name: "Crypto", package: "swift-crypto")], path: "Benchmarks/LadeBench"),
 
         .testTarget(name: "LadeTests", dependencies: ["Lade"]),
         .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade"]),

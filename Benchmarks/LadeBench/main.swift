@@ -8,6 +8,7 @@
 import Foundation
 
 //   lade-bench stack [--objects N] [--batch N]     (contexts alone: insert, save, reset; peak RSS)
+//   lade-bench convert [--objects N] [--lade PATH] [--work DIR]   (make test-slow: conversions, exports, metadata)
 
 // MARK: Arguments
 
@@ -251,6 +252,19 @@ case "stack":
     } catch {
         fail("\(error)")
     }
+case "convert":
+    guard let objects = Int(option("objects", "1000000")) else { fail("--objects takes a number") }
+    let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    let lade = URL(fileURLWithPath: option("lade", ".build/release/lade"), relativeTo: root).standardizedFileURL.path
+    guard FileManager.default.isExecutableFile(atPath: lade) else { fail("no lade binary at \(lade); build it with swift build -c release") }
+    do {
+        let passed = try ConvertCheck.run(
+            objects: objects, lade: lade, work: URL(fileURLWithPath: option("work", ".build/bench"), relativeTo: root).standardizedFileURL,
+            modelPath: URL(fileURLWithPath: option("model", "samples/Catalog.xcdatamodeld"), relativeTo: root).standardizedFileURL.path)
+        exit(passed ? 0 : 1)
+    } catch {
+        fail("\(error)")
+    }
 default:
-    print("usage: lade-bench stack [--objects N] [--batch N] |  lade-bench generate --rows N --out DIR | lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]")
+    print("usage: lade-bench stack [--objects N] [--batch N] |  lade-bench generate --rows N --out DIR | lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json] | lade-bench convert [--objects N] [--lade PATH] [--work DIR]")
 }

@@ -178,6 +178,13 @@ public struct StoreSaveRequest: Sendable {
         public var relationship: String
         public var added: [ManagedObjectID]
         public var removed: [ManagedObjectID]
+
+        public init(source: ManagedObjectID, relationship: String, added: [ManagedObjectID], removed: [ManagedObjectID]) {
+            self.source = source
+            self.relationship = relationship
+            self.added = added
+            self.removed = removed
+        }
     }
 
     /// The full order of an ordered to-many relationship of one object.
@@ -185,6 +192,12 @@ public struct StoreSaveRequest: Sendable {
         public var owner: ManagedObjectID
         public var relationship: String
         public var destinations: [ManagedObjectID]
+
+        public init(owner: ManagedObjectID, relationship: String, destinations: [ManagedObjectID]) {
+            self.owner = owner
+            self.relationship = relationship
+            self.destinations = destinations
+        }
     }
 
     public var inserted: [RowChange] = []
