@@ -1,0 +1,121 @@
+import Crypto
+import Foundation
+import Lade
+import Testing
+
+/// `lade convert` and `lade meta set` killed with SIGKILL at fixed fractions of the time a
+/// whole run takes: the source is always intact, and the destination is absent, or complete
+/// and valid (with --overwrite: the old store or the new one, complete).
+@Suite("lade convert and lade meta set killed with SIGKILL", .serialized)
+struct StoreKillTests {
+    static let products = 20_000
+    static let categories = 50
+    static let fractions = [0.05, 0.25, 0.5, 0.75, 0.95]
+
+    /// A sandbox with `source.sqlite`: the generated products, imported by `lade run`.
+    static func sandbox() throws -> ImportSandbox {
+        let sandbox = try ImportSandbox()
+        _ = try sandbox.write("products.csv", GeneratedProducts.csv(products))
+        _ = try sandbox.job("""
+            model: \(ImportSandbox.catalogModel.path)
+            store: { type: sqlite, path: source.sqlite }
+            \(GeneratedProducts.job(batchSize: 5000))
+            """)
+        let (result, _) = try sandbox.run()
+        #expect(result.status == 0, "\(result.stderr)")
+        return sandbox
+    }
+
+    /// The SHA-256 of a store file and of its -wal (an absent or empty -wal alike: SQLite makes
+    /// an empty one beside a WAL-mode store it reads).
+    static func digest(_ url: URL) throws -> [String] {
+        try ["", "-wal"].map { suffix in
+            let path = url.path + suffix
+            guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { return "absent" }
+            return SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// Products and categories in the store at `url`, opened read-only (type detected), or nil
+    /// when there is no file.
+    static func counts(_ url: URL) throws -> (products: Int, categories: Int)? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let model = try ManagedObjectModel(contentsOf: ImportSandbox.catalogModel)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(at: url, readOnly: true)
+        if store.type == "SQLite" { #expect(try StoreReading.integrityCheck(url) == "t'ok'") }
+        return (try store.count(StoreFetchRequest(entityName: "Product")), try store.count(StoreFetchRequest(entityName: "Category")))
+    }
+
+    static func timed(_ arguments: [String], in directory: URL) throws -> TimeInterval {
+        let started = Date()
+        let result = try LadeProcess.run(arguments, in: directory)
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        return Date().timeIntervalSince(started)
+    }
+
+    /// Starts `arguments`, kills it with SIGKILL after `delay` seconds (if it still runs).
+    /// True when the kill landed before the run finished.
+    static func kill(_ arguments: [String], after delay: TimeInterval, in directory: URL) throws -> Bool {
+        let running = try RunningLade(arguments, in: directory)
+        usleep(useconds_t(delay * 1_000_000))
+        let landed = running.process.isRunning
+        running.signal(SIGKILL)
+        running.finish()
+        return landed
+    }
+
+    @Test("SIGKILL during lade convert, for each destination type: the source is intact; the destination is absent, or complete and valid; a re-run completes",
+          arguments: ["sqlite", "xml", "binary"])
+    func convertKilled(type: String) throws {
+        let sandbox = try Self.sandbox()
+        let source = sandbox.url("source.sqlite")
+        let sourceDigest = try Self.digest(source)
+        let destination = sandbox.url("destination.\(type)")
+        let arguments = ["convert", source.path, destination.path, "--model", ImportSandbox.catalogModel.path, "--batch-size", "1000"]
+        let whole = try Self.timed(arguments, in: sandbox.directory)
+        #expect(try Self.counts(destination)! == (Self.products, Self.categories))
+        var absent = 0, complete = 0, landed = 0
+        for fraction in Self.fractions {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
+            if try Self.kill(arguments, after: whole * fraction, in: sandbox.directory) { landed += 1 }
+            #expect(try Self.digest(source) == sourceDigest, "killed at \(fraction): the source changed")
+            if let counts = try Self.counts(destination) {
+                #expect(counts == (Self.products, Self.categories), "killed at \(fraction): a partial destination \(counts)")
+                complete += 1
+            } else {
+                absent += 1
+            }
+        }
+        #expect(landed >= 3, "only \(landed) kills landed while lade convert ran (a whole run took \(whole) s)")
+        #expect(absent >= 1, "no kill left the destination absent")
+        // The temporary files of killed runs do not stand in the way of the next one.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
+        _ = try Self.timed(arguments, in: sandbox.directory)
+        #expect(try Self.counts(destination)! == (Self.products, Self.categories))
+        print("convert to \(type): whole run \(String(format: "%.2f", whole)) s; \(landed) kills landed; destination absent \(absent), complete \(complete)")
+    }
+
+    @Test("SIGKILL during lade convert --overwrite: the old destination or the new one, whole, never a mix")
+    func overwriteKilled() throws {
+        let sandbox = try Self.sandbox()
+        let source = sandbox.url("source.sqlite")
+        let destination = sandbox.url("destination.sqlite")
+        // The old destination: an empty store for the same model.
+        let old = try LadeProcess.run(["init", destination.path, "--model", ImportSandbox.catalogModel.path])
+        #expect(old.status == 0, "\(old.stderr)")
+        let arguments = ["convert", source.path, destination.path, "--model", ImportSandbox.catalogModel.path, "--overwrite", "--batch-size", "1000"]
+        let whole = try Self.timed(arguments, in: sandbox.directory)
+        var outcomes: [String] = []
+        for fraction in Self.fractions {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
+            #expect(try LadeProcess.run(["init", destination.path, "--model", ImportSandbox.catalogModel.path]).status == 0)
+            _ = try Self.kill(arguments, after: whole * fraction, in: sandbox.directory)
+            let counts = try #require(try Self.counts(destination), "killed at \(fraction): the destination is gone")
+            #expect(counts == (0, 0) || counts == (Self.products, Self.categories), "killed at \(fraction): \(counts)")
+            outcomes.append(counts.products == 0 ? "old" : "new")
+        }
+        #expect(outcomes.contains("old"), "\(outcomes)")
+        print("convert --overwrite killed: \(outcomes)")
+    }
+}
