@@ -16,5 +16,6 @@ struct LadeCommand: ParsableCommand {
             \(LadeExit.summary)
             """,
         version: LadeVersion.string,
-        subcommands: [Run.self, Validate.self, Seed.self, Inspect.self, Init.self])
+        subcommands: [Run.self, Validate.self, Seed.self, Inspect.self, Init.self,
+                      Meta.self, Fetch.self, Export.self])
 }
