@@ -72,12 +72,9 @@ public enum StoreMetadataEditor {
         let text = String(argument[argument.index(after: equals)...])
         guard json else { return (key, .string(text)) }
         do {
-            let value = try JSONDecoder().decode(JSONMetadataValue.self, from: Data(text.utf8))
-            return (key, value.value)
-        } catch let error as AssignmentError {
-            throw AssignmentError(argument: argument, reason: error.reason)
-        } catch {
-            throw AssignmentError(argument: argument, reason: "the value is not JSON (write a string as \"\\\"text\\\"\", or leave out --json-values)")
+            return (key, try JSONMetadataReader.value(text))
+        } catch let error as JSONMetadataReader.Failure {
+            throw AssignmentError(argument: argument, reason: "the value is not JSON: \(error.reason) (write a string as \"text\" in quotes, or leave out --json-values)")
         }
     }
 
@@ -113,41 +110,135 @@ public enum StoreMetadataEditor {
     }
 }
 
-/// A JSON value as metadata: numbers that are whole are integers, others reals.
-private struct JSONMetadataValue: Decodable {
-    let value: PropertyListValue
+/// A JSON text as a metadata value: numbers written with a fraction or an exponent (`1.0`,
+/// `2e3`) are reals, others integers (reals when beyond 64 bits). Foundation's decoders do not
+/// tell `1.0` from `1`, hence this small reader.
+struct JSONMetadataReader {
+    struct Failure: Error { let reason: String }
 
-    init(from decoder: Decoder) throws {
-        if var array = try? decoder.unkeyedContainer() {
-            var items: [PropertyListValue] = []
-            while !array.isAtEnd { items.append(try array.decode(JSONMetadataValue.self).value) }
-            value = .array(items)
-            return
+    private let bytes: [UInt8]
+    private var index = 0
+
+    static func value(_ text: String) throws -> PropertyListValue {
+        var reader = JSONMetadataReader(bytes: Array(text.utf8))
+        let value = try reader.value()
+        reader.skipSpace()
+        guard reader.index == reader.bytes.count else { throw Failure(reason: "text after the value at byte \(reader.index + 1)") }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private mutating func skipSpace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func expect(_ word: String) throws {
+        let utf8 = Array(word.utf8)
+        guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+            throw Failure(reason: "not JSON at byte \(index + 1)")
         }
-        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+        index += utf8.count
+    }
+
+    private mutating func value() throws -> PropertyListValue {
+        skipSpace()
+        guard index < bytes.count else { throw Failure(reason: "no value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            index += 1
             var items: [String: PropertyListValue] = [:]
-            for key in object.allKeys { items[key.stringValue] = try object.decode(JSONMetadataValue.self, forKey: key).value }
-            value = .dictionary(items)
-            return
-        }
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            throw StoreMetadataEditor.AssignmentError(argument: "", reason: "null is not a metadata value; use lade meta delete to remove a key")
-        } else if let flag = try? single.decode(Bool.self) {
-            value = .bool(flag)
-        } else if let number = try? single.decode(Int64.self) {
-            value = .integer(number)
-        } else if let number = try? single.decode(Double.self) {
-            value = .real(number)
-        } else {
-            value = .string(try single.decode(String.self))
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .dictionary(items) }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure(reason: "expected a key at byte \(index + 1)") }
+                let key = try string()
+                skipSpace()
+                try expect(":")
+                items[key] = try value()
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                try expect("}")
+                return .dictionary(items)
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            var items: [PropertyListValue] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            while true {
+                items.append(try value())
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                try expect("]")
+                return .array(items)
+            }
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            throw Failure(reason: "null is not a metadata value; use lade meta delete to remove a key")
+        default:
+            let start = index
+            while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            let isReal = text.contains { $0 == "." || $0 == "e" || $0 == "E" }
+            if !isReal, let number = Int64(text) { return .integer(number) }
+            if let number = Double(text), number.isFinite, text.first != "+", text.first != "." { return .real(number) }
+            throw Failure(reason: "not JSON at byte \(start + 1)")
         }
     }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
+    private mutating func string() throws -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var raw: [UInt8] = []
+        func flush() { scalars.append(contentsOf: String(decoding: raw, as: UTF8.self).unicodeScalars); raw.removeAll() }
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                flush()
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                let simple: [UInt8: UInt8] = [0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x62: 0x08, 0x66: 0x0C, 0x6E: 0x0A, 0x72: 0x0D, 0x74: 0x09]
+                if let replacement = simple[escape] {
+                    raw.append(replacement)
+                } else if escape == UInt8(ascii: "u") {
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code), index + 1 < bytes.count, bytes[index] == 0x5C, bytes[index + 1] == UInt8(ascii: "u") {
+                        index += 2
+                        let low = try hex4()
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    flush()
+                    scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                } else {
+                    throw Failure(reason: "a bad escape in a string at byte \(index)")
+                }
+            default:
+                raw.append(byte)
+            }
+        }
+        throw Failure(reason: "a string without its closing quote")
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            throw Failure(reason: "a bad \\u escape at byte \(index)")
+        }
+        index += 4
+        return code
     }
 }
