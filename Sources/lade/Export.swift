@@ -70,10 +70,10 @@ struct Export: ParsableCommand {
             let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model))
             let files = try StoreExporter(store: opened, batchSize: batchSize)
                 .export(format: StoreExporter.Format(rawValue: format)!, to: URL(fileURLWithPath: out))
-            let width = files.map { ($0.url.relativePath).count }.max() ?? 0
-            for file in files {
-                let path = (out as NSString).appendingPathComponent(file.url.lastPathComponent)
-                print("wrote " + path.padding(toLength: max(width, path.count), withPad: " ", startingAt: 0) + "  \(file.count) object\(file.count == 1 ? "" : "s")")
+            let paths = files.map { (out as NSString).appendingPathComponent($0.url.lastPathComponent) }
+            let width = paths.map(\.count).max() ?? 0
+            for (file, path) in zip(files, paths) {
+                print("wrote " + path.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(file.count) object\(file.count == 1 ? "" : "s")")
             }
         } catch {
             throw exitReporting(error)

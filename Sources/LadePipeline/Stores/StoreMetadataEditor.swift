@@ -74,7 +74,8 @@ public enum StoreMetadataEditor {
         do {
             return (key, try JSONMetadataReader.value(text))
         } catch let error as JSONMetadataReader.Failure {
-            throw AssignmentError(argument: argument, reason: "the value is not JSON: \(error.reason) (write a string as \"text\" in quotes, or leave out --json-values)")
+            let hint = text == "null" ? "" : " (write a string as \"text\" in quotes, or leave out --json-values)"
+            throw AssignmentError(argument: argument, reason: text == "null" ? error.reason : "the value is not JSON: \(error.reason)\(hint)")
         }
     }
 
