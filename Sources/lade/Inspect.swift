@@ -27,8 +27,9 @@ struct Inspect: ParsableCommand {
             directory, a model 'contents' XML file, or a Lade JSON model.
 
             lade inspect STORE --model MODEL prints a store's metadata and, per entity, the \
-            number of objects whose entity is exactly that one. The store is opened read-only \
-            and never changed.
+            number of objects whose entity is exactly that one. STORE is a SQLite, XML or \
+            binary store (the type is detected from the file); it is opened read-only and \
+            never changed.
 
             Examples:
               lade inspect samples/Catalog.xcdatamodeld
@@ -54,7 +55,7 @@ struct Inspect: ParsableCommand {
     func run() throws {
         try reportingFailures {
             if let model {
-                let report = try StoreReport(sqliteStoreAt: URL(fileURLWithPath: path), model: try modelOptions.load(model))
+                let report = try StoreReport(storeAt: URL(fileURLWithPath: path), model: try modelOptions.load(model))
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 return
             }

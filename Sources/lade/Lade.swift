@@ -16,5 +16,5 @@ struct LadeCommand: ParsableCommand {
             \(LadeExit.summary)
             """,
         version: LadeVersion.string,
-        subcommands: [Run.self, Validate.self, Seed.self, Convert.self, Inspect.self, Init.self])
+        subcommands: [Run.self, Validate.self, Seed.self, Convert.self, Meta.self, Fetch.self, Export.self, Inspect.self, Init.self])
 }

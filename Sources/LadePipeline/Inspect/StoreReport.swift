@@ -14,6 +14,21 @@ public struct StoreReport {
     public let metadata: [String: PropertyListValue]
     public let entities: [EntityCount]
 
+    /// Reads a store of any type read-only (the type is detected from the file; the file, and
+    /// a SQLite store's `-wal`, are left as they were), counting each entity's objects through
+    /// the store: SQL for SQLite, the loaded objects for XML and binary stores.
+    public init(storeAt url: URL, model: ManagedObjectModel) throws {
+        let store = try ReadOnlyStore.open(url, model: model)
+        path = url.path
+        storeType = store.type
+        metadata = store.metadata
+        // Every type lists entities in the SQLite schema's order (each hierarchy together).
+        let names = SQLiteSchema(model: model).entities.map(\.name)
+        entities = try names.map {
+            EntityCount(name: $0, count: try store.count(StoreFetchRequest(entityName: $0, includesSubentities: false)))
+        }
+    }
+
     /// Reads a SQLite store read-only: the file and its `-wal` are left as they were.
     public init(sqliteStoreAt url: URL, model: ManagedObjectModel) throws {
         let store = try SQLiteStore(url: url, model: model, readOnly: true)

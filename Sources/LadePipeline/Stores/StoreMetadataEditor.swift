@@ -1,0 +1,245 @@
+import Foundation
+import Lade
+
+/// `lade meta`: read, set and delete a store file's metadata keys without a model or a stack
+/// (`PersistentStoreCoordinator.metadataForPersistentStore(ofType:at:)` and
+/// `setMetadata(_:forPersistentStoreOfType:at:)`: only the metadata is read or written, for
+/// SQLite, XML and binary stores alike). Writes take the store's lock (`StoreLock`), so they
+/// never interleave with a `lade run` or `lade seed`.
+///
+/// ```swift
+/// try StoreMetadataEditor.set(["importedBy": .string("nightly")], at: url)
+/// try StoreMetadataEditor.values(at: url, keys: ["importedBy"])   // ["importedBy": .string("nightly")]
+/// try StoreMetadataEditor.delete(["importedBy"], at: url)
+/// ```
+public enum StoreMetadataEditor {
+    /// Keys asked for that the metadata does not have.
+    public struct MissingKeys: Error, Sendable, CustomStringConvertible {
+        public let store: String
+        public let keys: [String]
+        public var description: String {
+            "\(store): the metadata has no key\(keys.count == 1 ? "" : "s") \(keys.map { "'\($0)'" }.joined(separator: ", ")); lade meta get \(store) lists its keys"
+        }
+    }
+
+    /// A `KEY=VALUE` argument that cannot be used.
+    public struct AssignmentError: Error, Sendable, CustomStringConvertible {
+        public let argument: String
+        public let reason: String
+        public var description: String { "'\(argument)': \(reason)" }
+    }
+
+    /// The store's metadata, or only `keys` (all must be there, or `MissingKeys` is thrown).
+    public static func values(at url: URL, keys: [String] = []) throws -> [String: PropertyListValue] {
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+        guard !keys.isEmpty else { return metadata }
+        let missing = keys.filter { metadata[$0] == nil }
+        guard missing.isEmpty else { throw MissingKeys(store: url.path, keys: missing) }
+        return metadata.filter { keys.contains($0.key) }
+    }
+
+    /// Sets keys to values, leaving every other key as it was. `NSStoreType` and `NSStoreUUID`
+    /// are refused (the store is not written).
+    public static func set(_ values: [String: PropertyListValue], at url: URL) throws {
+        try refuseReserved(Array(values.keys), at: url, action: "set")
+        try withLock(url) {
+            var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+            metadata.merge(values) { _, new in new }
+            try PersistentStoreCoordinator.setMetadata(metadata, at: url)
+        }
+    }
+
+    /// Removes keys; a key the metadata lacks is refused (`MissingKeys`, nothing written), as
+    /// are `NSStoreType` and `NSStoreUUID`.
+    public static func delete(_ keys: [String], at url: URL) throws {
+        try refuseReserved(keys, at: url, action: "removed")
+        try withLock(url) {
+            var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+            let missing = keys.filter { metadata[$0] == nil }
+            guard missing.isEmpty else { throw MissingKeys(store: url.path, keys: missing) }
+            for key in keys { metadata[key] = nil }
+            try PersistentStoreCoordinator.setMetadata(metadata, at: url)
+        }
+    }
+
+    /// Parses `KEY=VALUE`: the value as a string, or with `json` as JSON (integers, reals,
+    /// true/false, strings, arrays and objects; null is refused: delete the key instead).
+    public static func assignment(_ argument: String, json: Bool) throws -> (key: String, value: PropertyListValue) {
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+            throw AssignmentError(argument: argument, reason: "give KEY=VALUE")
+        }
+        let key = String(argument[..<equals])
+        let text = String(argument[argument.index(after: equals)...])
+        guard json else { return (key, .string(text)) }
+        do {
+            return (key, try JSONMetadataReader.value(text))
+        } catch let error as JSONMetadataReader.Failure {
+            let hint = text == "null" ? "" : " (write a string as \"text\" in quotes, or leave out --json-values)"
+            throw AssignmentError(argument: argument, reason: text == "null" ? error.reason : "the value is not JSON: \(error.reason)\(hint)")
+        }
+    }
+
+    /// Metadata as `KEY = value` lines, sorted by key (values as `lade inspect` shows them:
+    /// strings quoted, data as its size and base64, dates ISO 8601).
+    public static func text(_ metadata: [String: PropertyListValue]) -> String {
+        metadata.keys.sorted().map { "\($0) = \(StoreReport.describe(metadata[$0]!))\n" }.joined()
+    }
+
+    /// Metadata as one JSON object, keys sorted (data as base64, dates ISO 8601).
+    public static func json(_ metadata: [String: PropertyListValue]) throws -> String {
+        let data = try JSONSerialization.data(
+            withJSONObject: metadata.mapValues(StoreReport.jsonValue), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    private static func refuseReserved(_ keys: [String], at url: URL, action: String) throws {
+        guard let key = keys.sorted().first(where: StoreMetadata.reservedKeys.contains) else { return }
+        // Read it first, so a missing or foreign file is reported as such.
+        let current = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+        throw StoreError(
+            .reservedMetadataKey, path: url.path,
+            "\(key) belongs to the stack and cannot be \(action) (it is \(current[key].map { StoreReport.describe($0) } ?? "absent")); change only other keys")
+    }
+
+    private static func withLock(_ url: URL, _ body: () throws -> Void) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError(.notFound, path: url.path, "no store here; check the path")
+        }
+        let lock = try StoreLock(store: url)
+        defer { lock.release() }
+        try body()
+    }
+}
+
+/// A JSON text as a metadata value: numbers written with a fraction or an exponent (`1.0`,
+/// `2e3`) are reals, others integers (reals when beyond 64 bits). Foundation's decoders do not
+/// tell `1.0` from `1`, hence this small reader.
+struct JSONMetadataReader {
+    struct Failure: Error { let reason: String }
+
+    private let bytes: [UInt8]
+    private var index = 0
+
+    static func value(_ text: String) throws -> PropertyListValue {
+        var reader = JSONMetadataReader(bytes: Array(text.utf8))
+        let value = try reader.value()
+        reader.skipSpace()
+        guard reader.index == reader.bytes.count else { throw Failure(reason: "text after the value at byte \(reader.index + 1)") }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private mutating func skipSpace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func expect(_ word: String) throws {
+        let utf8 = Array(word.utf8)
+        guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+            throw Failure(reason: "not JSON at byte \(index + 1)")
+        }
+        index += utf8.count
+    }
+
+    private mutating func value() throws -> PropertyListValue {
+        skipSpace()
+        guard index < bytes.count else { throw Failure(reason: "no value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            index += 1
+            var items: [String: PropertyListValue] = [:]
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .dictionary(items) }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure(reason: "expected a key at byte \(index + 1)") }
+                let key = try string()
+                skipSpace()
+                try expect(":")
+                items[key] = try value()
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                try expect("}")
+                return .dictionary(items)
+            }
+        case UInt8(ascii: "["):
+            index += 1
+            var items: [PropertyListValue] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            while true {
+                items.append(try value())
+                skipSpace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                try expect("]")
+                return .array(items)
+            }
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            throw Failure(reason: "null is not a metadata value; use lade meta delete to remove a key")
+        default:
+            let start = index
+            while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            let isReal = text.contains { $0 == "." || $0 == "e" || $0 == "E" }
+            if !isReal, let number = Int64(text) { return .integer(number) }
+            if let number = Double(text), number.isFinite, text.first != "+", text.first != "." { return .real(number) }
+            throw Failure(reason: "not JSON at byte \(start + 1)")
+        }
+    }
+
+    private mutating func string() throws -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var raw: [UInt8] = []
+        func flush() { scalars.append(contentsOf: String(decoding: raw, as: UTF8.self).unicodeScalars); raw.removeAll() }
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                flush()
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                let simple: [UInt8: UInt8] = [0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x62: 0x08, 0x66: 0x0C, 0x6E: 0x0A, 0x72: 0x0D, 0x74: 0x09]
+                if let replacement = simple[escape] {
+                    raw.append(replacement)
+                } else if escape == UInt8(ascii: "u") {
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code), index + 1 < bytes.count, bytes[index] == 0x5C, bytes[index + 1] == UInt8(ascii: "u") {
+                        index += 2
+                        let low = try hex4()
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    flush()
+                    scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                } else {
+                    throw Failure(reason: "a bad escape in a string at byte \(index)")
+                }
+            default:
+                raw.append(byte)
+            }
+        }
+        throw Failure(reason: "a string without its closing quote")
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            throw Failure(reason: "a bad \\u escape at byte \(index)")
+        }
+        index += 4
+        return code
+    }
+}

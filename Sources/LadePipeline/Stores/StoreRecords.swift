@@ -1,0 +1,181 @@
+import Foundation
+import Lade
+
+/// One field of a record `lade export` or `lade fetch` writes: nothing, a value, or a list (a
+/// to-many relationship's destinations).
+public enum RecordCell: Sendable, Equatable {
+    case null
+    case value(AttributeValue)
+    case list([RecordCell])
+
+    /// As JSON: `null`, the value as `ExportText.json` writes it, or an array of the same.
+    public var json: String {
+        switch self {
+        case .null: "null"
+        case .value(let value): ExportText.json(value)
+        case .list(let items): "[" + items.map(\.json).joined(separator: ",") + "]"
+        }
+    }
+
+    /// As a CSV field: nothing for null, the value's text quoted as RFC 4180 needs (an empty
+    /// string as `""`), a list as its JSON text in one field.
+    public var csv: String {
+        switch self {
+        case .null: ""
+        case .value(let value): ExportText.csvField(ExportText.text(value))
+        case .list: ExportText.csvField(json)
+        }
+    }
+
+    /// As a table cell: nothing for null, the value's text, a list as JSON.
+    public var text: String {
+        switch self {
+        case .null: ""
+        case .value(let value): ExportText.text(value)
+        case .list: json
+        }
+    }
+}
+
+/// The columns of an entity's records, in order: `_uri`, every non-transient attribute in the
+/// entity's layout order (inherited ones first), then every non-transient relationship (to-one
+/// only, when asked). A relationship is written as its destinations' unique keys when the
+/// destination entity, or one of its ancestors, has a uniqueness constraint on a single
+/// attribute (the entity's own constraints first, then its ancestors', nearest first; the
+/// first such constraint), else as their URIs.
+public struct RecordColumns: Sendable {
+    public enum Column: Sendable, Equatable {
+        case uri
+        case attribute(String)
+        /// `key`: the destination's unique key attribute, or nil to write URIs.
+        case relationship(String, isToMany: Bool, isOrdered: Bool, key: String?)
+    }
+
+    public let entityName: String
+    public let columns: [Column]
+
+    /// The column names, `_uri` first.
+    public var names: [String] {
+        columns.map {
+            switch $0 {
+            case .uri: "_uri"
+            case .attribute(let name), .relationship(let name, _, _, _): name
+            }
+        }
+    }
+
+    public init(model: ManagedObjectModel, entity entityName: String, includesToMany: Bool = true) throws {
+        guard let layout = model.layout(of: entityName) else {
+            throw StoreError(.notFound, path: entityName, "the model has no entity '\(entityName)'; its entities are \(model.entityNames.joined(separator: ", "))")
+        }
+        self.entityName = entityName
+        var columns: [Column] = [.uri]
+        for attribute in layout.attributes where !attribute.isTransient {
+            columns.append(.attribute(attribute.name))
+        }
+        for relationship in layout.relationships where !relationship.isTransient && (includesToMany || !relationship.isToMany) {
+            columns.append(.relationship(
+                relationship.name, isToMany: relationship.isToMany, isOrdered: relationship.isOrdered,
+                key: Self.uniqueKey(of: relationship.destinationEntityName, in: model)))
+        }
+        self.columns = columns
+    }
+
+    /// The single attribute a uniqueness constraint of the entity or of an ancestor covers.
+    public static func uniqueKey(of entityName: String, in model: ManagedObjectModel) -> String? {
+        guard let entity = model.entity(named: entityName) else { return nil }
+        for candidate in [entity] + model.ancestors(of: entityName) {
+            for constraint in candidate.uniquenessConstraints where constraint.count == 1 {
+                if let attribute = model.attribute(constraint[0], of: entityName), !attribute.isTransient { return attribute.name }
+            }
+        }
+        return nil
+    }
+}
+
+/// Turns store rows into records (`RecordColumns`), looking destinations' unique keys up a
+/// batch at a time: one `rows(for:)` for all the destinations of a batch, and one
+/// `relatedObjectIDs(of:relationship:)` per object and to-many relationship.
+public struct StoreRecordReader {
+    public let store: PersistentStore
+
+    public init(store: PersistentStore) {
+        self.store = store
+    }
+
+    public func records(of rows: [StoreRow], columns: RecordColumns) throws -> [[RecordCell]] {
+        var destinations: [[[ManagedObjectID]?]] = []  // per row, per column: to-many IDs
+        var needKeys = Set<ManagedObjectID>()
+        for row in rows {
+            var perColumn: [[ManagedObjectID]?] = []
+            for column in columns.columns {
+                guard case .relationship(let name, let isToMany, let isOrdered, let key) = column else {
+                    perColumn.append(nil)
+                    continue
+                }
+                if isToMany {
+                    var ids = try store.relatedObjectIDs(of: row.objectID, relationship: name)
+                    if !isOrdered { ids.sort(by: Self.primaryKeyOrder) }
+                    if key != nil { needKeys.formUnion(ids) }
+                    perColumn.append(ids)
+                } else {
+                    if key != nil, let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] { needKeys.insert(id) }
+                    perColumn.append(nil)
+                }
+            }
+            destinations.append(perColumn)
+        }
+        let keyed = try destinationRows(Array(needKeys))
+
+        func reference(_ id: ManagedObjectID, key: String?) -> RecordCell {
+            guard let key else { return .value(.string(id.uriRepresentation().absoluteString)) }
+            guard let row = keyed[id], let index = row.layout.attributeIndex(of: key), let value = row.values[index] else { return .null }
+            return .value(value)
+        }
+
+        return rows.enumerated().map { rowIndex, row in
+            columns.columns.enumerated().map { columnIndex, column -> RecordCell in
+                switch column {
+                case .uri:
+                    return .value(.string(row.objectID.uriRepresentation().absoluteString))
+                case .attribute(let name):
+                    guard let index = row.layout.attributeIndex(of: name), let value = row.values[index] else { return .null }
+                    return .value(value)
+                case .relationship(let name, let isToMany, _, let key):
+                    if isToMany {
+                        return .list((destinations[rowIndex][columnIndex] ?? []).map { reference($0, key: key) })
+                    }
+                    guard let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] else { return .null }
+                    return reference(id, key: key)
+                }
+            }
+        }
+    }
+
+    private func destinationRows(_ ids: [ManagedObjectID]) throws -> [ManagedObjectID: StoreRow] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [ManagedObjectID: StoreRow] = [:]
+        for row in try store.rows(for: ids) { result[row.objectID] = row }
+        return result
+    }
+
+    /// Destinations of an unordered to-many: by primary key (then entity name, for stores
+    /// whose subentities number their objects apart).
+    static func primaryKeyOrder(_ a: ManagedObjectID, _ b: ManagedObjectID) -> Bool {
+        let (left, right) = (a.primaryKey ?? 0, b.primaryKey ?? 0)
+        return left != right ? left < right : a.entityName < b.entityName
+    }
+}
+
+/// Opening an existing store read-only, its type detected from the file.
+public enum ReadOnlyStore {
+    /// Opens the store at `url` read-only through a coordinator (the type is detected from the
+    /// file); the file is never written.
+    public static func open(_ url: URL, model: ManagedObjectModel) throws -> PersistentStore {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError(.notFound, path: url.path, "no store here; check the path")
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        return try coordinator.addPersistentStore(type: nil, at: url, readOnly: true)
+    }
+}
