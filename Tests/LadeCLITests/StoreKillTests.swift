@@ -119,3 +119,46 @@ struct StoreKillTests {
         print("convert --overwrite killed: \(outcomes)")
     }
 }
+
+extension StoreKillTests {
+    static func metaValue(_ store: URL, _ key: String) throws -> PropertyListValue? {
+        try PersistentStoreCoordinator.metadataForPersistentStore(at: store)[key]
+    }
+
+    @Test("SIGKILL during lade meta set, for each store type: the metadata is the old or the new, every object is there, the store opens",
+          arguments: ["sqlite", "xml", "binary"])
+    func metaSetKilled(type: String) throws {
+        let sandbox = try Self.sandbox()
+        let source = sandbox.url("source.sqlite")
+        let store = sandbox.url("store.\(type)")
+        if type == "sqlite" {
+            try FileManager.default.copyItem(at: source, to: store)
+            if FileManager.default.fileExists(atPath: source.path + "-wal") { try FileManager.default.copyItem(atPath: source.path + "-wal", toPath: store.path + "-wal") }
+        } else {
+            _ = try Self.timed(["convert", source.path, store.path, "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
+        }
+        let base = try PersistentStoreCoordinator.metadataForPersistentStore(at: store)
+        let whole = try Self.timed(["meta", "set", store.path, "kill.test=first"], in: sandbox.directory)
+        var outcomes: [String] = []
+        var landed = 0
+        for (round, fraction) in Self.fractions.enumerated() {
+            let value = "round \(round)"
+            if try Self.kill(["meta", "set", store.path, "kill.test=\(value)", "kill.round=\(round)"], after: whole * fraction, in: sandbox.directory) { landed += 1 }
+            let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: store)
+            let test = metadata["kill.test"]?.stringValue
+            let roundValue = metadata["kill.round"]?.stringValue
+            // Both keys of the one set, or neither: never half a write.
+            #expect((test == value && roundValue == String(round)) || (test != value && roundValue == (round == 0 ? nil : String(round - 1))),
+                    "killed at \(fraction): kill.test \(test ?? "nil"), kill.round \(roundValue ?? "nil")")
+            for key in base.keys where key != "kill.test" && key != "kill.round" { #expect(metadata[key] == base[key], "killed at \(fraction): \(key) changed") }
+            #expect(try Self.counts(store)! == (Self.products, Self.categories))
+            outcomes.append(test == value ? "new" : "old")
+            // The next round starts from this round's value.
+            if test != value {
+                #expect(try LadeProcess.run(["meta", "set", store.path, "kill.test=\(value)", "kill.round=\(round)"], in: sandbox.directory).status == 0)
+            }
+        }
+        #expect(landed >= 3, "only \(landed) kills landed while lade meta set ran")
+        print("meta set on \(type) (whole run \(String(format: "%.2f", whole)) s): \(landed) kills landed; metadata after: \(outcomes)")
+    }
+}

@@ -130,14 +130,31 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
 
     // MARK: PersistentStore
 
+    /// The SQLite layout of the model, made on first use: the SQL compiler checks predicates'
+    /// key paths against it, so a key that names no property is an error here as on SQLite,
+    /// not merely a predicate that no object happens to reach.
+    private lazy var keyCheckSchema = SQLiteSchema(model: model)
+
+    private func checkKeys(_ request: StoreFetchRequest) throws {
+        guard let predicate = request.predicate, predicate != .true, predicate != .false else { return }
+        var compiler = SQLPredicateCompiler(model: model, schema: lock.withLock { keyCheckSchema }, entity: request.entityName)
+        do {
+            _ = try compiler.compile(predicate, sortDescriptors: [], entityNumbers: [0])
+        } catch let error as PredicateError {
+            if case .unknownKey = error { throw error }
+        }
+    }
+
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        try lock.withLock {
+        try checkKeys(request)
+        return try lock.withLock {
             let query = AtomicQuery(graph: graph, model: model, storeIdentifier: identifier)
             return try query.matchingKeys(request).map { query.row($0) }
         }
     }
 
     public func count(_ request: StoreFetchRequest) throws -> Int {
+        try checkKeys(request)
         var unordered = request
         unordered.sortDescriptors = []
         return try lock.withLock {
