@@ -162,3 +162,51 @@ extension StoreKillTests {
         print("meta set on \(type) (whole run \(String(format: "%.2f", whole)) s): \(landed) kills landed; metadata after: \(outcomes)")
     }
 }
+
+extension StoreKillTests {
+    /// A 256 KiB tmpfs at `directory`, or nil where this process may not mount one (not root,
+    /// or in a container without the right): the test that needs it then skips.
+    static func smallDisk(at directory: URL) -> Bool {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=256k", "tmpfs", directory.path]
+        mount.standardOutput = FileHandle.nullDevice
+        mount.standardError = FileHandle.nullDevice
+        guard (try? mount.run()) != nil else { return false }
+        mount.waitUntilExit()
+        return mount.terminationStatus == 0
+    }
+
+    static func unmount(_ directory: URL) {
+        let umount = Process()
+        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        umount.arguments = [directory.path]
+        try? umount.run()
+        umount.waitUntilExit()
+    }
+
+    @Test("a full disk: lade convert fails saying so, leaves nothing at the destination, and the source intact",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount")))
+    func diskFull() throws {
+        let sandbox = try Self.sandbox()
+        let source = sandbox.url("source.sqlite")
+        let sourceDigest = try Self.digest(source)
+        let disk = sandbox.url("small-disk")
+        guard Self.smallDisk(at: disk) else {
+            print("skipped: cannot mount a small tmpfs here")
+            return
+        }
+        defer { Self.unmount(disk) }
+        for type in ["sqlite", "xml", "binary"] {
+            let destination = disk.appendingPathComponent("destination.\(type)")
+            let result = try LadeProcess.run(["convert", source.path, destination.path, "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
+            #expect(result.status == 1, "\(type): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("full") || result.stderr.contains("No space left"), "\(type): \(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { !$0.hasSuffix(".lade-lock") }
+            #expect(left.isEmpty, "\(type): files left on the full disk: \(left)")
+            #expect(try Self.digest(source) == sourceDigest)
+            print("\(type): \(result.stderr)")
+        }
+    }
+}

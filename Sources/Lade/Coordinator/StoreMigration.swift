@@ -215,7 +215,7 @@ struct StoreMigration {
         defer {
             if !movedIntoPlace { removeFileAndCompanions(temporary.path) }
         }
-        let summary = try fillSQLite(at: temporary, from: source, identifier: identifier, metadata: metadata)
+        let summary = try fillSQLite(at: temporary, for: url, from: source, identifier: identifier, metadata: metadata)
         for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
             let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path + suffix)[.size] as? Int) ?? 0
             guard size == 0 else {
@@ -243,7 +243,7 @@ struct StoreMigration {
     }
 
     /// Builds the new store at `temporary` and closes it (the store goes out of scope here).
-    private func fillSQLite(at temporary: URL, from source: PersistentStore, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
+    private func fillSQLite(at temporary: URL, for url: URL, from source: PersistentStore, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
         let destination = try SQLiteStore.create(at: temporary, model: model, identifier: identifier, metadata: metadata)
         let keys = try keyMap(for: source, uniqueAcrossEntities: false, firstKey: 1)
         var summary = StoreMigrationSummary()
@@ -292,7 +292,7 @@ struct StoreMigration {
             try destination.adoptPrimaryKeys()
             try destination.checkpoint()
         } catch let error as StoreError {
-            throw diskFull(error, destination: temporary)
+            throw diskFull(error, destination: url)
         }
         return summary
     }
@@ -324,7 +324,7 @@ struct StoreMigration {
     /// A write that failed for want of space says so, and that nothing was moved into place.
     private func diskFull(_ error: StoreError, destination: URL) -> Error {
         if case .sqlite(let code) = error.kind, code & 0xFF == 13 {
-            return StoreError(.io, path: destination.path, "the disk is full (\(error.message)); free some space and convert again: the source is unchanged and no destination was written")
+            return StoreError(.io, path: destination.path, "the disk is full; free some space and convert again: the source is unchanged and nothing was written here (\(error.message))")
         }
         return error
     }
