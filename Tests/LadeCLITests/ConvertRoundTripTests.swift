@@ -6,28 +6,18 @@ import Testing
 /// relationship, compared through `lade export`.
 @Suite("lade convert round trips, compared through lade export")
 struct ConvertRoundTripTests {
-    struct CorpusStore: CustomTestStringConvertible, Sendable {
+    struct CorpusStore: CustomTestStringConvertible, Sendable, Decodable {
         var store: String
         var model: String
         var version: String?
         var testDescription: String { store.split(separator: "/").last.map(String.init) ?? store }
     }
 
-    /// Every corpus SQLite store whose model the corpus holds in a form Lade reads; the two
-    /// `Recipes.sqlite` stores come with Xcode 3 binary models (`elements`) only, which Lade
-    /// refuses (re-saving them needs a current Xcode).
-    static let stores: [CorpusStore] = [
-        CorpusStore(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
-                    model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel"),
-        CorpusStore(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite",
-                    model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel2"),
-        CorpusStore(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
-                    model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", version: "SampleModel3"),
-        CorpusStore(store: "bignerdranch/CoreDataStack/Sample Model/Deprecated/TestModel.sqlite",
-                    model: "bignerdranch/CoreDataStack/Sample Model/Deprecated/Sample.xcdatamodeld", version: "TestModel"),
-        CorpusStore(store: "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal/CoreDataSeed/SurfJournalModel.sqlite",
-                    model: "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal/SurfJournalModel.xcdatamodeld", version: nil),
-    ]
+    /// Every corpus SQLite store whose model the corpus holds in a form Lade reads
+    /// (`Tests/Fixtures/corpus-sqlite-stores.json`); the two `Recipes.sqlite` stores come with
+    /// Xcode 3 binary models (`elements`) only, which Lade refuses.
+    static let stores: [CorpusStore] = (try? JSONDecoder().decode(
+        [CorpusStore].self, from: Data(contentsOf: LadeProcess.root.appendingPathComponent("Tests/Fixtures/corpus-sqlite-stores.json")))) ?? []
 
     /// An export directory's records, entity by entity in file order, with each object's
     /// `_uri` dropped and every URI that refers to an object replaced by "Entity#n", its place

@@ -6,25 +6,28 @@ import Testing
 /// the loader yields must agree with the tables and columns Apple's Core Data wrote.
 @Suite("Models agree with the stores Apple wrote from them", .enabled(if: Fixtures.corpusAvailable))
 struct CorpusSchemaTests {
-    struct Pair: CustomTestStringConvertible, Sendable {
+    struct Pair: CustomTestStringConvertible, Sendable, Decodable {
         var store: String
         var model: String
         var version: String?
         var testDescription: String { store.split(separator: "/").last.map(String.init) ?? store }
     }
 
-    static let pairs: [Pair] = [
-        Pair(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
-             model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel"),
-        Pair(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite",
-             model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld", version: "SampleModel2"),
-        Pair(store: "alemar11/CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
-             model: "alemar11/CoreDataPlus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld", version: "SampleModel3"),
-        Pair(store: "bignerdranch/CoreDataStack/Sample Model/Deprecated/TestModel.sqlite",
-             model: "bignerdranch/CoreDataStack/Sample Model/Deprecated/Sample.xcdatamodeld", version: "TestModel"),
-        Pair(store: "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal/CoreDataSeed/SurfJournalModel.sqlite",
-             model: "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal/SurfJournalModel.xcdatamodeld", version: nil),
-    ]
+    /// The corpus's SQLite stores whose models the corpus holds in a form Lade reads
+    /// (`Tests/Fixtures/corpus-sqlite-stores.json`, shared with the CLI tests); the two
+    /// `Recipes.sqlite` stores come with Xcode 3 binary models (`elements`) only, which Lade
+    /// refuses.
+    static let pairs: [Pair] = (try? JSONDecoder().decode(
+        [Pair].self, from: Data(contentsOf: Fixtures.root.appendingPathComponent("Tests/Fixtures/corpus-sqlite-stores.json")))) ?? []
+
+    @Test("the shared list names five corpus stores, each with its model")
+    func listed() {
+        #expect(Self.pairs.count == 5)
+        for pair in Self.pairs {
+            #expect(FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.store).path), "\(pair.store)")
+            #expect(FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.model).path), "\(pair.model)")
+        }
+    }
 
     static let systemTables: Set<String> = ["Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"]
 

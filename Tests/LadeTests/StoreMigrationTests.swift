@@ -187,20 +187,9 @@ struct StoreMigrationTests {
 
     // MARK: The corpus
 
-    struct CorpusStore: CustomTestStringConvertible, Sendable {
-        var store: String
-        var model: String
-        var version: String?
-        var testDescription: String { store.split(separator: "/").last.map(String.init) ?? store }
-    }
-
-    /// The corpus's SQLite stores whose models the corpus holds in a form Lade reads (the two
-    /// `Recipes.sqlite` stores come with Xcode 3 binary models only, which Lade refuses).
-    static let corpusStores: [CorpusStore] = CorpusSchemaTests.pairs.map { CorpusStore(store: $0.store, model: $0.model, version: $0.version) }
-
     @Test("each corpus SQLite store, copied to a temporary folder, goes SQLite → XML → binary → SQLite and ends equal; the copy it started from is untouched",
-          .enabled(if: Fixtures.corpusAvailable), arguments: corpusStores)
-    func corpusRoundTrip(_ pair: CorpusStore) throws {
+          .enabled(if: Fixtures.corpusAvailable), arguments: CorpusSchemaTests.pairs)
+    func corpusRoundTrip(_ pair: CorpusSchemaTests.Pair) throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
