@@ -347,7 +347,7 @@ struct StoreMigration {
                         let destinations = try source.relatedObjectIDs(of: row.objectID, relationship: relationship.name)
                         guard !destinations.isEmpty else { continue }
                         object.toMany[relationship.name] = OrderedSet(destinations.map(keys.key))
-                        if keptApart(relationship) && linksCopied(from: relationship) { summary.relationshipLinks += destinations.count }
+                        if keptApart(relationship) && (linksCopied(from: relationship) || relationship.isOrdered) { summary.relationshipLinks += destinations.count }
                     }
                     graph.set(object, for: keys.key(row.objectID))
                 }
