@@ -6,8 +6,8 @@ import Lade
 /// kind of relationship, converted by the real `lade` binary SQLite → XML → binary → SQLite and
 /// SQLite → SQLite, each step timed with its peak RSS; the first and last stores compared
 /// through `lade export`; metadata read from the big stores and from empty ones; `lade meta
-/// set` shown to change no table but Z_METADATA. Exits 1 when anything differs or the SQLite
-/// to SQLite copy peaks at 128 MiB or more.
+/// set` shown to change no table but Z_METADATA. Exits 1 when anything differs, or the SQLite
+/// to SQLite copy or an export peaks at 128 MiB or more.
 enum ConvertCheck {
     static let sqliteToSQLiteLimit: Int64 = 128 * 1_048_576
 
@@ -58,6 +58,10 @@ enum ConvertCheck {
             try? FileManager.default.removeItem(at: out)
             let measured = measure([lade, "export", directory.appendingPathComponent(name).path, "--model", modelPath, "--format", "ndjson", "--out", out.path], log: log)
             print(String(format: "lade export %@: %.1f s, peak RSS %.1f MiB", name, measured.seconds, Double(measured.peakBytes) / 1_048_576))
+            if measured.peakBytes >= sqliteToSQLiteLimit {
+                print("FAIL: lade export of \(name) peaked at \(measured.peakBytes / 1_048_576) MiB, not under 128 MiB")
+                ok = false
+            }
             exports[name] = out
         }
         let entities = model.entities.filter { !$0.isAbstract }.map(\.name)

@@ -64,7 +64,7 @@ public struct StoreExporter {
         var count = 0
         try store.forEachBatch(ofEntity: entity, batchSize: batchSize) { rows in
             var chunk = ""
-            for record in try reader.records(of: rows, columns: columns) {
+            try reader.forEachRecord(of: rows, columns: columns) { record in
                 switch format {
                 case .ndjson:
                     chunk += "{"
@@ -75,6 +75,11 @@ public struct StoreExporter {
                     chunk += "}\n"
                 case .csv:
                     chunk += record.map(\.csv).joined(separator: ",") + "\r\n"
+                }
+                // A few large records (the "one" side of a large one-to-many) go out as they come.
+                if chunk.utf8.count > 1 << 20 {
+                    try sink(chunk)
+                    chunk = ""
                 }
             }
             count += rows.count

@@ -94,20 +94,43 @@ public struct RecordColumns: Sendable {
 }
 
 /// Turns store rows into records (`RecordColumns`), looking destinations' unique keys up a
-/// batch at a time: one `rows(for:)` for all the destinations of a batch, and one
-/// `relatedObjectIDs(of:relationship:)` per object and to-many relationship.
+/// group of rows at a time: one `rows(for:)` for all the destinations of a group, and one
+/// `relatedObjectIDs(of:relationship:)` per object and to-many relationship. A group closes
+/// when its rows reach `destinationsPerGroup` destinations, so the "one" side of a large
+/// one-to-many (a category of a million products) costs the memory of its own record, not of
+/// a whole batch of such records.
 public struct StoreRecordReader {
     public let store: PersistentStore
+    /// Destinations whose keys are looked up (and held) at once, at most (a single row with
+    /// more is looked up alone).
+    public var destinationsPerGroup = 10_000
 
     public init(store: PersistentStore) {
         self.store = store
     }
 
+    /// Every row's record, in order.
     public func records(of rows: [StoreRow], columns: RecordColumns) throws -> [[RecordCell]] {
-        var destinations: [[[ManagedObjectID]?]] = []  // per row, per column: to-many IDs
+        var records: [[RecordCell]] = []
+        records.reserveCapacity(rows.count)
+        try forEachRecord(of: rows, columns: columns) { records.append($0) }
+        return records
+    }
+
+    /// Calls `body` with each row's record, in order, a group of rows at a time.
+    public func forEachRecord(of rows: [StoreRow], columns: RecordColumns, _ body: ([RecordCell]) throws -> Void) throws {
+        var group: [(row: StoreRow, toMany: [[ManagedObjectID]?])] = []
         var needKeys = Set<ManagedObjectID>()
+        func flush() throws {
+            guard !group.isEmpty else { return }
+            let keyed = try destinationRows(Array(needKeys))
+            for (row, toMany) in group { try body(record(row, toMany: toMany, columns: columns, keyed: keyed)) }
+            group.removeAll(keepingCapacity: true)
+            needKeys.removeAll(keepingCapacity: true)
+        }
         for row in rows {
             var perColumn: [[ManagedObjectID]?] = []
+            var wanted: [ManagedObjectID] = []
             for column in columns.columns {
                 guard case .relationship(let name, let isToMany, let isOrdered, let key) = column else {
                     perColumn.append(nil)
@@ -116,38 +139,39 @@ public struct StoreRecordReader {
                 if isToMany {
                     var ids = try store.relatedObjectIDs(of: row.objectID, relationship: name)
                     if !isOrdered { ids.sort(by: Self.primaryKeyOrder) }
-                    if key != nil { needKeys.formUnion(ids) }
+                    if key != nil { wanted += ids }
                     perColumn.append(ids)
                 } else {
-                    if key != nil, let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] { needKeys.insert(id) }
+                    if key != nil, let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] { wanted.append(id) }
                     perColumn.append(nil)
                 }
             }
-            destinations.append(perColumn)
+            if !group.isEmpty && needKeys.count + wanted.count > destinationsPerGroup { try flush() }
+            needKeys.formUnion(wanted)
+            group.append((row, perColumn))
         }
-        let keyed = try destinationRows(Array(needKeys))
+        try flush()
+    }
 
+    private func record(_ row: StoreRow, toMany: [[ManagedObjectID]?], columns: RecordColumns, keyed: [ManagedObjectID: StoreRow]) -> [RecordCell] {
         func reference(_ id: ManagedObjectID, key: String?) -> RecordCell {
             guard let key else { return .value(.string(id.uriRepresentation().absoluteString)) }
             guard let row = keyed[id], let index = row.layout.attributeIndex(of: key), let value = row.values[index] else { return .null }
             return .value(value)
         }
-
-        return rows.enumerated().map { rowIndex, row in
-            columns.columns.enumerated().map { columnIndex, column -> RecordCell in
-                switch column {
-                case .uri:
-                    return .value(.string(row.objectID.uriRepresentation().absoluteString))
-                case .attribute(let name):
-                    guard let index = row.layout.attributeIndex(of: name), let value = row.values[index] else { return .null }
-                    return .value(value)
-                case .relationship(let name, let isToMany, _, let key):
-                    if isToMany {
-                        return .list((destinations[rowIndex][columnIndex] ?? []).map { reference($0, key: key) })
-                    }
-                    guard let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] else { return .null }
-                    return reference(id, key: key)
+        return columns.columns.enumerated().map { columnIndex, column -> RecordCell in
+            switch column {
+            case .uri:
+                return .value(.string(row.objectID.uriRepresentation().absoluteString))
+            case .attribute(let name):
+                guard let index = row.layout.attributeIndex(of: name), let value = row.values[index] else { return .null }
+                return .value(value)
+            case .relationship(let name, let isToMany, _, let key):
+                if isToMany {
+                    return .list((toMany[columnIndex] ?? []).map { reference($0, key: key) })
                 }
+                guard let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] else { return .null }
+                return reference(id, key: key)
             }
         }
     }
