@@ -22,10 +22,11 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The main job on the shipped samples: suppliers, then the nightly product import, into
+# The sample model, then the main job on the shipped samples: suppliers, then the nightly product import, into
 # ./out/catalog.sqlite; prints each run's report (a second `make run` finds nothing to do).
 run: build
 	@mkdir -p out
+	$(LADE) inspect samples/Catalog.xcdatamodeld
 	$(LADE) run jobs/suppliers.yaml --report out/suppliers.report.json
 	$(LADE) run jobs/products.yaml --report out/products.report.json
 
