@@ -44,6 +44,9 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("batch-size"), help: ArgumentHelp("Objects read (and, into SQLite, written) at a time.", valueName: "N"))
     var batchSize = 5_000
 
+    @Option(help: ArgumentHelp("Print a progress line every N seconds (default: a progress line kept up to date on a terminal, nothing otherwise).", valueName: "N"))
+    var progress: Double?
+
     @OptionGroup var modelOptions: ModelOptions
 
     static let types: [String: PersistentStoreCoordinator.StoreType] = ["sqlite": .sqlite, "xml": .xml, "binary": .binary]
@@ -57,6 +60,7 @@ struct Convert: ParsableCommand {
             throw ValidationError("cannot tell DEST's store type from its name '\(destination)'; give --type sqlite|xml|binary")
         }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+        if let progress, progress <= 0 { throw ValidationError("--progress takes a number of seconds above 0") }
     }
 
     func run() throws {
@@ -70,9 +74,13 @@ struct Convert: ParsableCommand {
             defer { lock?.release() }
             let sourceType = try PersistentStoreCoordinator.StoreType(detectingFileAt: sourceURL)
             let started = Date()
+            let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: progress), label: "convert", unit: "objects")
             let summary = try PersistentStoreCoordinator.migrateStore(
                 at: sourceURL, ofType: sourceType, to: destinationURL, type: destinationType, model: loaded,
-                options: StoreMigrationOptions(overwrite: overwrite, batchSize: batchSize))
+                options: StoreMigrationOptions(overwrite: overwrite, batchSize: batchSize) { copied in
+                    reporter.update(rows: Int64(copied.objectCount), bytes: 0, totalBytes: nil)
+                })
+            reporter.finish()
             let seconds = Date().timeIntervalSince(started)
             print("converted \(source) (\(sourceType.rawValue)) to \(destination) (\(destinationType.rawValue)): \(summary.objectCount) objects, \(summary.relationshipLinks) to-many links, in \(String(format: "%.2f", seconds)) s")
             for name in summary.objects.keys.sorted() where summary.objects[name]! > 0 {

@@ -2,9 +2,9 @@ import Foundation
 
 /// Progress of a long run on standard error: a bar redrawn in place on a terminal (rows,
 /// rows/s, percent of the source's bytes, time left), a plain line every N seconds when asked
-/// (`--progress N`), otherwise nothing.
-final class ProgressReporter {
-    enum Mode: Equatable {
+/// (`--progress N`), otherwise nothing. Used from one thread at a time.
+public final class ProgressReporter: @unchecked Sendable {
+    public enum Mode: Equatable, Sendable {
         case bar
         case lines(every: TimeInterval)
         case quiet
@@ -12,22 +12,25 @@ final class ProgressReporter {
 
     private let mode: Mode
     private let label: String
+    private let unit: String
     private let started = Date()
     private var lastOutput = Date.distantPast
     private var drewBar = false
 
-    init(mode: Mode, label: String) {
+    /// `unit` names what is counted ("rows", "objects").
+    public init(mode: Mode, label: String, unit: String = "rows") {
         self.mode = mode
         self.label = label
+        self.unit = unit
     }
 
     /// `.bar` when standard error is a terminal, else `.lines` when an interval is given, else quiet.
-    static func mode(interval: TimeInterval?) -> Mode {
+    public static func mode(interval: TimeInterval?) -> Mode {
         if let interval { return .lines(every: interval) }
         return isatty(STDERR_FILENO) == 1 ? .bar : .quiet
     }
 
-    func update(rows: Int64, bytes: Int64, totalBytes: Int64?) {
+    public func update(rows: Int64, bytes: Int64, totalBytes: Int64?) {
         let now = Date()
         switch mode {
         case .quiet: return
@@ -37,7 +40,7 @@ final class ProgressReporter {
         lastOutput = now
         let elapsed = max(now.timeIntervalSince(started), 0.001)
         let rate = Double(rows) / elapsed
-        var text = "\(label): \(Self.grouped(rows)) rows, \(Self.grouped(Int64(rate))) rows/s"
+        var text = "\(label): \(Self.grouped(rows)) \(unit), \(Self.grouped(Int64(rate))) \(unit)/s"
         var fraction: Double?
         if let totalBytes, totalBytes > 0 {
             let done = min(1, Double(bytes) / Double(totalBytes))
@@ -59,7 +62,7 @@ final class ProgressReporter {
         }
     }
 
-    func finish() {
+    public func finish() {
         if drewBar { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
     }
 
