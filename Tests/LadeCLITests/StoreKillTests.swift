@@ -210,3 +210,29 @@ extension StoreKillTests {
         }
     }
 }
+
+extension StoreKillTests {
+    @Test("an unwritable destination directory: lade convert, run as an unprivileged user, says so and writes nothing",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func unwritableDirectory() throws {
+        let sandbox = try Self.sandbox()
+        let closed = sandbox.url("closed")
+        try FileManager.default.createDirectory(at: closed, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: closed.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: sandbox.directory.path)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", LadeProcess.binary.path,
+                             "convert", sandbox.url("source.sqlite").path, closed.appendingPathComponent("copy.xml").path,
+                             "--model", ImportSandbox.catalogModel.path]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.contains("Permission denied") && stderr.contains("directory"), "\(stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: closed.path).isEmpty)
+    }
+}

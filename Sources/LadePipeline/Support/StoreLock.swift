@@ -26,7 +26,7 @@ public final class StoreLock: @unchecked Sendable {
         path = store.path + ".lade-lock"
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError(.io, path: path, "cannot create the lock file: \(String(cString: strerror(errno)))")
+            throw StoreError(.io, path: path, "cannot create the lock file: \(String(cString: strerror(errno))); lade needs to write in the store's directory (check its permissions)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
