@@ -332,6 +332,22 @@ struct StoreMigration {
     // MARK: To atomic stores
 
     private func atomicContents(from source: PersistentStore, metadata: [String: PropertyListValue], firstKey: Int64) throws -> (AtomicStoreContents, StoreMigrationSummary) {
+        if let atomic = source as? AtomicStore {
+            // Atomic to atomic: the same keys, so the source's objects are taken as they are
+            // (shared until either store changes), versions and both sides of relationships included.
+            let graph = atomic.graphSnapshot
+            var summary = StoreMigrationSummary()
+            for entity in model.entities where !entity.isAbstract {
+                let keys = graph.keys(ofEntities: [entity.name], sorted: false)
+                summary.objects[entity.name] = keys.count
+                let separate = model.relationships(of: entity.name).filter { keptApart($0) && (linksCopied(from: $0) || $0.isOrdered) }
+                for key in keys where !separate.isEmpty {
+                    for relationship in separate { summary.relationshipLinks += graph[key]?.toMany[relationship.name]?.count ?? 0 }
+                }
+            }
+            options.progress?(summary)
+            return (AtomicStoreContents(metadata: metadata, graph: graph), summary)
+        }
         let keys = try keyMap(for: source, uniqueAcrossEntities: true, firstKey: firstKey)
         var graph = AtomicObjectGraph(nextKey: firstKey)
         var summary = StoreMigrationSummary()

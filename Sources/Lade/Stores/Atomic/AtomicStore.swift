@@ -123,6 +123,11 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         lock.withLock { currentMetadata }
     }
 
+    /// Every object as the store holds it now (shared, not copied, until either side changes).
+    var graphSnapshot: AtomicObjectGraph {
+        lock.withLock { graph }
+    }
+
     /// The number of objects in the store.
     public var objectCount: Int {
         lock.withLock { graph.count }
