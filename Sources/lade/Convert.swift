@@ -72,6 +72,12 @@ struct Convert: ParsableCommand {
             // No lade run may write to DEST while it is replaced.
             let lock = try FileManager.default.fileExists(atPath: destinationURL.deletingLastPathComponent().path) ? StoreLock(store: destinationURL) : nil
             defer { lock?.release() }
+            if lock != nil {
+                let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: destinationURL)
+                if !removed.isEmpty {
+                    FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(destination)\n".utf8))
+                }
+            }
             let sourceType = try PersistentStoreCoordinator.StoreType(detectingFileAt: sourceURL)
             let started = Date()
             let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: progress), label: "convert", unit: "objects")

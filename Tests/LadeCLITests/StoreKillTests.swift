@@ -93,6 +93,9 @@ struct StoreKillTests {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
         _ = try Self.timed(arguments, in: sandbox.directory)
         #expect(try Self.counts(destination)! == (Self.products, Self.categories))
+        // …and the next run clears what the killed ones left beside the destination.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).filter { $0.hasPrefix(".destination.") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
         print("convert to \(type): whole run \(String(format: "%.2f", whole)) s; \(landed) kills landed; destination absent \(absent), complete \(complete)")
     }
 

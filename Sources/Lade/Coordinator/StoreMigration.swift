@@ -101,6 +101,24 @@ extension PersistentStoreCoordinator {
 
 }
 
+extension PersistentStoreCoordinator {
+    /// Removes the temporary files that runs killed while writing a store at `url` left beside
+    /// it (`.NAME.lade-…`, with their `-wal`, `-shm` and `-journal`), and returns their names.
+    /// Nothing else ever reads them. Call it only while no other process writes that store
+    /// (`lade convert` holds the store's lock when it does).
+    @discardableResult
+    public static func removeInterruptedWrites(beside url: URL) -> [String] {
+        let directory = url.deletingLastPathComponent()
+        let prefix = ".\(url.lastPathComponent).lade-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        var removed: [String] = []
+        for name in names.sorted() where name.hasPrefix(prefix) {
+            if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+}
+
 /// One migration: reads every object of a source store, batch by batch, and writes them with
 /// their relationships into a new store.
 struct StoreMigration {
