@@ -223,6 +223,20 @@ extension StoreKillTests {
         try FileManager.default.createDirectory(at: closed, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: closed.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: sandbox.directory.path)
+        // The unprivileged user must reach the binary and the model (a checkout under a
+        // private home folder does not let it): else there is nothing to show here.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        probe.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", LadeProcess.binary.path,
+                           "inspect", ImportSandbox.catalogModel.path]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        probe.waitUntilExit()
+        guard probe.terminationStatus == 0 else {
+            print("skipped: an unprivileged user cannot run \(LadeProcess.binary.path) on the sandbox here")
+            return
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid", "65534", "--regid", "65534", "--clear-groups", LadeProcess.binary.path,
