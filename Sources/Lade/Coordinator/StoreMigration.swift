@@ -55,15 +55,9 @@ extension PersistentStoreCoordinator {
         guard persistentStores.contains(where: { $0 === store }) else {
             throw StoreError(.notFound, path: store.url?.path ?? store.type, "this store is not added to the coordinator; add it before migrating it")
         }
-        let migration = StoreMigration(model: managedObjectModel, options: options)
-        var built: PersistentStore?
-        if let source = store as? SQLiteStore {
-            // A connection of its own, so the copy reads one snapshot of the store.
-            let reader = try SQLiteStore(url: source.fileURL, model: managedObjectModel, readOnly: true)
-            _ = try migration.copy(from: reader, to: url, type: type, built: &built)
-        } else {
-            _ = try migration.copy(from: store, to: url, type: type, built: &built)
-        }
+        // A SQLite store is read through a connection of its own, so the copy reads one snapshot.
+        let reader = try (store as? SQLiteStore).map { try SQLiteStore(url: $0.fileURL, model: managedObjectModel, readOnly: true) } ?? store
+        let (_, built) = try StoreMigration(model: managedObjectModel, options: options).copy(from: reader, to: url, type: type)
         let added = try built ?? Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: false)
         remove(store)
         // Same UUID as the store it replaces, which is gone from the list now.
@@ -95,8 +89,7 @@ extension PersistentStoreCoordinator {
             throw StoreError(.notFound, path: source.path, "no store here to convert")
         }
         let store = try openStore(type: sourceType, at: source, model: model, readOnly: true)
-        var built: PersistentStore?
-        return try StoreMigration(model: model, options: options).copy(from: store, to: destination, type: type, built: &built)
+        return try StoreMigration(model: model, options: options).copy(from: store, to: destination, type: type).summary
     }
 
 }
@@ -132,8 +125,9 @@ struct StoreMigration {
 
     private var batchSize: Int { max(1, options.batchSize) }
 
-    /// Copies `source` to a new store of `type` at `url` (nil for in-memory, returned in `built`).
-    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType, built: inout PersistentStore?) throws -> StoreMigrationSummary {
+    /// Copies `source` to a new store of `type` at `url`; an in-memory destination (no `url`)
+    /// is returned as `built`.
+    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
         if let url {
             try checkDestination(url, source: source)
         } else if type != .inMemory {
@@ -148,7 +142,7 @@ struct StoreMigration {
         case .sqlite:
             metadata[StoreMetadata.Key.storeType] = .string(StoreMetadata.sqliteStoreType)
             metadata[StoreMetadata.Key.autoVacuumLevel] = metadata[StoreMetadata.Key.autoVacuumLevel] ?? .string("2")
-            return try copyToSQLite(from: source, at: url!, identifier: identifier, metadata: metadata)
+            return (try copyToSQLite(from: source, at: url!, identifier: identifier, metadata: metadata), nil)
         case .xml, .binary, .inMemory:
             let storeType = switch type {
             case .xml: StoreMetadata.xmlStoreType
@@ -159,16 +153,14 @@ struct StoreMigration {
             metadata[StoreMetadata.Key.autoVacuumLevel] = nil
             metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
             let (contents, summary) = try atomicContents(from: source, metadata: metadata, firstKey: type.atomicFileFormat?.firstKey ?? 1)
-            if let format = type.atomicFileFormat, let url {
-                try format.check(model, path: url.path)
-                try removeSQLiteCompanions(of: url)
-                let write: (FileOutput) throws -> Void = { try format.write(contents, model: model, to: $0) }
-                try options.overwrite ? AtomicFileWriter.replace(url, write) : AtomicFileWriter.create(url, write)
-                try removeStaleJournal(of: url)
-            } else {
-                built = try InMemoryStore(model: model, contents: contents)
+            guard let format = type.atomicFileFormat, let url else {
+                return (summary, try InMemoryStore(model: model, contents: contents))
             }
-            return summary
+            try format.check(model, path: url.path)
+            try retireIfOverwriting(url)
+            let write: (FileOutput) throws -> Void = { try format.write(contents, model: model, to: $0) }
+            try options.overwrite ? AtomicFileWriter.replace(url, write) : AtomicFileWriter.create(url, write)
+            return (summary, nil)
         }
     }
 
@@ -243,7 +235,7 @@ struct StoreMigration {
         removeCompanions(temporary.path)
         try FileSystem.fsync(path: temporary.path)
         if options.overwrite && FileManager.default.fileExists(atPath: url.path) {
-            try retireExisting(url)
+            try retireIfOverwriting(url)
             guard rename(temporary.path, url.path) == 0 else {
                 throw StoreError(.io, path: url.path, "cannot move the new store into place: \(String(cString: strerror(errno))); the source is unchanged")
             }
@@ -295,12 +287,11 @@ struct StoreMigration {
                             guard !destinations.isEmpty else { continue }
                             if linksCopied(from: relationship) {
                                 request.links.append(.init(source: owner, relationship: relationship.name, added: destinations, removed: []))
-                                summary.relationshipLinks += destinations.count
                             }
                             if relationship.isOrdered {
                                 request.orders.append(.init(owner: owner, relationship: relationship.name, destinations: destinations))
-                                if !linksCopied(from: relationship) { summary.relationshipLinks += destinations.count }
                             }
+                            if countsLinks(relationship) { summary.relationshipLinks += destinations.count }
                         }
                     }
                     try destination.save(request)
@@ -329,14 +320,17 @@ struct StoreMigration {
     /// is ordered or has no to-many inverse; of an unordered many-to-many pair, from one side
     /// only (unless the other side is ordered and copies them).
     private func linksCopied(from relationship: RelationshipDescription) -> Bool {
-        guard let inverse = model.inverse(of: relationship), inverse.isToMany else { return !isOneToMany(relationship) }
+        guard let inverse = model.inverse(of: relationship) else { return true }
+        guard inverse.isToMany else { return false }
         if relationship.isOrdered { return true }
         if inverse.isOrdered { return false }
         return (relationship.destinationEntityName, relationship.name) <= (inverse.destinationEntityName, inverse.name)
     }
 
-    private func isOneToMany(_ relationship: RelationshipDescription) -> Bool {
-        model.inverse(of: relationship).map { !$0.isToMany } ?? false
+    /// Whether a relationship's destinations count in `StoreMigrationSummary.relationshipLinks`
+    /// (each link or position once, whatever the destination type).
+    private func countsLinks(_ relationship: RelationshipDescription) -> Bool {
+        keptApart(relationship) && (relationship.isOrdered || linksCopied(from: relationship))
     }
 
     /// A write that failed for want of space says so, and that nothing was moved into place.
@@ -358,7 +352,7 @@ struct StoreMigration {
             for entity in model.entities where !entity.isAbstract {
                 let keys = graph.keys(ofEntities: [entity.name], sorted: false)
                 summary.objects[entity.name] = keys.count
-                let separate = model.relationships(of: entity.name).filter { keptApart($0) && (linksCopied(from: $0) || $0.isOrdered) }
+                let separate = model.relationships(of: entity.name).filter(countsLinks)
                 for key in keys where !separate.isEmpty {
                     for relationship in separate { summary.relationshipLinks += graph[key]?.toMany[relationship.name]?.count ?? 0 }
                 }
@@ -381,7 +375,7 @@ struct StoreMigration {
                         let destinations = try source.relatedObjectIDs(of: row.objectID, relationship: relationship.name)
                         guard !destinations.isEmpty else { continue }
                         object.toMany[relationship.name] = OrderedSet(destinations.map(keys.key))
-                        if keptApart(relationship) && (linksCopied(from: relationship) || relationship.isOrdered) { summary.relationshipLinks += destinations.count }
+                        if countsLinks(relationship) { summary.relationshipLinks += destinations.count }
                     }
                     graph.set(object, for: keys.key(row.objectID))
                 }
@@ -394,10 +388,12 @@ struct StoreMigration {
 
     // MARK: Files
 
-    /// Before a store is renamed over an existing SQLite file: empties that file's `-wal` into
-    /// it (a stale `-wal` beside the new file would be read as the new file's) and removes its
-    /// `-wal` and `-shm`; the old store stays whole until the rename replaces it.
-    private func retireExisting(_ url: URL) throws {
+    /// Before a new store replaces the file at `url` (with `overwrite`): when that file is a
+    /// SQLite store, empties its `-wal` into it (a stale `-wal` beside the new file would be
+    /// read as the new file's); then removes its `-wal`, `-shm` and `-journal`. The old store
+    /// stays whole until the rename replaces it.
+    private func retireIfOverwriting(_ url: URL) throws {
+        guard options.overwrite, FileManager.default.fileExists(atPath: url.path) else { return }
         guard (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite else {
             removeCompanions(url.path)
             return
@@ -413,16 +409,6 @@ struct StoreMigration {
                 throw StoreError(path: url.path, sqlite: error)
             }
         }
-        removeCompanions(url.path)
-    }
-
-    /// An atomic store written over a SQLite file: that file's companions go too.
-    private func removeSQLiteCompanions(of url: URL) throws {
-        guard options.overwrite, FileManager.default.fileExists(atPath: url.path) else { return }
-        try retireExisting(url)
-    }
-
-    private func removeStaleJournal(of url: URL) throws {
         removeCompanions(url.path)
     }
 

@@ -317,8 +317,6 @@ public final class SQLiteStore: @unchecked Sendable {
     /// file alone holds the whole store.
     func checkpoint() throws {
         try withConnection { connection in
-            statements.removeAll()
-            for plan in writePlans.values { plan.insertStatement.statement = nil }
             let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
             if case .integer(let busy) = rows.first?.first, busy != 0 {
                 throw StoreError(.io, path: fileURL.path, "another connection keeps the store's -wal from being checkpointed; close it and try again")
