@@ -55,8 +55,10 @@ let package = Package(
         .executableTarget(
             name: "lade-bench", dependencies: ["Lade", .product(name: "Crypto", package: "swift-crypto")], path: "Benchmarks/LadeBench"),
 
-        .testTarget(name: "LadeTests", dependencies: ["Lade"]),
-        .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade"]),
-        .testTarget(name: "LadeCLITests", dependencies: ["Lade"]),
+        // What the test targets share (a seeded generator); not part of the product.
+        .target(name: "LadeTestSupport", path: "Tests/LadeTestSupport"),
+        .testTarget(name: "LadeTests", dependencies: ["Lade", "LadeTestSupport"]),
+        .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade", "LadeTestSupport"]),
+        .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport"]),
     ]
 )

@@ -4,13 +4,18 @@ import Lade
 /// `lade-bench stack`: inserts objects through a private-queue context in batches, saving and
 /// resetting after each, and prints time and peak RSS as it goes (issue: flat memory).
 enum StackBench {
-    static func phases(objects: Int, store: URL, model: URL) throws {
+    /// A private-queue context on a new, empty SQLite store at `store` (an old one is removed).
+    static func freshContext(store: URL, model: URL) throws -> ManagedObjectContext {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
-        let loaded = try ManagedObjectModel(contentsOf: model)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: model))
         try coordinator.addPersistentStore(type: .sqlite, at: store)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    static func phases(objects: Int, store: URL, model: URL) throws {
+        let context = try freshContext(store: store, model: model)
         func cpu() -> Double { var u = rusage(); getrusage(RUSAGE_SELF.rawValue, &u); return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 }
         try context.performAndWait {
             var t = cpu()
@@ -38,12 +43,7 @@ enum StackBench {
     }
 
     static func run(objects: Int, batch: Int, store: URL, model: URL) throws {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
-        let loaded = try ManagedObjectModel(contentsOf: model)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
-        try coordinator.addPersistentStore(type: .sqlite, at: store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try freshContext(store: store, model: model)
         let start = Date()
         var reportAt = Set([100_000, 250_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000, objects])
         try context.performAndWait {

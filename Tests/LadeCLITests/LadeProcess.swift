@@ -1,4 +1,5 @@
 import Foundation
+@_exported import LadeTestSupport
 
 /// Runs the built `lade` binary as a real process.
 enum LadeProcess {

@@ -5,37 +5,37 @@ import Testing
 @Suite("Reader fuzzing against Foundation")
 struct ReaderDifferentialTests {
     /// A random JSON value written out, with what the reader should make of it.
-    func randomValue(_ random: inout SeededRandom, depth: Int) -> (text: String, value: SourceValue) {
-        switch random.below(depth > 2 ? 5 : 7) {
+    func randomValue(_ random: inout SeededGenerator, depth: Int) -> (text: String, value: SourceValue) {
+        switch random.int(depth > 2 ? 5 : 7) {
         case 0:
             let pieces = ["a", "é", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "中", " ", "\\t", "\\u0000"]
             let decoded = ["a", "é", "\n", "\"", "\\", "/", "é", "😀", "中", " ", "\t", "\u{0}"]
             var text = "\"", value = ""
-            for _ in 0..<random.below(6) {
-                let k = random.below(pieces.count)
+            for _ in 0..<random.int(6) {
+                let k = random.int(pieces.count)
                 text += pieces[k]
                 value += decoded[k]
             }
             return (text + "\"", .string(value))
         case 1:
             let numbers = ["0", "-0", "12", "-7.25", "1e10", "3.0E-2", "19.90", "123456789012345678901234567890", "-0.0e+0"]
-            let number = numbers[random.below(numbers.count)]
+            let number = numbers[random.int(numbers.count)]
             return (number, .number(number))
         case 2: return ("true", .bool(true))
         case 3: return ("false", .bool(false))
         case 4: return ("null", .null)
         case 5:
-            let elements = (0..<random.below(4)).map { _ in randomValue(&random, depth: depth + 1) }
+            let elements = (0..<random.int(4)).map { _ in randomValue(&random, depth: depth + 1) }
             return ("[" + elements.map(\.text).joined(separator: ", ") + "]", .array(elements.map(\.value)))
         default:
-            let members = (0..<random.below(4)).map { k in ("k\(k)", randomValue(&random, depth: depth + 1).text) }
+            let members = (0..<random.int(4)).map { k in ("k\(k)", randomValue(&random, depth: depth + 1).text) }
             return ("{" + members.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ",") + "}", .object)
         }
     }
 
     @Test("random valid objects read back as the values they were written from")
     func roundTrip() throws {
-        var random = SeededRandom(seed: 4242)
+        var random = SeededGenerator(seed: 4242)
         var lines: [String] = []
         var expected: [[SourceValue]] = []
         for _ in 0..<500 {
@@ -51,18 +51,18 @@ struct ReaderDifferentialTests {
 
     @Test("a mutated line is accepted exactly when JSONSerialization accepts it as an object (trailing commas and huge exponents aside)")
     func validityAgreesWithFoundation() throws {
-        var random = SeededRandom(seed: 777)
+        var random = SeededGenerator(seed: 777)
         let alphabet = Array("{}[]\",:\\ 0123456789.-+eEtrufalsnu/bfnrtxdD\t".utf8) + [0xFF, 0xC3, 0xA9, 0x80, 0x01]
         var disagreements: [String] = []
         for _ in 0..<6_000 {
             var bytes = Array(randomValue(&random, depth: 0).text.utf8)
             bytes = Array("{\"v\": ".utf8) + bytes + Array("}".utf8)
-            for _ in 0..<random.below(3) {
-                let at = random.below(bytes.count)
-                switch random.below(3) {
+            for _ in 0..<random.int(3) {
+                let at = random.int(bytes.count)
+                switch random.int(3) {
                 case 0: bytes.remove(at: at)
-                case 1: bytes.insert(alphabet[random.below(alphabet.count)], at: at)
-                default: bytes[at] = alphabet[random.below(alphabet.count)]
+                case 1: bytes.insert(alphabet[random.int(alphabet.count)], at: at)
+                default: bytes[at] = alphabet[random.int(alphabet.count)]
                 }
             }
             guard !bytes.contains(ASCII.lineFeed) else { continue }

@@ -40,10 +40,10 @@ struct ReaderFuzzTests {
         }
     }
 
-    func check(_ bytes: [UInt8], _ format: SourceFormat, _ random: inout SeededRandom) {
-        let whole = outcome(bytes, format, stream: TrickleStream(bytes, largestRead: 1 << 20), batch: 1 + random.below(4))
-        let trickled = outcome(bytes, format, stream: TrickleStream(bytes, largestRead: 1 + random.below(9), seed: random.next()),
-                               batch: 1 + random.below(4))
+    func check(_ bytes: [UInt8], _ format: SourceFormat, _ random: inout SeededGenerator) {
+        let whole = outcome(bytes, format, stream: TrickleStream(bytes, largestRead: 1 << 20), batch: 1 + random.int(4))
+        let trickled = outcome(bytes, format, stream: TrickleStream(bytes, largestRead: 1 + random.int(9), seed: random.next()),
+                               batch: 1 + random.int(4))
         #expect(whole == trickled, "input: \(String(decoding: bytes, as: UTF8.self).debugDescription)")
         let lines = bytes.filter { $0 == ASCII.lineFeed || $0 == ASCII.carriageReturn }.count + 1
         func positioned(_ error: ReaderError) -> Bool {
@@ -66,18 +66,18 @@ struct ReaderFuzzTests {
     @Test("mutated documents never crash and give the same outcome however they arrive", arguments: 0..<3)
     func mutations(_ index: Int) {
         let (format, seed) = Self.seeds[index]
-        var random = SeededRandom(seed: UInt64(index) &* 7919 &+ 17)
+        var random = SeededGenerator(seed: UInt64(index) &* 7919 &+ 17)
         for _ in 0..<400 {
             var bytes = Array(seed.utf8)
-            for _ in 0..<(1 + random.below(4)) {
-                let at = random.below(bytes.count + 1)
-                switch random.below(5) {
+            for _ in 0..<(1 + random.int(4)) {
+                let at = random.int(bytes.count + 1)
+                switch random.int(5) {
                 case 0 where at < bytes.count: bytes.remove(at: at)
-                case 1: bytes.insert(Self.alphabet[random.below(Self.alphabet.count)], at: at)
-                case 2 where at < bytes.count: bytes[at] = Self.alphabet[random.below(Self.alphabet.count)]
+                case 1: bytes.insert(Self.alphabet[random.int(Self.alphabet.count)], at: at)
+                case 2 where at < bytes.count: bytes[at] = Self.alphabet[random.int(Self.alphabet.count)]
                 case 3: bytes = Array(bytes.prefix(at))
                 default:
-                    let from = random.below(bytes.count + 1)
+                    let from = random.int(bytes.count + 1)
                     bytes.insert(contentsOf: bytes[min(from, at)..<max(from, at)].prefix(20), at: at)
                 }
             }
@@ -88,10 +88,10 @@ struct ReaderFuzzTests {
     @Test("random bytes never crash and give the same outcome however they arrive", arguments: 0..<3)
     func randomBytes(_ index: Int) {
         let (format, _) = Self.seeds[index]
-        var random = SeededRandom(seed: UInt64(index) &+ 99)
+        var random = SeededGenerator(seed: UInt64(index) &+ 99)
         for _ in 0..<400 {
-            let bytes = (0..<random.below(120)).map { _ in
-                random.below(10) == 0 ? UInt8(random.below(256)) : Self.alphabet[random.below(Self.alphabet.count)]
+            let bytes = (0..<random.int(120)).map { _ in
+                random.int(10) == 0 ? UInt8(random.int(256)) : Self.alphabet[random.int(Self.alphabet.count)]
             }
             check(bytes, format, &random)
         }

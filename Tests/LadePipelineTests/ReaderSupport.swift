@@ -57,13 +57,13 @@ func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
 final class TrickleStream: ByteStream {
     private let bytes: [UInt8]
     private var position = 0
-    private var random: SeededRandom
+    private var random: SeededGenerator
     private let largest: Int
 
     init(_ bytes: [UInt8], largestRead: Int = 7, seed: UInt64 = 1) {
         self.bytes = bytes
         largest = largestRead
-        random = SeededRandom(seed: seed)
+        random = SeededGenerator(seed: seed)
     }
 
     convenience init(_ text: String, largestRead: Int = 7, seed: UInt64 = 1) {
@@ -71,7 +71,7 @@ final class TrickleStream: ByteStream {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let count = min(buffer.count, bytes.count - position, 1 + random.below(largest))
+        let count = min(buffer.count, bytes.count - position, 1 + random.int(largest))
         guard count > 0 else { return 0 }
         bytes.withUnsafeBytes { source in
             buffer.baseAddress!.copyMemory(from: source.baseAddress! + position, byteCount: count)
@@ -83,19 +83,6 @@ final class TrickleStream: ByteStream {
     var bytesRead: Int64 { Int64(position) }
 }
 
-/// SplitMix64: deterministic randomness for trickle sizes and fuzzing.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
 
 /// A record as the tests compare it: values, position, raw text and problem.
 struct ReadRecord: Equatable, CustomStringConvertible {

@@ -52,7 +52,7 @@ struct AtomicStoreCrashTests {
         default: try SQLiteStore.create(at: url, model: model)
         }
         var request = StoreSaveRequest()
-        var random = EveryType.Random(state: 7)
+        var random = SeededGenerator(seed: 7)
         for id in try store.newObjectIDs(for: "Item", count: itemCount) {
             request.inserted.append(.init(objectID: id, attributes: ["name": .string("item \(id.primaryKey!)"), "generation": .integer(0), "payload": .binary(random.bytes(200))], toOne: [:]))
         }
@@ -131,7 +131,7 @@ struct AtomicStoreCrashTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("store")
         try Self.makeStore(mode, at: url)
-        var random = EveryType.Random(state: 0xC0FFEE + UInt64(Mode.allCases.firstIndex(of: mode)!))
+        var random = SeededGenerator(seed: 0xC0FFEE + UInt64(Mode.allCases.firstIndex(of: mode)!))
         var killedMidWrite = 0, generations: [Int64] = []
         for kill in 0..<Self.killsPerMode {
             let child = try WriterChild(mode: mode, url: url)

@@ -47,28 +47,10 @@ enum EveryType {
         ])
     }
 
-    /// SplitMix64: the same numbers for the same seed on every platform.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func bytes(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }) }
-        mutating func uuid() -> UUID {
-            let b = [UInt8](bytes(16))
-            return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-        }
-    }
-
     /// The attribute values of item number `index`: edge values first, then seeded ones.
     /// (Decimals stay within 15 significant digits: SQLite keeps them as REAL, and the tests
     /// compare atomic stores with SQLite.)
-    static func values(item index: Int, random: inout Random) -> [String: AttributeValue] {
+    static func values(item index: Int, random: inout SeededGenerator) -> [String: AttributeValue] {
         switch index {
         case 0:
             return [
@@ -104,7 +86,7 @@ enum EveryType {
 
     /// Inserts a data set made from `seed` through `context` and saves it.
     static func populate(_ context: ManagedObjectContext, seed: UInt64 = 42, items: Int = 24) throws {
-        var random = Random(state: seed)
+        var random = SeededGenerator(seed: seed)
         try context.performAndWait {
             let owners = try (0..<3).map { index -> ManagedObject in
                 let owner = try context.insertObject(forEntityName: "Owner")

@@ -121,7 +121,7 @@ struct BinaryStoreTests {
         let stack = try AtomicTestStack(.binary, model: Self.noteModel())
         let store = try #require(stack.coordinator.persistentStores.first as? BinaryStore)
         var request = StoreSaveRequest()
-        var random = EveryType.Random(state: 3)
+        var random = SeededGenerator(seed: 3)
         let texts = (0..<8_000).map { index in "note \(index) " + random.bytes(random.int(0...64)).base64EncodedString() }
         for (id, text) in zip(try store.newObjectIDs(for: "Note", count: texts.count), texts) {
             request.inserted.append(.init(objectID: id, attributes: ["text": .string(text)], toOne: [:]))

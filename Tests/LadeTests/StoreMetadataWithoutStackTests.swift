@@ -194,7 +194,7 @@ struct StoreMetadataWithoutStackTests {
             try Data((text.replacingOccurrences(of: "</database>", with: "") + objects.joined(separator: "\n") + "\n    <object type=").utf8).write(to: large.url)
         default:
             // A body of 20 MB that is not zlib data, which reading the body would report.
-            var random = EveryType.Random(state: 11)
+            var random = SeededGenerator(seed: 11)
             let block = random.bytes(1 << 16)
             let handle = try FileHandle(forWritingTo: large.url)
             try handle.seekToEnd()

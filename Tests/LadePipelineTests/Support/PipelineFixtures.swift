@@ -1,4 +1,5 @@
 import Foundation
+@_exported import LadeTestSupport
 import Lade
 @testable import LadePipeline
 

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import LadeTestSupport
 import Lade
 
 /// Where the tests find the project's samples and the shared Core Data corpus.
