@@ -55,8 +55,9 @@ let package = Package(
         .executableTarget(
             name: "lade-bench", dependencies: ["Lade", .product(name: "Crypto", package: "swift-crypto")], path: "Benchmarks/LadeBench"),
 
-        // What the test targets share (a seeded generator); not part of the product.
-        .target(name: "LadeTestSupport", path: "Tests/LadeTestSupport"),
+        // What the test targets share (a seeded generator, store file digests); not part of the product.
+        .target(
+            name: "LadeTestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/LadeTestSupport"),
         .testTarget(name: "LadeTests", dependencies: ["Lade", "LadeTestSupport"]),
         .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade", "LadeTestSupport"]),
         .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport"]),

@@ -61,7 +61,7 @@ struct ConvertRoundTripTests {
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: from + suffix) {
             try FileManager.default.copyItem(atPath: from + suffix, toPath: original.path + suffix)
         }
-        let before = try StoreKillTests.digest(original)
+        let before = try storeFileDigests(original)
         var previous = original
         for name in ["step.xml", "step.binary", "final.sqlite"] {
             let next = sandbox.url(name)
@@ -69,7 +69,7 @@ struct ConvertRoundTripTests {
             #expect(converted.status == 0, "\(name): \(converted.stderr)")
             previous = next
         }
-        #expect(try StoreKillTests.digest(original) == before, "the original changed")
+        #expect(try storeFileDigests(original) == before, "the original changed")
         var exports: [[String: [String]]] = []
         for (store, out) in [(original, "export-original"), (previous, "export-final")] {
             let exported = try LadeProcess.run(["export", store.path, "--format", "ndjson", "--out", sandbox.url(out).path] + modelArguments, in: sandbox.directory)

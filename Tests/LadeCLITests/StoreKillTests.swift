@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Lade
 import Testing
@@ -26,15 +25,6 @@ struct StoreKillTests {
         return sandbox
     }
 
-    /// The SHA-256 of a store file and of its -wal (an absent or empty -wal alike: SQLite makes
-    /// an empty one beside a WAL-mode store it reads).
-    static func digest(_ url: URL) throws -> [String] {
-        try ["", "-wal"].map { suffix in
-            let path = url.path + suffix
-            guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { return "absent" }
-            return SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
-        }
-    }
 
     /// Products and categories in the store at `url`, opened read-only (type detected), or nil
     /// when there is no file.
@@ -70,7 +60,7 @@ struct StoreKillTests {
     func convertKilled(type: String) throws {
         let sandbox = try Self.sandbox()
         let source = sandbox.url("source.sqlite")
-        let sourceDigest = try Self.digest(source)
+        let sourceDigest = try storeFileDigests(source)
         let destination = sandbox.url("destination.\(type)")
         let arguments = ["convert", source.path, destination.path, "--model", ImportSandbox.catalogModel.path, "--batch-size", "1000"]
         let whole = try Self.timed(arguments, in: sandbox.directory)
@@ -79,7 +69,7 @@ struct StoreKillTests {
         for fraction in Self.fractions {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: destination.path + suffix) }
             if try Self.kill(arguments, after: whole * fraction, in: sandbox.directory) { landed += 1 }
-            #expect(try Self.digest(source) == sourceDigest, "killed at \(fraction): the source changed")
+            #expect(try storeFileDigests(source) == sourceDigest, "killed at \(fraction): the source changed")
             if let counts = try Self.counts(destination) {
                 #expect(counts == (Self.products, Self.categories), "killed at \(fraction): a partial destination \(counts)")
                 complete += 1
@@ -194,7 +184,7 @@ extension StoreKillTests {
     func diskFull() throws {
         let sandbox = try Self.sandbox()
         let source = sandbox.url("source.sqlite")
-        let sourceDigest = try Self.digest(source)
+        let sourceDigest = try storeFileDigests(source)
         let disk = sandbox.url("small-disk")
         guard Self.smallDisk(at: disk) else {
             print("skipped: cannot mount a small tmpfs here")
@@ -208,7 +198,7 @@ extension StoreKillTests {
             #expect(result.stderr.contains("full") || result.stderr.contains("No space left"), "\(type): \(result.stderr)")
             let left = try FileManager.default.contentsOfDirectory(atPath: disk.path).filter { !$0.hasSuffix(".lade-lock") }
             #expect(left.isEmpty, "\(type): files left on the full disk: \(left)")
-            #expect(try Self.digest(source) == sourceDigest)
+            #expect(try storeFileDigests(source) == sourceDigest)
             print("\(type): \(result.stderr)")
         }
     }

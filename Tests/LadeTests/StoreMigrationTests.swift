@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Testing
 @testable import Lade
@@ -22,15 +21,6 @@ struct StoreMigrationTests {
         }
     }
 
-    /// The SHA-256 of a file and of its -wal (absent or empty ones as "absent": SQLite itself
-    /// makes an empty -wal and a -shm beside a WAL-mode store that it reads).
-    static func digest(_ url: URL) throws -> [String] {
-        try ["", "-wal"].map { suffix in
-            let path = url.path + suffix
-            guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { return "absent" }
-            return SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
-        }
-    }
 
     @Test("every object, value and relationship arrives, for every pair of store types; the old store leaves the coordinator, the new one keeps its UUID",
           arguments: pairs)
@@ -45,7 +35,7 @@ struct StoreMigrationTests {
         context.persistentStoreCoordinator = coordinator
         try EveryType.populate(context, items: 40)
         let before = try EveryType.snapshot(coordinator)
-        let sourceDigest = try sourceURL.map(Self.digest)
+        let sourceDigest = try sourceURL.map(storeFileDigests)
         let metadata = coordinator.metadata(for: source)
 
         let destinationURL = destinationType == .inMemory ? nil : directory.appendingPathComponent(Self.fileName(destinationType, "destination"))
@@ -61,7 +51,7 @@ struct StoreMigrationTests {
         }
         let after = try EveryType.snapshot(coordinator)
         #expect(after == before, "\(after.differences(from: before).prefix(3).joined(separator: "\n"))")
-        if let sourceURL { #expect(try Self.digest(sourceURL) == sourceDigest, "the source file was written") }
+        if let sourceURL { #expect(try storeFileDigests(sourceURL) == sourceDigest, "the source file was written") }
 
         // The file alone holds the store: a new stack reads the same objects, and new objects
         // get keys that collide with none of the copied ones.
@@ -140,7 +130,7 @@ struct StoreMigrationTests {
             try owner.setValue("only in the wal", forKey: "name")
             try holderContext.save()
         }
-        let destinationDigest = try Self.digest(destination)
+        let destinationDigest = try storeFileDigests(destination)
         #expect(destinationDigest[1] != "absent")
 
         #expect {
@@ -148,7 +138,7 @@ struct StoreMigrationTests {
         } throws: { error in
             (error as? StoreError)?.kind == .alreadyExists && "\(error)".contains("overwrite")
         }
-        #expect(try Self.digest(destination) == destinationDigest)
+        #expect(try storeFileDigests(destination) == destinationDigest)
 
         let expected = try StoreDump(url: source, model: model)
         try PersistentStoreCoordinator.migrateStore(at: source, to: destination, type: .sqlite, model: model, options: .init(overwrite: true))
@@ -197,14 +187,14 @@ struct StoreMigrationTests {
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.store).path + suffix) {
             try FileManager.default.copyItem(atPath: Fixtures.corpusFile(pair.store).path + suffix, toPath: original.path + suffix)
         }
-        let originalDigest = try Self.digest(original)
+        let originalDigest = try storeFileDigests(original)
         var previous = original
         for (name, type) in [("a.xml", StoreType.xml), ("b.binary", .binary), ("c.sqlite", .sqlite)] {
             let next = directory.appendingPathComponent(name)
             try PersistentStoreCoordinator.migrateStore(at: previous, to: next, type: type, model: model, options: .init(batchSize: 3))
             previous = next
         }
-        #expect(try Self.digest(original) == originalDigest)
+        #expect(try storeFileDigests(original) == originalDigest)
         let before = try StoreDump(url: original, model: model)
         let after = try StoreDump(url: previous, model: model)
         #expect(after == before)
