@@ -25,10 +25,10 @@ struct ImportCrashTests {
             let before = try committed()
             let target = Int(before) + (total - Int(before)) * (10 + random.int(50)) / 100
             let delay = useconds_t(random.int(30_000))
-            let child = try RunningLade(["run", job, "--progress", "0.01"], in: sandbox.directory)
+            let child = try LadeChild(["run", job, "--progress", "0.01"], in: sandbox.directory)
             let running = child.wait(until: { child.rowsReported >= target })
             if running { usleep(delay) }
-            child.signal(SIGKILL)
+            child.send(SIGKILL)
             child.finish()
             try #require(child.endedBySignal == SIGKILL, "seed \(seed), kill \(kill): the run ended before the kill at \(target) rows (+\(delay) µs): \(child.stderr.suffix(500))")
             let after = try committed()

@@ -39,19 +39,19 @@ struct ImportUnattendedTests {
         try sandbox.write("products.csv", GeneratedProducts.csv(count))
         try sandbox.job(GeneratedProducts.job())
 
-        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02", "--report", "first.json"], in: sandbox.directory)
+        let child = try LadeChild(["run", "job.yaml", "--progress", "0.02", "--report", "first.json"], in: sandbox.directory)
         let running = child.wait(until: { child.rowsReported >= 2_000 })
         try #require(running, "the run should still be going at 2,000 rows: \(child.stderr)")
 
         // The store is held: a second run is turned away at once, told who holds it. (The first is
         // paused meanwhile, so that it is still mid-run when the signal comes, however fast it is.)
-        child.signal(SIGSTOP)
+        child.send(SIGSTOP)
         let second = try sandbox.lade(["run", "job.yaml"])
         #expect(second.status == 75, "\(second.stderr)")
         #expect(second.stderr.contains("locked by another lade run (pid \(child.process.processIdentifier) since"), "\(second.stderr)")
-        child.signal(SIGCONT)
+        child.send(SIGCONT)
 
-        child.signal(SIGTERM)
+        child.send(SIGTERM)
         let status = child.finish()
         #expect(status == 143, "\(child.stderr)")
         #expect(child.endedBySignal == nil, "lade handles SIGTERM itself and exits")
@@ -86,9 +86,9 @@ struct ImportUnattendedTests {
         let source = try sandbox.gzip("products.json")
         try sandbox.job(GeneratedProducts.job(source: "products.json.gz"))
 
-        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
+        let child = try LadeChild(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
         try #require(child.wait(until: { child.rowsReported >= 1_500 }), "the run should still be going at 1,500 rows: \(child.stderr)")
-        child.signal(SIGINT)
+        child.send(SIGINT)
         #expect(child.finish() == 130, "\(child.stderr)")
         #expect(child.stderr.contains("interrupted: finishing the current batch and committing"), "\(child.stderr)")
         #expect(child.stdout.contains("stopped by a signal after a committed batch; run the job again to resume"), "\(child.stdout)")
@@ -115,11 +115,11 @@ struct ImportUnattendedTests {
         // Long batches, so the second signal comes while the first one's batch is still being written.
         try sandbox.job(GeneratedProducts.job(batchSize: 1000))
 
-        let child = try RunningLade(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
+        let child = try LadeChild(["run", "job.yaml", "--progress", "0.02"], in: sandbox.directory)
         try #require(child.wait(until: { child.rowsReported >= 3_000 }), "the run should still be going at 3,000 rows: \(child.stderr)")
-        child.signal(SIGTERM)
+        child.send(SIGTERM)
         _ = child.wait(until: { child.stderr.contains("terminated: finishing the current batch") }, timeout: 10)
-        child.signal(SIGTERM)
+        child.send(SIGTERM)
         #expect(child.finish() == 143, "\(child.stderr)")
         // Stopped at once: no summary. (Should the first batch have ended first, the run stopped normally, summary and all.)
         let atOnce = child.stderr.contains("lade: stopping now (second signal)")

@@ -47,10 +47,10 @@ struct StoreKillTests {
     /// Starts `arguments`, kills it with SIGKILL after `delay` seconds (if it still runs).
     /// True when the kill landed before the run finished.
     static func kill(_ arguments: [String], after delay: TimeInterval, in directory: URL) throws -> Bool {
-        let running = try RunningLade(arguments, in: directory)
+        let running = try LadeChild(arguments, in: directory)
         usleep(useconds_t(delay * 1_000_000))
         let landed = running.process.isRunning
-        running.signal(SIGKILL)
+        running.send(SIGKILL)
         running.finish()
         return landed
     }
