@@ -4,7 +4,7 @@ SWIFT ?= swift
 LADE := .build/debug/lade
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
-.PHONY: all deps build run test test-slow tsan bench install clean
+.PHONY: all deps build run test test-slow fuzz tsan bench install clean
 
 all: build
 
@@ -43,6 +43,17 @@ test-slow: deps
 	$(SWIFT) build -c release --product lade
 	$(SWIFT) build -c release --product lade-bench
 	.build/release/lade-bench convert --objects $(SLOW_OBJECTS) --lade .build/release/lade --work .build/slow
+
+# The fuzzing lane (not part of make test): every parser and reader (CSV, NDJSON, JSON array, gzip,
+# model XML and JSON, job YAML, XML and binary stores, plist metadata, predicates, regular
+# expressions) under libFuzzer, FUZZ_RUNS inputs each, every input bounded in time and memory.
+# See Fuzz/run for the knobs (FUZZ_TARGETS, FUZZ_TIMEOUT, FUZZ_RSS_MB, FUZZ_PARALLEL).
+FUZZ_RUNS ?= 1000000
+fuzz: deps
+	$(SWIFT) build -c release --product lade
+	LADE_FUZZ=1 $(SWIFT) build -c release --product lade-fuzz --scratch-path .build-fuzz \
+		-Xswiftc -sanitize=fuzzer -Xswiftc -enable-testing
+	FUZZ_RUNS=$(FUZZ_RUNS) Fuzz/run
 
 # The context tests (private queues, parent/child saves, two contexts saving one object)
 # under ThreadSanitizer, in a build folder of their own.

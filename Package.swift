@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -63,3 +64,11 @@ let package = Package(
         .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport"]),
     ]
 )
+
+// make fuzz: the libFuzzer harness, a target only when LADE_FUZZ=1, because it links only with
+// libFuzzer's runtime (`-sanitize=fuzzer`), which an ordinary build does not have.
+if ProcessInfo.processInfo.environment["LADE_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "lade-fuzz", dependencies: ["Lade", "LadePipeline"], path: "Fuzz/LadeFuzz"))
+}
+

@@ -62,8 +62,34 @@ public enum PropertyListValue: Sendable, Hashable {
         }
     }
 
-    /// Reads a property list in any of its formats (binary, XML).
+    /// How deep arrays and dictionaries may nest in metadata, for writing and reading alike:
+    /// Foundation's reader refuses deeper lists, so a deeper value written would make the store
+    /// unreadable.
+    public static let maximumDepth = 512
+
+    /// How deep this value's arrays and dictionaries nest (0 for a scalar), counted without recursion.
+    public var nestingDepth: Int {
+        var deepest = 0
+        var pending: [(PropertyListValue, Int)] = [(self, 0)]
+        while let (value, depth) = pending.popLast() {
+            switch value {
+            case .array(let items):
+                deepest = max(deepest, depth + 1)
+                pending.append(contentsOf: items.map { ($0, depth + 1) })
+            case .dictionary(let items):
+                deepest = max(deepest, depth + 1)
+                pending.append(contentsOf: items.values.map { ($0, depth + 1) })
+            default: break
+            }
+        }
+        return deepest
+    }
+
+    /// Reads a property list in any of its formats (binary, XML). Binary lists are read by
+    /// ``BinaryPropertyListReader``, which checks every size and reference a damaged or hostile
+    /// file declares.
     public static func decode(_ data: Data) throws -> PropertyListValue {
+        if BinaryPropertyListReader.isBinaryPropertyList(data) { return try BinaryPropertyListReader.read(data) }
         let object = try PropertyListSerialization.propertyList(from: data, format: nil)
         guard let value = PropertyListValue(foundation: object) else {
             throw CocoaError(.propertyListReadCorrupt)
@@ -73,7 +99,10 @@ public enum PropertyListValue: Sendable, Hashable {
 
     /// The value as a binary property list (`bplist00`), as Core Data writes `Z_PLIST`.
     public func binaryPropertyList() throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: foundationValue, format: .binary, options: 0)
+        guard nestingDepth <= Self.maximumDepth else {
+            throw PropertyListError("arrays and dictionaries nest \(nestingDepth) levels deep; at most \(Self.maximumDepth) can be stored and read back")
+        }
+        return try PropertyListSerialization.data(fromPropertyList: foundationValue, format: .binary, options: 0)
     }
 
     public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
@@ -82,3 +111,11 @@ public enum PropertyListValue: Sendable, Hashable {
     public var arrayValue: [PropertyListValue]? { if case .array(let value) = self { value } else { nil } }
     public var dictionaryValue: [String: PropertyListValue]? { if case .dictionary(let value) = self { value } else { nil } }
 }
+
+/// A property list that cannot be read (damaged) or written (beyond what can be read back).
+public struct PropertyListError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+    init(damaged reason: String) { description = "damaged binary property list: \(reason)" }
+}
+
