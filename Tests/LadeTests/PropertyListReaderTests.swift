@@ -19,11 +19,23 @@ struct PropertyListReaderTests {
         #expect(try PropertyListValue.decode(data) == Self.sample)
     }
 
-    /// Found by `make fuzz` (target plist): a mutated metadata block that crashed Foundation's reader.
-    @Test("a damaged list found by the fuzzer gives an error, not a crash")
-    func fuzzFinding() throws {
-        let data = try #require(Data(base64Encoded: "YnBsaXN0MDDDAQIDBAUGW2RTTlNvcmVUeXBlW05TU3RvcmVVVUlRbkRWU1FMaXRlXxAkN0I4RTFFNDYtM0UwRS00QzJFL0I5LTdCMDAwMDCwMDAwMDAxpQcICQoLEAEjQAQAAAAAAAAJQgAB0QwNUWRReAgPGycpMFddX2hpbG9xAAAAAAAAAQEAAAAAAAAADgAAAAAAAAAAAAAAAAAAAHM="))
+    /// Found by `make fuzz` (target plist): mutated metadata blocks that crashed Foundation's reader
+    /// (the second one says 'bplist01', which Foundation also takes for a binary list).
+    @Test("damaged lists found by the fuzzer give an error, not a crash", arguments: [
+        "YnBsaXN0MDDDAQIDBAUGW2RTTlNvcmVUeXBlW05TU3RvcmVVVUlRbkRWU1FMaXRlXxAkN0I4RTFFNDYtM0UwRS00QzJFL0I5LTdCMDAwMDCwMDAwMDAxpQcICQoLEAEjQAQAAAAAAAAJQgAB0QwNUWRReAgPGycpMFddX2hpbG9xAAAAAAAAAQEAAAAAAAAADgAAAAAAAAAAAAAAAAAAAHM=",
+        "YnBsaXN0MDHTAQIDBAUGW05TU3RvcmVUeXBlW05TU3RvcmVVVUlEUW5WU1ENAAAAAAAAAEI4RTFFNDYtM0UwRS00QzJC28ZCN0UtMDAwMDAwMDAwMDAxpQcICQoLEAEjQAQAAAAAAAAJQgAJwQwNUWRReAgPGycpMFddMmhpbG9xAAAAAAAAAQEAAAAAAAAADgAAAAAAAAAAAAAAAAAAAHM=",
+    ])
+    func fuzzFinding(_ base64: String) throws {
+        let data = try #require(Data(base64Encoded: base64))
         #expect(throws: PropertyListError.self) { try PropertyListValue.decode(data) }
+    }
+
+    @Test("an XML property list nested deeper than the limit is refused before Foundation reads it")
+    func deepXML() throws {
+        let depth = 100_000
+        let xml = "<?xml version=\"1.0\"?><plist version=\"1.0\">" + String(repeating: "<array>", count: depth)
+            + String(repeating: "</array>", count: depth) + "</plist>"
+        #expect(throws: PropertyListError.self) { try PropertyListValue.decode(Data(xml.utf8)) }
     }
 
     /// A list whose only array refers to itself.

@@ -26,7 +26,7 @@ struct BinaryPropertyListReader {
     private var values = 0
     private var onPath: Set<Int> = []
 
-    static func isBinaryPropertyList(_ data: Data) -> Bool { data.starts(with: Array("bplist00".utf8)) }
+    static func isBinaryPropertyList(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
 
     static func read(_ data: Data) throws -> PropertyListValue {
         var reader = try BinaryPropertyListReader(bytes: [UInt8](data))
@@ -38,7 +38,7 @@ struct BinaryPropertyListReader {
     private init(bytes: [UInt8]) throws {
         self.bytes = bytes
         guard bytes.count >= 8 + 1 + 32, bytes.starts(with: Array("bplist00".utf8)) else {
-            throw PropertyListError(damaged: "too short, or not 'bplist00'")
+            throw PropertyListError(damaged: "too short, or not version 00 ('bplist00')")
         }
         let trailer = bytes.count - 32
         offsetSize = Int(bytes[trailer + 6])

@@ -90,11 +90,41 @@ public enum PropertyListValue: Sendable, Hashable {
     /// file declares.
     public static func decode(_ data: Data) throws -> PropertyListValue {
         if BinaryPropertyListReader.isBinaryPropertyList(data) { return try BinaryPropertyListReader.read(data) }
+        // Foundation reads XML lists recursively: refuse nesting beyond the limit before it does.
+        guard xmlNestingDepth(data) <= maximumDepth else {
+            throw PropertyListError("a property list nests deeper than \(maximumDepth) levels")
+        }
         let object = try PropertyListSerialization.propertyList(from: data, format: nil)
         guard let value = PropertyListValue(foundation: object) else {
             throw CocoaError(.propertyListReadCorrupt)
         }
         return value
+    }
+
+    /// The deepest nesting of `<array>` and `<dict>` elements in an XML property list (an upper bound:
+    /// the elements are counted wherever their tags appear).
+    static func xmlNestingDepth(_ data: Data) -> Int {
+        var depth = 0, deepest = 0
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var index = 0
+            func starts(_ text: StaticString, at offset: Int) -> Bool {
+                let count = text.utf8CodeUnitCount
+                guard offset + count <= bytes.count else { return false }
+                return memcmp(bytes.baseAddress! + offset, text.utf8Start, count) == 0
+            }
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: "<") {
+                    if starts("<array>", at: index) || starts("<dict>", at: index) || starts("<array ", at: index) || starts("<dict ", at: index) {
+                        depth += 1
+                        deepest = max(deepest, depth)
+                    } else if starts("</array", at: index) || starts("</dict", at: index) {
+                        depth -= 1
+                    }
+                }
+                index += 1
+            }
+        }
+        return deepest
     }
 
     /// The value as a binary property list (`bplist00`), as Core Data writes `Z_PLIST`.
