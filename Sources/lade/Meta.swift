@@ -18,8 +18,39 @@ struct Meta: ParsableCommand {
               lade meta set out/catalog.sqlite importedBy=nightly
               lade meta set out/catalog.xml batch=42 tags='["a","b"]' --json-values
               lade meta delete out/catalog.sqlite importedBy
+              lade meta checkpoints out/catalog.sqlite
             """,
-        subcommands: [MetaGet.self, MetaSet.self, MetaDelete.self])
+        subcommands: [MetaGet.self, MetaSet.self, MetaDelete.self, MetaCheckpoints.self])
+}
+
+struct MetaCheckpoints: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checkpoints",
+        abstract: "List the import checkpoints a store keeps (lade run's, one per entity and source).",
+        discussion: """
+            One line per checkpoint: entity, state (complete, or partial: a later run resumes \
+            it), rows committed, when it was last written, and the source path. Finished \
+            checkpoints beyond the job's 'checkpoints: { keep: N, maxAgeDays: D }' (default: the \
+            newest 30 per entity) are dropped when a run commits; delete one by hand with \
+            lade meta delete STORE 'lade.import:ENTITY:PATH' to import that source again.
+
+            Exit codes: 0 listed (also when there are none); 1 no store or not a store; 64 usage error.
+            """)
+
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    var store: String
+
+    @Flag(help: "Print a JSON array.")
+    var json = false
+
+    func run() throws {
+        do {
+            let metadata = try StoreMetadataEditor.values(at: URL(fileURLWithPath: store))
+            print(json ? try CheckpointListing.json(metadata) : CheckpointListing.text(metadata), terminator: "")
+        } catch {
+            throw exitReporting(error)
+        }
+    }
 }
 
 struct MetaGet: ParsableCommand {

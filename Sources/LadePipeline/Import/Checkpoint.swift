@@ -46,8 +46,49 @@ public struct Checkpoint: Sendable, Equatable {
     public var counts: ImportCounts
     public var updatedAt: Date
 
+    public static let metadataKeyPrefix = "lade.import:"
+
     public static func metadataKey(entity: String, source: URL?) -> String {
-        "lade.import:\(entity):\(source?.path ?? "-")"
+        "\(metadataKeyPrefix)\(entity):\(source?.path ?? "-")"
+    }
+
+    /// The entity and source path a checkpoint key names; nil for other keys.
+    public static func parseMetadataKey(_ key: String) -> (entity: String, source: String)? {
+        guard key.hasPrefix(metadataKeyPrefix) else { return nil }
+        let rest = key.dropFirst(metadataKeyPrefix.count)
+        guard let colon = rest.firstIndex(of: ":") else { return nil }
+        return (String(rest[..<colon]), String(rest[rest.index(after: colon)...]))
+    }
+
+    /// Every import checkpoint in a store's metadata, by key.
+    public static func all(in metadata: [String: PropertyListValue]) -> [(key: String, entity: String, source: String, checkpoint: Checkpoint)] {
+        metadata.compactMap { key, value in
+            guard let (entity, source) = parseMetadataKey(key), let checkpoint = Checkpoint(value) else { return nil }
+            return (key, entity, source, checkpoint)
+        }.sorted { ($0.entity, $0.checkpoint.updatedAt, $0.key) < ($1.entity, $1.checkpoint.updatedAt, $1.key) }
+    }
+
+    /// The finished checkpoints `retention` drops from `metadata` (never `keeping`, the running
+    /// source's): those older than its age limit, then all but the newest `keep` of each entity.
+    public static func expiredKeys(in metadata: [String: PropertyListValue], keeping: String,
+                                   retention: CheckpointRetention, now: Date = Date()) -> [String] {
+        var expired: [String] = []
+        var finished: [String: [(key: String, updatedAt: Date)]] = [:]
+        for entry in all(in: metadata) where entry.key != keeping && entry.checkpoint.complete {
+            if let maxAge = retention.maxAge, now.timeIntervalSince(entry.checkpoint.updatedAt) > maxAge {
+                expired.append(entry.key)
+            } else {
+                finished[entry.entity, default: []].append((entry.key, entry.checkpoint.updatedAt))
+            }
+        }
+        let runningEntity = parseMetadataKey(keeping)?.entity
+        for (entity, entries) in finished {
+            // The running source's checkpoint counts against its entity's `keep`.
+            let room = max(0, retention.keep - (entity == runningEntity ? 1 : 0))
+            let newestFirst = entries.sorted { ($0.updatedAt, $0.key) > ($1.updatedAt, $1.key) }
+            expired += newestFirst.dropFirst(room).map(\.key)
+        }
+        return expired.sorted()
     }
 
     public var propertyList: PropertyListValue {

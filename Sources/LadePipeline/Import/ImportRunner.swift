@@ -236,6 +236,9 @@ public final class ImportRunner {
                 let checkpoint = Checkpoint(source: identity, resume: pendingPoint, complete: complete, rejectsLength: rejectsLength, counts: runningCounts)
                 var metadata = coordinator.metadata(for: store)
                 metadata[key] = checkpoint.propertyList
+                for expired in Checkpoint.expiredKeys(in: metadata, keeping: key, retention: job.checkpoints) {
+                    metadata[expired] = nil
+                }
                 try coordinator.setMetadata(metadata, for: store)
                 do {
                     try context.save()

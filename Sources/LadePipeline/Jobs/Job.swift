@@ -27,6 +27,26 @@ public struct Job: Sendable {
     public var onError: ErrorPolicy
     /// For seeds: the metadata key that marks a store as seeded.
     public var flag: String?
+    /// For imports: how many finished checkpoints of other sources the store keeps.
+    public var checkpoints: CheckpointRetention = .default
+}
+
+/// How long the checkpoints of finished imports stay in a store's metadata. Each source path
+/// has its own checkpoint key, so a feed with a dated file name would add a key every night;
+/// finished checkpoints beyond `keep` per entity (the newest kept), or older than `maxAge`, are
+/// dropped when a run commits. Unfinished checkpoints are kept: a later run resumes from them.
+public struct CheckpointRetention: Sendable, Equatable {
+    /// Finished checkpoints kept per entity, the newest first; the running source's always stays.
+    public var keep: Int
+    /// Finished checkpoints older than this are dropped; nil: no age limit.
+    public var maxAge: TimeInterval?
+
+    public init(keep: Int, maxAge: TimeInterval? = nil) {
+        self.keep = keep
+        self.maxAge = maxAge
+    }
+
+    public static let `default` = CheckpointRetention(keep: 30)
 }
 
 /// Where the model comes from: a `.xcdatamodeld`, `.xcdatamodel`, contents XML or JSON model.

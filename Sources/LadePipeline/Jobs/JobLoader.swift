@@ -21,14 +21,14 @@ extension Job {
         let root = try JobNode.parse(text, file: file)
         let resolver = JobPathResolver(directory: directory)
         let common = ["kind", "model", "store", "batch", "onError"]
-        let kindNode = try root.fields(allowed: common + Self.importFields + ["flag", "steps"])["kind"]
+        let kindNode = try root.fields(allowed: common + Self.importFields + ["checkpoints", "flag", "steps"])["kind"]
         guard let kindNode else {
             throw root.error("the job has no 'kind'; write 'kind: import' (lade run) or 'kind: seed' (lade seed)")
         }
         guard let kind = Kind(rawValue: try kindNode.string()) else {
             throw kindNode.error("expected import or seed, found '\(try kindNode.string())'")
         }
-        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields : ["flag", "steps"]))
+        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields + ["checkpoints"] : ["flag", "steps"]))
         func required(_ name: String) throws -> JobNode {
             guard let node = fields[name] else { throw root.error("the job has no '\(name)'; see jobs/README.md") }
             return node
@@ -43,6 +43,7 @@ extension Job {
         switch kind {
         case .import:
             flag = nil
+            checkpoints = try fields["checkpoints"].map(Self.checkpoints) ?? .default
             steps = [try Self.step(fields, root: root, resolver: resolver)]
         case .seed:
             if onError.policy == .skip, let node = fields["onError"] {
@@ -103,6 +104,14 @@ extension Job {
             throw node.error("a context is reset only right after a commit: make resetEvery (\(batch.resetEvery)) a multiple of commitEvery (\(batch.commitEvery))")
         }
         return batch
+    }
+
+    private static func checkpoints(_ node: JobNode) throws -> CheckpointRetention {
+        let fields = try node.fields(allowed: ["keep", "maxAgeDays"])
+        var retention = CheckpointRetention.default
+        if let keep = fields["keep"] { retention.keep = try keep.positiveInt() }
+        if let days = fields["maxAgeDays"] { retention.maxAge = TimeInterval(try days.positiveInt()) * 86_400 }
+        return retention
     }
 
     private static func errorPolicy(_ node: JobNode, _ resolver: JobPathResolver) throws -> ErrorPolicy {
