@@ -26,7 +26,11 @@ public enum StoreMetadataEditor {
     public struct AssignmentError: Error, Sendable, CustomStringConvertible {
         public let argument: String
         public let reason: String
-        public var description: String { "'\(argument)': \(reason)" }
+        public var description: String {
+            // A long argument (a deep or large JSON value) is shown by its start only.
+            let shown = argument.count > 80 ? argument.prefix(77) + "…" : Substring(argument)
+            return "'\(shown)': \(reason)"
+        }
     }
 
     /// The store's metadata, or only `keys` (all must be there, or `MissingKeys` is thrown).
@@ -122,7 +126,8 @@ struct JSONMetadataReader {
 
     static func value(_ text: String) throws -> PropertyListValue {
         var reader = JSONMetadataReader(bytes: Array(text.utf8))
-        let value = try reader.value()
+        // The metadata dictionary the value goes into is the first level.
+        let value = try reader.value(depth: 1)
         reader.skipSpace()
         guard reader.index == reader.bytes.count else { throw Failure(reason: "text after the value at byte \(reader.index + 1)") }
         return value
@@ -142,9 +147,14 @@ struct JSONMetadataReader {
         index += utf8.count
     }
 
-    private mutating func value() throws -> PropertyListValue {
+    /// `depth`: the arrays and objects around this value. Nothing deeper than metadata can hold
+    /// (``PropertyListValue/maximumDepth``) is read, so nothing is written that cannot be read back.
+    private mutating func value(depth: Int) throws -> PropertyListValue {
         skipSpace()
         guard index < bytes.count else { throw Failure(reason: "no value") }
+        if bytes[index] == UInt8(ascii: "{") || bytes[index] == UInt8(ascii: "["), depth >= PropertyListValue.maximumDepth {
+            throw Failure(reason: "arrays and objects nest deeper than \(PropertyListValue.maximumDepth - 1) levels at byte \(index + 1); metadata holds at most \(PropertyListValue.maximumDepth), its own dictionary included")
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"):
             index += 1
@@ -157,7 +167,7 @@ struct JSONMetadataReader {
                 let key = try string()
                 skipSpace()
                 try expect(":")
-                items[key] = try value()
+                items[key] = try value(depth: depth + 1)
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 try expect("}")
@@ -169,7 +179,7 @@ struct JSONMetadataReader {
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
             while true {
-                items.append(try value())
+                items.append(try value(depth: depth + 1))
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 try expect("]")
@@ -217,14 +227,22 @@ struct JSONMetadataReader {
                 if let replacement = simple[escape] {
                     raw.append(replacement)
                 } else if escape == UInt8(ascii: "u") {
+                    let at = index - 1
                     var code = try hex4()
                     if (0xD800..<0xDC00).contains(code), index + 1 < bytes.count, bytes[index] == 0x5C, bytes[index + 1] == UInt8(ascii: "u") {
                         index += 2
                         let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw Failure(reason: "a \\u escape at byte \(at) starts a surrogate pair that the next escape does not end")
+                        }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     }
+                    // An unpaired surrogate is no character: refused, not replaced.
+                    guard let scalar = Unicode.Scalar(code) else {
+                        throw Failure(reason: "the \\u escape at byte \(at) is half of a surrogate pair")
+                    }
                     flush()
-                    scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                    scalars.append(scalar)
                 } else {
                     throw Failure(reason: "a bad escape in a string at byte \(index)")
                 }
