@@ -202,13 +202,14 @@ struct XMLStoreTests {
     @Test("a model whose names differ only in case cannot be kept in an XML store, and says why")
     func caseCollision() throws {
         let model = try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [
-            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "Name", type: .string),
+            // "nAME": Xcode's rules want property names to start in lower case, so the clash is inside the name.
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "nAME", type: .string),
         ])])
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("things.xml")
         let error = #expect(throws: StoreError.self) { try XMLStore.create(at: url, model: model) }
-        #expect(error?.message.contains("Thing.name and Thing.Name differ only in case") == true)
+        #expect(error?.message.contains("Thing.nAME and Thing.name differ only in case") == true || error?.message.contains("Thing.name and Thing.nAME differ only in case") == true)
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 

@@ -21,6 +21,33 @@ struct ModelValidator {
         "validateForInsert", "validateForUpdate", "classForCoder", "classForKeyedArchiver",
     ]
 
+    /// Xcode's model editor takes entity names that start with an uppercase letter and property
+    /// names that start with a lowercase one, both made of ASCII letters, digits and underscores
+    /// (every name in the corpus of Apple-written models follows it). The names become SQLite
+    /// table and column names (`Z` + the name in capitals), so the rule also keeps every
+    /// identifier Lade writes into SQL a plain one: a name carrying SQL is refused here.
+    /// Returns the rule a name breaks, or nil.
+    static func nameRule(broken name: String, startsUppercase: Bool) -> String? {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first else { return "it is empty" }
+        let startOK = startsUppercase ? (0x41...0x5A).contains(first) : (0x61...0x7A).contains(first)
+        if !startOK {
+            return startsUppercase ? "it must start with an uppercase letter (A-Z)" : "it must start with a lowercase letter (a-z)"
+        }
+        if let bad = name.unicodeScalars.first(where: { !$0.isASCII || !isIdentifierByte(UInt8($0.value)) }) {
+            let shownCharacter = bad.value < 0x20 || bad.value == 0x7F ? String(format: "U+%04X", bad.value) : "'\(Character(bad))'"
+            return "it may hold only letters (A-Z, a-z), digits and underscores, not \(shownCharacter)"
+        }
+        return nil
+    }
+
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
+    }
+
+    /// A name as an error shows it: at most 60 characters.
+    static func shown(_ name: String) -> String { name.count > 60 ? name.prefix(57) + "…" : name }
+
     private var entityIndex: [String: EntityDescription] = [:]
     private var found: [ModelProblem] = []
 
@@ -47,6 +74,8 @@ struct ModelValidator {
         for entity in entities {
             if entity.name.isEmpty {
                 report("an entity has an empty name")
+            } else if let rule = Self.nameRule(broken: entity.name, startsUppercase: true) {
+                report(entity: Self.shown(entity.name), "entity name '\(Self.shown(entity.name))' breaks Xcode's rule for entity names: \(rule)")
             } else if entityIndex[entity.name] != nil {
                 report(entity: entity.name, "the model declares entity '\(entity.name)' more than once; entity names must be unique")
             } else {
@@ -119,6 +148,9 @@ struct ModelValidator {
                 report(entity: entity.name, property: name, "the entity declares '\(name)' more than once; property names must be unique")
             } else if let owner = inherited[name] {
                 report(entity: entity.name, property: name, "'\(name)' is already a property of parent entity '\(owner)'; a subentity cannot redeclare it")
+            }
+            if !name.isEmpty, let rule = Self.nameRule(broken: name, startsUppercase: false) {
+                report(entity: entity.name, property: Self.shown(name), "property name '\(Self.shown(name))' breaks Xcode's rule for property names: \(rule)")
             }
             if Self.reservedPropertyNames.contains(name) {
                 report(entity: entity.name, property: name, "'\(name)' is a reserved name in Core Data (it is a method of NSObject or NSManagedObject); rename the property")
@@ -221,6 +253,9 @@ struct ModelValidator {
             }
         }
         for index in entity.fetchIndexes {
+            if index.name.isEmpty || index.name.utf8.contains(where: { !Self.isIdentifierByte($0) }) || index.name.utf8.first.map({ (0x30...0x39).contains($0) }) == true {
+                report(entity: entity.name, "fetch index name '\(Self.shown(index.name))' must be letters, digits and underscores, not starting with a digit")
+            }
             if index.elements.isEmpty {
                 report(entity: entity.name, "fetch index '\(index.name)' has no elements")
             }

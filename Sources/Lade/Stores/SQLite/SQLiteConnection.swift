@@ -51,15 +51,10 @@ public final class SQLiteConnection {
                     message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
     }
 
-    /// Runs one or more statements that take no arguments.
+    /// Runs one statement that takes no arguments. SQL holding more than one statement is
+    /// refused, not run, so a name that carried SQL into a statement could never add another.
     public func execute(_ sql: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        let code = sqlite3_exec(handle, sql, nil, nil, &message)
-        if code != SQLITE_OK {
-            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
-            sqlite3_free(message)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql, path: path)
-        }
+        try prepare(sql).run([])
     }
 
     public func prepare(_ sql: String) throws -> SQLiteStatement {

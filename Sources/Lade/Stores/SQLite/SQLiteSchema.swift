@@ -80,7 +80,7 @@ public struct SQLiteSchema: Sendable {
         public let isUnique: Bool
 
         public var createStatement: String {
-            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(terms.joined(separator: ", ")))"
+            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLiteSchema.quoted(name)) ON \(SQLiteSchema.quoted(table)) (\(terms.joined(separator: ", ")))"
         }
     }
 
@@ -175,7 +175,7 @@ public struct SQLiteSchema: Sendable {
             // Indexes Core Data makes for every table: one per to-one key, and Z_ENT for hierarchies.
             for column in columns {
                 if case .toOne = column.role {
-                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, terms: [column.name], isUnique: false))
+                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, terms: [Self.quoted(column.name)], isUnique: false))
                 }
             }
             if hierarchy.count > 1 {
@@ -194,7 +194,7 @@ public struct SQLiteSchema: Sendable {
             let table = numbered[entityIndex[entity.name]!].tableName
             for attribute in entity.attributes where attribute.isIndexed && !attribute.isTransient {
                 if let name = column(attribute.name, of: entity.name) {
-                    indexes.append(Index(name: "\(table)_\(name)_INDEX", table: table, terms: [name], isUnique: false))
+                    indexes.append(Index(name: "\(table)_\(name)_INDEX", table: table, terms: [Self.quoted(name)], isUnique: false))
                 }
             }
             for constraint in entity.uniquenessConstraints {
@@ -202,11 +202,11 @@ public struct SQLiteSchema: Sendable {
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
                 indexes.append(Index(
                     name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,
-                    terms: columns.map { "\($0) COLLATE BINARY ASC" }, isUnique: true))
+                    terms: columns.map { "\(Self.quoted($0)) COLLATE BINARY ASC" }, isUnique: true))
             }
             for fetchIndex in entity.fetchIndexes where fetchIndex.elements.allSatisfy({ $0.kind == "Binary" && $0.propertyName != nil }) {
                 let terms = fetchIndex.elements.compactMap { element in
-                    column(element.propertyName!, of: entity.name).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
+                    column(element.propertyName!, of: entity.name).map { "\(Self.quoted($0)) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
                 }
                 guard terms.count == fetchIndex.elements.count, !terms.isEmpty else { continue }
                 indexes.append(Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, terms: terms, isUnique: false))
@@ -214,7 +214,7 @@ public struct SQLiteSchema: Sendable {
             for compound in entity.compoundIndexes {
                 let columns = compound.compactMap { column($0, of: entity.name) }
                 guard columns.count == compound.count, !columns.isEmpty else { continue }
-                indexes.append(Index(name: "\(table)_" + columns.joined(separator: "_") + "_INDEX", table: table, terms: columns, isUnique: false))
+                indexes.append(Index(name: "\(table)_" + columns.joined(separator: "_") + "_INDEX", table: table, terms: columns.map(Self.quoted), isUnique: false))
             }
         }
 
@@ -260,7 +260,7 @@ public struct SQLiteSchema: Sendable {
                 joinTables.append(join)
                 indexes.append(Index(
                     name: "\(tableName)_\(destinationColumn)_INDEX", table: tableName,
-                    terms: [destinationColumn, sourceColumn], isUnique: false))
+                    terms: [Self.quoted(destinationColumn), Self.quoted(sourceColumn)], isUnique: false))
             }
         }
         self.joinTables = joinTables
@@ -304,17 +304,30 @@ public struct SQLiteSchema: Sendable {
     public var createStatements: [String] {
         var statements = [Self.primaryKeyTableStatement, Self.metadataTableStatement, Self.modelCacheTableStatement]
         for table in tables {
-            statements.append("CREATE TABLE \(table.name) ( " + table.columns.map { "\($0.name) \($0.declaredType)" }.joined(separator: ", ") + " )")
+            statements.append("CREATE TABLE \(Self.quoted(table.name)) ( " + table.columns.map { "\(Self.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )")
         }
         for join in joinTables {
-            var columns = ["\(join.sourceColumn) INTEGER", "\(join.destinationColumn) INTEGER"]
-            if let order = join.sourceOrderColumn { columns.append("\(order) INTEGER") }
-            if let order = join.destinationOrderColumn { columns.append("\(order) INTEGER") }
-            columns.append("PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn))")
-            statements.append("CREATE TABLE \(join.name) ( " + columns.joined(separator: ", ") + " )")
+            let source = Self.quoted(join.sourceColumn), destination = Self.quoted(join.destinationColumn)
+            var columns = ["\(source) INTEGER", "\(destination) INTEGER"]
+            if let order = join.sourceOrderColumn { columns.append("\(Self.quoted(order)) INTEGER") }
+            if let order = join.destinationOrderColumn { columns.append("\(Self.quoted(order)) INTEGER") }
+            columns.append("PRIMARY KEY (\(source), \(destination))")
+            statements.append("CREATE TABLE \(Self.quoted(join.name)) ( " + columns.joined(separator: ", ") + " )")
         }
         statements += indexes.map(\.createStatement)
         return statements
+    }
+
+    /// An identifier as SQL: as it is when it is a plain one (ASCII letters, digits and
+    /// underscores, not starting with a digit; Lade's names all start with `Z`, which begins no
+    /// SQL keyword), so the statements read as Core Data's own; in double quotes, doubled inside,
+    /// otherwise. The model's name rules (``ModelValidator``) keep names plain; this keeps SQL
+    /// safe even for a name that slipped past them.
+    public static func quoted(_ name: String) -> String {
+        let bytes = name.utf8
+        let plain = bytes.first.map { $0 == UInt8(ascii: "Z") || $0 == UInt8(ascii: "z") } == true
+            && bytes.allSatisfy(ModelValidator.isIdentifierByte)
+        return plain ? name : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// How Core Data declares a column of each attribute type.

@@ -15,11 +15,28 @@ public final class SQLiteStatement {
     public let sql: String
     unowned let connection: SQLiteConnection
 
+    /// Compiles `sql`, which must be one statement: SQL after the first statement (other than
+    /// spaces and semicolons) is refused, never silently dropped or run.
     init(connection: SQLiteConnection, sql: String) throws {
         var statement: OpaquePointer?
-        let code = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        var trailing = false
+        let code = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(connection.handle, text, -1, &statement, &tail)
+            if var rest = tail {
+                while rest.pointee != 0 {
+                    if ![0x20, 0x09, 0x0A, 0x0D, 0x3B].contains(UInt8(bitPattern: rest.pointee)) { trailing = true; break }
+                    rest += 1
+                }
+            }
+            return code
+        }
         guard code == SQLITE_OK, let statement else {
             throw connection.error(code, sql: sql)
+        }
+        guard !trailing else {
+            sqlite3_finalize(statement)
+            throw SQLiteError(code: SQLITE_MISUSE, message: "more than one statement in one call; Lade runs one statement at a time", sql: sql, path: connection.path)
         }
         self.handle = statement
         self.sql = sql
@@ -35,20 +52,34 @@ public final class SQLiteStatement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch value {
-            case .null: code = sqlite3_bind_null(handle, index)
-            case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
-            case .real(let number): code = sqlite3_bind_double(handle, index, number)
-            case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
-            case .blob(let data):
-                code = data.withUnsafeBytes { buffer in
-                    // A zero-length blob must still bind as a blob, not as NULL.
-                    sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
+            let code = bindValue(value, at: Int32(offset + 1))
+            guard code == SQLITE_OK else { throw connection.error(code, sql: sql) }
+        }
+    }
+
+    /// Binds one value; text by its UTF-8 length (a NUL inside is data, not the end), a
+    /// zero-length blob as a blob, not as NULL.
+    private func bindValue(_ value: SQLiteValue, at index: Int32) -> Int32 {
+        switch value {
+        case .null: return sqlite3_bind_null(handle, index)
+        case .integer(let number): return sqlite3_bind_int64(handle, index, number)
+        case .real(let number): return sqlite3_bind_double(handle, index, number)
+        case .text(var text):
+            return text.withUTF8 { bytes in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    // An empty string is text, not NULL: bind it from a real (empty) C string.
+                    return sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+                }
+                guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                    sqlite3_bind_text(handle, index, chars, Int32(bytes.count), sqliteTransient)
                 }
             }
-            guard code == SQLITE_OK else { throw connection.error(code, sql: sql) }
+        case .blob(let data):
+            guard data.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+            return data.withUnsafeBytes { buffer in
+                sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
+            }
         }
     }
 
@@ -61,26 +92,7 @@ public final class SQLiteStatement {
     /// without an intermediate C string. Binding can only fail for a bad index or a value over
     /// SQLite's size limit; such a failure surfaces when the statement runs.
     public func bind(_ value: SQLiteValue, at index: Int32) {
-        switch value {
-        case .null: sqlite3_bind_null(handle, index)
-        case .integer(let number): sqlite3_bind_int64(handle, index, number)
-        case .real(let number): sqlite3_bind_double(handle, index, number)
-        case .text(var text):
-            text.withUTF8 { bytes in
-                guard let base = bytes.baseAddress, !bytes.isEmpty else {
-                    // An empty string is text, not NULL: bind it from a real (empty) C string.
-                    _ = sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
-                    return
-                }
-                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
-                    sqlite3_bind_text(handle, index, chars, Int32(bytes.count), sqliteTransient)
-                }
-            }
-        case .blob(let data):
-            data.withUnsafeBytes { buffer in
-                _ = sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
-            }
-        }
+        _ = bindValue(value, at: index)
     }
 
     /// Advances to the next row; false when the statement is done.
@@ -109,7 +121,11 @@ public final class SQLiteStatement {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_TEXT:
+            // By its length: text may hold NUL bytes, which a C string would end at.
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_text(handle, column) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }

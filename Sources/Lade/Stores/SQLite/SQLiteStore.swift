@@ -59,7 +59,8 @@ public final class SQLiteStore: @unchecked Sendable {
         do {
             let connection = try SQLiteConnection(path: temporary.path, mode: .readWrite(create: true))
             // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2).
-            try connection.execute("PRAGMA page_size = 4096; PRAGMA auto_vacuum = 2")
+            try connection.execute("PRAGMA page_size = 4096")
+            try connection.execute("PRAGMA auto_vacuum = 2")
             let schema = SQLiteSchema(model: model)
             let uuid = identifier ?? UUID().uuidString
             let metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
@@ -306,7 +307,11 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Starts a read transaction: every read until `endReading()` sees the store as it was now,
     /// whatever other connections commit meanwhile.
     func beginReading() throws {
-        try withConnection { try $0.execute("BEGIN DEFERRED; SELECT COUNT(*) FROM Z_METADATA") }
+        try withConnection { connection in
+            try connection.execute("BEGIN DEFERRED")
+            // A read starts the snapshot; BEGIN DEFERRED alone takes none.
+            _ = try connection.rows("SELECT COUNT(*) FROM Z_METADATA")
+        }
     }
 
     func endReading() throws {

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import Lade
+
+@Suite("SQL stays SQL: names and text from hostile models and values")
+struct SQLiteHostileTests {
+    func problems(_ body: String) throws -> [ModelProblem] {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        do {
+            _ = try ManagedObjectModel(contentsOf: try Fixtures.writeXcodeModel(body, in: temp))
+            return []
+        } catch let error as ModelError {
+            return error.problems
+        }
+    }
+
+    @Test("an entity name carrying SQL breaks Xcode's naming rule and names the character")
+    func entityNameWithSQL() throws {
+        let found = try problems("""
+            <entity name="X; ATTACH DATABASE 'pwned.db' AS p; CREATE TABLE p.t(x)"><attribute name="a" optional="YES" attributeType="String"/></entity>
+            """)
+        #expect(found.count == 1)
+        #expect(found.first?.message.contains("breaks Xcode's rule for entity names") == true)
+        #expect(found.first?.message.contains("not ';'") == true, "\(found)")
+    }
+
+    @Test("entity and property names follow Xcode's rules", arguments: [
+        ("<entity name=\"product\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/></entity>", "start with an uppercase letter"),
+        ("<entity name=\"Product\"><attribute name=\"Name\" optional=\"YES\" attributeType=\"String\"/></entity>", "start with a lowercase letter"),
+        ("<entity name=\"Product\"><attribute name=\"na me\" optional=\"YES\" attributeType=\"String\"/></entity>", "not ' '"),
+        ("<entity name=\"Prödukt\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/></entity>", "not 'ö'"),
+        ("<entity name=\"Product\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/><relationship name=\"x&quot;y\" optional=\"YES\" maxCount=\"1\" destinationEntity=\"Product\"/></entity>", "not '\"'"),
+    ])
+    func nameRules(_ body: String, _ rule: String) throws {
+        let found = try problems(body)
+        #expect(found.contains { $0.message.contains(rule) }, "\(found)")
+    }
+
+    @Test("a name that slipped past the rules is quoted, its quotes doubled; plain names stay as Core Data writes them")
+    func quoting() {
+        #expect(SQLiteSchema.quoted("ZPRODUCT") == "ZPRODUCT")
+        #expect(SQLiteSchema.quoted("Z_2BLOCKING") == "Z_2BLOCKING")
+        #expect(SQLiteSchema.quoted("ZX\"; DROP TABLE ZPRODUCT; --") == "\"ZX\"\"; DROP TABLE ZPRODUCT; --\"")
+        #expect(SQLiteSchema.quoted("SELECT") == "\"SELECT\"")
+    }
+
+    @Test("a connection runs one statement per call: SQL after the first is refused and nothing of it runs")
+    func oneStatement() throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let connection = try SQLiteConnection(path: temp.appendingPathComponent("a.sqlite").path, mode: .readWrite(create: true))
+        #expect(throws: SQLiteError.self) { try connection.execute("CREATE TABLE a (x); CREATE TABLE b (y)") }
+        #expect(try connection.tableNames().isEmpty)
+        try connection.execute("CREATE TABLE a (x);  \n")
+        #expect(try connection.tableNames() == ["a"])
+    }
+
+    @Test("text with NUL bytes is stored and read whole, and keys that differ after a NUL stay apart")
+    func nulBytes() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            try TestStack.category("A\u{0}B", in: context)
+            try TestStack.category("A\u{0}C", in: context)
+            try context.save()
+        }
+        #expect(try stack.sql("SELECT length(CAST(ZNAME AS BLOB)), hex(ZNAME) FROM ZCATEGORY ORDER BY ZNAME")
+                == [[.integer(3), .text("410042")], [.integer(3), .text("410043")]])
+        let fresh = stack.context()
+        let names = try fresh.performAndWait {
+            try fresh.fetch(FetchRequest(entityName: "Category", sortDescriptors: [SortDescriptor("name")])).map {
+                try $0.value(forKey: "name") as? String
+            }
+        }
+        #expect(names == ["A\u{0}B", "A\u{0}C"])
+        let matched = try fresh.performAndWait {
+            try fresh.count(for: FetchRequest(entityName: "Category", predicate: try Lade.Predicate(format: "name == %@", "A\u{0}C")))
+        }
+        #expect(matched == 1)
+    }
+}
