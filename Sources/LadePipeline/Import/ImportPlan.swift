@@ -186,6 +186,17 @@ public struct ImportPlan: Sendable {
     @discardableResult
     public func check(columns: [String]?, sourceName: String, isHeader: Bool = true) throws -> [(attribute: String, column: String)] {
         guard let columns else { return [] }
+        if isHeader {
+            // Two columns of one name: which one a field would read is not the user's choice.
+            var first: [String: Int] = [:]
+            for (position, name) in columns.enumerated() {
+                if let earlier = first[name] {
+                    throw JobError(file: step.location, field: "source",
+                                   "columns \(earlier + 1) and \(position + 1) of \(sourceName)'s header are both named '\(name)'; rename one of them")
+                }
+                first[name] = position
+            }
+        }
         let present = Set(columns)
         for plan in attributes where plan.listed && isHeader {
             for index in plan.fieldIndices {
@@ -211,8 +222,15 @@ public struct ImportPlan: Sendable {
         }
         var matched: [(String, String)] = []
         for plan in attributes where !plan.listed {
-            if let index = plan.fieldIndices.first(where: { present.contains(readerFields[$0].components.joined(separator: ".")) }) {
-                matched.append((plan.attribute.name, readerFields[index].components.joined(separator: ".")))
+            let candidates = plan.fieldIndices.map { readerFields[$0].components.joined(separator: ".") }.filter(present.contains)
+            if isHeader, candidates.count > 1 {
+                let described = candidates.map { ($0, columns.firstIndex(of: $0)! + 1) }.sorted { $0.1 < $1.1 }
+                    .map { "'\($0.0)' (column \($0.1))" }
+                throw JobError(file: step.location, field: "fields",
+                               "columns \(described.joined(separator: " and ")) of \(sourceName) all match attribute '\(plan.attribute.name)' by name; map the one to use under fields (\(plan.attribute.name): COLUMN)")
+            }
+            if let name = candidates.first {
+                matched.append((plan.attribute.name, name))
             }
         }
         return matched
