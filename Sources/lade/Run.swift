@@ -33,13 +33,15 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let result: ImportReport
+        var reportKind: OutputFile.Kind?
         do {
             let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
+            reportKind = try output.checkReport(against: loaded)
             result = try ImportRunner(job: loaded, options: ImportOptions(force: force, progressInterval: output.progress)).run()
         } catch {
             throw exitReporting(error)
         }
-        try output.write(report: result.json)
+        try output.write(report: result.json, kind: reportKind)
         output.summary(result.text())
         switch result.status {
         case .completed, .alreadyImported: return

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Lade
+import LadePipeline
 
 /// What a job run prints and writes besides its work: `lade run` and `lade seed` share these.
 struct RunOutputOptions: ParsableArguments {
@@ -17,13 +18,24 @@ struct RunOutputOptions: ParsableArguments {
         if let progress, progress <= 0 { throw ValidationError("--progress takes a number of seconds above 0") }
     }
 
-    /// Writes the report to `--report FILE`, when given.
-    func write(report json: () throws -> Data) throws {
-        guard let report else { return }
+    /// Checks `--report FILE` before the run, against every file the job reads: a report never
+    /// replaces the store, the source, the job or the model, nor a device, pipe or socket.
+    func checkReport(against job: Job) throws -> OutputFile.Kind? {
+        guard let report else { return nil }
         do {
-            try json().write(to: URL(fileURLWithPath: report), options: .atomic)
+            return try OutputFile.check(URL(fileURLWithPath: report), role: "--report", reads: job.reads)
         } catch {
-            throw exitReporting(StoreError(.io, path: report, "cannot write the report: \(error.localizedDescription)"))
+            throw exitReporting(error)
+        }
+    }
+
+    /// Writes the report to `--report FILE`, when given (checked by `checkReport` first).
+    func write(report json: () throws -> Data, kind: OutputFile.Kind?) throws {
+        guard let report, let kind else { return }
+        do {
+            try OutputFile.write(try json(), to: URL(fileURLWithPath: report), kind: kind)
+        } catch {
+            throw exitReporting(StoreError(.io, path: report, "cannot write the report: \(error)"))
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Lade
 import LadePipeline
 
 struct Seed: ParsableCommand {
@@ -38,15 +39,17 @@ struct Seed: ParsableCommand {
 
     func run() throws {
         let result: SeedReport
+        var reportKind: OutputFile.Kind?
         do {
             var loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             if let compiledModel { loaded.model.compiledModel = URL(fileURLWithPath: compiledModel) }
+            reportKind = try output.checkReport(against: loaded)
             let runner = SeedRunner(job: loaded, options: SeedOptions(progressInterval: output.progress))
             result = check ? try runner.check() : try runner.run()
         } catch {
             throw exitReporting(error)
         }
-        try output.write(report: result.json)
+        try output.write(report: result.json, kind: reportKind)
         switch result.status {
         case .seeded, .alreadySeeded:
             output.summary(result.text())

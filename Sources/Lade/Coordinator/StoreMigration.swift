@@ -172,6 +172,11 @@ struct StoreMigration {
         if let sourceURL = source.url, sourceURL.resolvingSymlinksInPath().standardizedFileURL == url.resolvingSymlinksInPath().standardizedFileURL || sameFile(sourceURL.path, path) {
             throw StoreError(.alreadyExists, path: path, "the destination is the source itself; choose another destination (the source is never written)")
         }
+        // Neither the source's companions (-wal, -shm, the lock) nor a device, pipe or socket.
+        let sourceFiles = source.url.map { OutputFile.storeFiles($0).map { OutputFile.Read($0.url, $0.what.replacingOccurrences(of: "the store", with: "the source store")) } } ?? []
+        if try OutputFile.check(url, role: "the destination", reads: sourceFiles) == .stream {
+            throw StoreError(.alreadyExists, path: path, "the destination is a device, pipe or socket, which a store cannot be; give a file path")
+        }
         if manager.fileExists(atPath: path) && !options.overwrite {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it, choose another destination, or overwrite it (lade convert --overwrite)")
         }

@@ -131,6 +131,8 @@ public final class ImportRunner {
         let signals = options.handlesSignals ? StopSignals.install() : nil
 
         let storeURL = job.store.url
+        try job.checkStorePath()
+        let rejectsKind = try job.onError.rejects.map { try OutputFile.check($0, role: "onError.rejects", reads: job.reads) }
         try Self.createDirectory(for: storeURL)
         let lock = try StoreLock(store: storeURL)
         defer { lock.release() }
@@ -165,7 +167,8 @@ public final class ImportRunner {
             resumingAt: resume, displayName: step.source.displayPath)
         try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
         let rejectsFile = try job.onError.rejects.map {
-            try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength)
+            try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength,
+                            kind: rejectsKind ?? .regular)
         }
         defer { rejectsFile?.close() }
 

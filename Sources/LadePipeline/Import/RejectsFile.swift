@@ -10,14 +10,23 @@ final class RejectsFile {
     private let source: String
     private var handle: FileHandle?
     private var pending = Data()
+    /// A device, FIFO or socket: written as it is, with no length to keep or cut back to.
+    private let isStream: Bool
 
     /// Opens the file for a run: a fresh run starts it empty; a resumed run keeps the first
     /// `resumeLength` bytes (what the last commit had written).
-    init(url: URL, source: String, resumeLength: Int64?) throws {
+    init(url: URL, source: String, resumeLength: Int64?, kind: OutputFile.Kind = .regular) throws {
         self.url = url
         self.source = source
+        self.isStream = kind == .stream
         let manager = FileManager.default
-        if let resumeLength, manager.fileExists(atPath: url.path) {
+        if isStream {
+            // A device or pipe is written as it is: never removed, created or cut back.
+            guard let handle = FileHandle(forWritingAtPath: url.path) else {
+                throw StoreError(.io, path: url.path, "cannot open the rejects file for writing")
+            }
+            self.handle = handle
+        } else if let resumeLength, manager.fileExists(atPath: url.path) {
             let handle = try Self.open(url)
             try handle.truncate(atOffset: UInt64(max(0, resumeLength)))
             try handle.seekToEnd()
@@ -59,25 +68,25 @@ final class RejectsFile {
             }
             do {
                 try handle!.write(contentsOf: pending)
-                try handle!.synchronize()
+                if !isStream { try handle!.synchronize() }
             } catch {
                 throw StoreError(.io, path: url.path, "cannot write the rejects file: \(error.localizedDescription)")
             }
             pending.removeAll(keepingCapacity: true)
         }
-        guard let handle else { return 0 }
+        guard let handle, !isStream else { return 0 }
         return Int64(try handle.offset())
     }
 
     /// The file's length once what is pending is written.
     var length: Int64 {
-        get throws { (try handle.map { Int64(try $0.offset()) } ?? 0) + Int64(pending.count) }
+        get throws { (isStream ? 0 : try handle.map { Int64(try $0.offset()) } ?? 0) + Int64(pending.count) }
     }
 
     /// Cuts the file (and what is pending) back to `length`: the rejects of batches a run takes
     /// back are written again when they are redone.
     func truncate(to length: Int64) throws {
-        let written = try handle.map { Int64(try $0.offset()) } ?? 0
+        let written = isStream ? 0 : try handle.map { Int64(try $0.offset()) } ?? 0
         if length >= written {
             pending.removeSubrange(Int(length - written)..<pending.count)
         } else {

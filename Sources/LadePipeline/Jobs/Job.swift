@@ -31,6 +31,27 @@ public struct Job: Sendable {
     public var checkpoints: CheckpointRetention = .default
 }
 
+extension Job {
+    /// Every file the job reads, for ``OutputFile/check(_:role:reads:)``: the job file, the model
+    /// (its whole bundle) and compiled model, each step's source, and the store with its companions.
+    public var reads: [OutputFile.Read] {
+        var reads = [OutputFile.Read(URL(fileURLWithPath: file), "the job file"), OutputFile.Read(model.url, "the model")]
+        if let compiled = model.compiledModel { reads.append(OutputFile.Read(compiled, "the compiled model")) }
+        for step in steps {
+            if let url = step.source.url { reads.append(OutputFile.Read(url, "the source")) }
+        }
+        return reads + OutputFile.storeFiles(store.url)
+    }
+
+    /// Refuses a store path that is one of the job's other files (its source, model or job).
+    public func checkStorePath() throws {
+        let others = reads.filter { !$0.what.hasPrefix("the store") }
+        if try OutputFile.check(store.url, role: "the job's store", reads: others) == .stream {
+            throw StoreError(.io, path: store.url.path, "the job's store is a device, pipe or socket; a store is a regular file")
+        }
+    }
+}
+
 /// How long the checkpoints of finished imports stay in a store's metadata. Each source path
 /// has its own checkpoint key, so a feed with a dated file name would add a key every night;
 /// finished checkpoints beyond `keep` per entity (the newest kept), or older than `maxAge`, are

@@ -63,6 +63,7 @@ public final class SeedRunner {
     /// Seeds the store unless it carries the flag already.
     public func run() throws -> SeedReport {
         let started = Date()
+        try job.checkStorePath()
         let flag = try seedFlag()
         var report = emptyReport(flag: flag, checkOnly: false)
         func finish(_ report: SeedReport) -> SeedReport {

@@ -45,7 +45,18 @@ public struct StoreExporter {
         }
         return try store.model.entities.filter { !$0.isAbstract }.map { entity in
             let url = directory.appendingPathComponent("\(entity.name).\(format.rawValue)")
-            let count = try writeAtomically(url) { sink in try export(entity: entity.name, format: format, to: sink) }
+            let reads = store.url.map(OutputFile.storeFiles) ?? []
+            let count: Int
+            if try OutputFile.check(url, role: "the export file for \(entity.name)", reads: reads) == .stream {
+                // A device or pipe is written as it is, never renamed over.
+                guard let handle = FileHandle(forWritingAtPath: url.path) else {
+                    throw StoreError(.io, path: url.path, "cannot open the export file for writing")
+                }
+                defer { try? handle.close() }
+                count = try export(entity: entity.name, format: format) { text in try handle.write(contentsOf: Data(text.utf8)) }
+            } else {
+                count = try writeAtomically(url) { sink in try export(entity: entity.name, format: format, to: sink) }
+            }
             return ExportedFile(entity: entity.name, url: url, count: count)
         }
     }
@@ -91,10 +102,13 @@ public struct StoreExporter {
     /// Runs `body` with a sink writing to a temporary file beside `url`, then renames the file
     /// over `url`; on failure the temporary file is removed and `url` left as it was.
     private func writeAtomically(_ url: URL, _ body: ((String) throws -> Void) throws -> Int) throws -> Int {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-tmp-\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = FileHandle(forWritingAtPath: temporary.path) else {
-            throw StoreError(.io, path: temporary.path, "cannot create the export file; check the directory's permissions")
+        // An unguessable name, created only if nothing (not even a symbolic link) is there.
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-tmp-\(UUID().uuidString)")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw StoreError(.io, path: temporary.path, "cannot create the export file: \(String(cString: strerror(errno))); check the directory's permissions")
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         var closed = false
         defer {
             if !closed { try? handle.close() }
