@@ -10,6 +10,14 @@ extension PersistentStoreCoordinator.StoreType {
     /// ```
     public init(detectingFileAt url: URL) throws {
         let path = url.path
+        var info = stat()
+        if stat(path, &info) == 0 {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: break
+            case S_IFDIR: throw StoreError(.notAStore, path: path, "is a directory, not a store file; give the store's file")
+            default: throw StoreError(.notAStore, path: path, "is not a regular file (a device, pipe or socket), so it is not a store")
+            }
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FileManager.default.fileExists(atPath: path)
                 ? StoreError(.io, path: path, "cannot open the file to tell its store type; check its permissions")

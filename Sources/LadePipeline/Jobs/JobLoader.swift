@@ -7,6 +7,10 @@ extension Job {
     public init(contentsOf url: URL, displayPath: String? = nil) throws {
         let file = displayPath ?? url.path
         let text: String
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw JobError(file: file, "is a directory, not a job file; give the job's .yaml or .json file")
+        }
         do {
             text = try String(contentsOf: url, encoding: .utf8)
         } catch {
@@ -132,6 +136,9 @@ extension Job {
             return node
         }
         let key = try fields["key"]?.stringOrList() ?? []
+        if let node = fields["key"], key.isEmpty {
+            throw node.error("an empty key list: name the attribute(s) that identify an object, or leave 'key' out to insert every row")
+        }
         let mode: ImportMode
         if let modeNode = fields["mode"] {
             mode = ImportMode(rawValue: try modeNode.oneOf(ImportMode.allCases.map(\.rawValue)))!
