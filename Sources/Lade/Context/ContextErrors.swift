@@ -35,6 +35,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
 public struct ValidationError: Error, Sendable, CustomStringConvertible {
     public enum Rule: String, Sendable {
         case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
+        /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
+        case precision
     }
 
     public struct Failure: Sendable, CustomStringConvertible {

@@ -34,6 +34,27 @@ public struct ValueParseError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 extension AttributeValue {
+    /// A floating-point value read from text is rounded to the nearest one the type holds, as
+    /// Core Data does; but a number beyond the type's range (which would become infinity, or
+    /// `inf` written out) or so small it becomes zero is not kept at all, and refused.
+    static func checkKept<F: BinaryFloatingPoint>(_ value: F, text: String, largest: String, smallest: String, _ fail: (String) -> ValueParseError) throws {
+        if value.isInfinite {
+            throw fail("out of range: a \(F.self == Float.self ? "Float" : "Double") holds at most ±\(largest)")
+        }
+        if value == 0, mantissaHasNonzeroDigit(text) {
+            throw fail("too small: a \(F.self == Float.self ? "Float" : "Double") holds nothing nearer zero than ±\(smallest), so it would be stored as 0")
+        }
+    }
+
+    /// Whether a number's digits before any exponent include one other than 0 (`1e-400` yes, `0.000` no).
+    static func mantissaHasNonzeroDigit(_ text: String) -> Bool {
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "p") || byte == UInt8(ascii: "P") { return false }
+            if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return true }
+        }
+        return false
+    }
+
     /// Parses `text` as Xcode writes default, minimum and maximum values in a model
     /// (`defaultValueString="0.0"`, `"YES"`), for an attribute of `type`.
     ///
@@ -62,11 +83,17 @@ extension AttributeValue {
             guard let value = Double(trimmed), !value.isNaN else {
                 throw fail("expected a number")
             }
+            try AttributeValue.checkKept(value, text: trimmed, largest: "1.7976931348623157e308", smallest: "4.9e-324", fail)
             self = .double(value)
         case .float:
             guard let value = Float(trimmed), !value.isNaN else { throw fail("expected a number") }
+            try AttributeValue.checkKept(value, text: trimmed, largest: "3.4028235e38", smallest: "1.4e-45", fail)
             self = .float(value)
         case .decimal:
+            let digits = DecimalText.significantDigits(trimmed)
+            if digits > DecimalText.maximumSignificantDigits, AttributeValue.isDecimalLiteral(trimmed) {
+                throw fail("it has \(digits) significant digits; a Decimal keeps at most \(DecimalText.maximumSignificantDigits) exactly")
+            }
             guard let value = DecimalText.parse(trimmed) else {
                 throw fail("expected a decimal number such as 12.50")
             }

@@ -64,6 +64,22 @@ public enum DecimalText {
 
     private static let posix = Locale(identifier: "en_US_POSIX")
 
+    /// The significant digits of a decimal number written in text (`-001.2300e5` has 3): from
+    /// the first non-zero digit to the last non-zero one, exponent aside.
+    public static func significantDigits(_ text: String) -> Int {
+        var digits: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
+            if byte >= 48 && byte <= 57 { digits.append(byte) }
+        }
+        guard let first = digits.firstIndex(where: { $0 != 48 }), let last = digits.lastIndex(where: { $0 != 48 }) else { return 0 }
+        return last - first + 1
+    }
+
+    /// Foundation's `Decimal` keeps 38 significant digits (a 128-bit mantissa holds every
+    /// 38-digit number); a longer text would be cut, so it is refused.
+    public static let maximumSignificantDigits = 38
+
     public static func parse(_ text: String) -> Decimal? {
         var copy = text
         return copy.withUTF8 { bytes -> Decimal? in
@@ -123,7 +139,7 @@ public enum DecimalText {
     }
 
     private static func slow(_ text: String) -> Decimal? {
-        guard AttributeValue.isDecimalLiteral(text) else { return nil }
+        guard AttributeValue.isDecimalLiteral(text), significantDigits(text) <= maximumSignificantDigits else { return nil }
         return Decimal(string: text, locale: posix)
     }
 }

@@ -206,6 +206,16 @@ extension SQLiteStore: PersistentStore {
     private func insert(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws {
         guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return }
         let statement = try insertStatement(for: plan, connection)
+        var refused: [ValidationError.Failure] = []
+        for column in plan.columns {
+            guard case .attribute(let name, let index) = column.kind else { continue }
+            let value: AttributeValue?
+            if let positional = change.positional, positional.layout === plan.layout { value = positional.values[index] } else { value = change.attributes[name] ?? nil }
+            if let reason = SQLiteValueCoding.refusal(value) {
+                refused.append(ValidationError.Failure(objectID: change.objectID, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
+            }
+        }
+        guard refused.isEmpty else { throw ValidationError(failures: refused) }
         statement.reset()
         statement.bind(.integer(key), at: 1)
         statement.bind(.integer(plan.number), at: 2)
@@ -252,6 +262,9 @@ extension SQLiteStore: PersistentStore {
             switch column.kind {
             case .attribute(let name, _):
                 guard let value = attributes[name] else { continue }
+                if let reason = SQLiteValueCoding.refusal(value) {
+                    throw ValidationError(failures: [ValidationError.Failure(objectID: change.objectID, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason)])
+                }
                 assignments.append("\(column.name) = ?")
                 values.append(SQLiteValueCoding.encode(value))
             case .toOne(let name, _):

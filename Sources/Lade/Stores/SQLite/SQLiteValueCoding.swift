@@ -21,6 +21,19 @@ enum SQLiteValueCoding {
         }
     }
 
+    /// Core Data's DECIMAL columns have NUMERIC affinity, so SQLite stores a decimal as a double
+    /// and keeps 15 significant digits of it (<https://www.sqlite.org/datatype3.html>, "Type
+    /// Affinity"): a longer one would come back rounded, so the store refuses it.
+    static let decimalDigitsKept = 15
+
+    /// Why the store cannot keep `value` exactly; nil when it can.
+    static func refusal(_ value: AttributeValue?) -> String? {
+        guard case .decimal(let decimal)? = value else { return nil }
+        let digits = DecimalText.significantDigits(DecimalText.format(decimal))
+        guard digits > decimalDigitsKept else { return nil }
+        return "has \(digits) significant digits; a SQLite store keeps \(decimalDigitsKept) of a Decimal exactly (Core Data's DECIMAL columns hold SQLite numbers): round it, or keep it in an XML or binary store"
+    }
+
     static func encode(_ value: AttributeValue?) -> SQLiteValue {
         value.map(encode) ?? .null
     }
