@@ -22,6 +22,48 @@ public enum AttributeValue: Sendable, Hashable {
     case uri(URL)
 }
 
+extension AttributeValue {
+    /// Strings (and URIs) are equal when their bytes are, as SQLite's BINARY collation and
+    /// NSString's `isEqual:` compare them: Swift's own `String ==` treats canonically equivalent
+    /// strings (NFC `café` and NFD `café`) as equal, which would merge two keys a store keeps apart.
+    public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.float(let a), .float(let b)): a == b
+        case (.decimal(let a), .decimal(let b)): a == b
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.bool(let a), .bool(let b)): a == b
+        case (.date(let a), .date(let b)): a == b
+        case (.binary(let a), .binary(let b)): a == b
+        case (.uuid(let a), .uuid(let b)): a == b
+        case (.uri(let a), .uri(let b)): a.absoluteString.utf8.elementsEqual(b.absoluteString.utf8)
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .integer(let v): hasher.combine(0); hasher.combine(v)
+        case .double(let v): hasher.combine(1); hasher.combine(v)
+        case .float(let v): hasher.combine(2); hasher.combine(v)
+        case .decimal(let v): hasher.combine(3); hasher.combine(v)
+        case .string(let v): hasher.combine(4); Self.hashBytes(v, into: &hasher)
+        case .bool(let v): hasher.combine(5); hasher.combine(v)
+        case .date(let v): hasher.combine(6); hasher.combine(v)
+        case .binary(let v): hasher.combine(7); hasher.combine(v)
+        case .uuid(let v): hasher.combine(8); hasher.combine(v)
+        case .uri(let v): hasher.combine(9); Self.hashBytes(v.absoluteString, into: &hasher)
+        }
+    }
+
+    private static func hashBytes(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(text.utf8.count)
+    }
+}
+
 /// A string that does not spell a value of the attribute type it was read for.
 public struct ValueParseError: Error, Sendable, Equatable, CustomStringConvertible {
     public let text: String
