@@ -17,4 +17,20 @@ struct LadeCommand: ParsableCommand {
             """,
         version: LadeVersion.string,
         subcommands: [Run.self, Validate.self, Seed.self, Convert.self, Meta.self, Fetch.self, Export.self, Inspect.self, Init.self])
+
+    /// SIGINT and SIGTERM reach lade even when the process that started it had them blocked
+    /// (a blocked mask is inherited): a run waiting on a FIFO must still end when asked to.
+    static func main() {
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &stopSignals, nil)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

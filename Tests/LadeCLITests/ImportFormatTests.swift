@@ -322,25 +322,30 @@ struct ImportFormatTests {
         }
     }
 
-    @Test("decimals: SQLite stores keep 15 significant digits (Core Data's DECIMAL columns), XML and binary stores every digit", arguments: ["sqlite", "xml", "binary"])
+    @Test("decimals: SQLite stores keep 15 significant digits and refuse longer ones as rejected rows; XML and binary stores keep every digit", arguments: ["sqlite", "xml", "binary"])
     func longDecimals(type: String) throws {
         let sandbox = try ImportSandbox()
         let prices = ["1234567890.12345", "12345678901234567.89", "0.12345678901234567891"]
         try sandbox.write("products.csv", "sku,name,price\n" + prices.enumerated().map { "AB-00\($0.offset),n,\($0.element)\n" }.joined())
         let store = sandbox.directory.appendingPathComponent("catalog.\(type)")
-        try sandbox.job("store: { type: \(type), path: \(store.path) }\nsource: products.csv\nentity: Product\nkey: sku\n")
-        #expect(try sandbox.run().result.status == 0)
+        try sandbox.job("store: { type: \(type), path: \(store.path) }\nsource: products.csv\nentity: Product\nkey: sku\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let status = try sandbox.run().result.status
         let stored = try StoreReading.read(store) { context in
             try StoreReading.objects(context, "Product", sortedBy: "sku").map { $0.attributeValue(forKey: "price") }
         }
         #expect(stored.first == .decimal(Decimal(string: prices[0])!), "15 significant digits survive")
         if type == "sqlite" {
             // Core Data's DECIMAL columns have NUMERIC affinity: SQLite keeps 15 significant
-            // digits of decimal text (https://www.sqlite.org/datatype3.html), as Core Data does.
-            #expect(stored[1] == .decimal(Decimal(string: "12345678901234600")!) || stored[1] == .decimal(Decimal(string: "12345678901234568")!), "\(String(describing: stored[1]))")
-            #expect(stored[1] != .decimal(Decimal(string: prices[1])!))
+            // digits of a number there (https://www.sqlite.org/datatype3.html), so longer
+            // decimals would come back rounded: they are rejected rows, never rounded in silence.
+            #expect(status == 2)
+            #expect(stored.count == 1)
+            let rejects = try sandbox.rejectedRows()
+            #expect(rejects.map { $0["line"] as? Int } == [3, 4])
+            #expect(rejects.allSatisfy { ($0["reason"] as? String)?.contains("a SQLite store keeps 15") == true }, "\(rejects)")
         } else {
-            #expect(Array(stored.dropFirst()) == prices.dropFirst().map { .decimal(Decimal(string: $0)!) })
+            #expect(status == 0)
+            #expect(stored == prices.map { .decimal(Decimal(string: $0)!) })
         }
     }
 }

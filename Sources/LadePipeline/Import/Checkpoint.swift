@@ -18,13 +18,16 @@ public struct Checkpoint: Sendable, Equatable {
         /// SHA-256 of the first 64 KiB, hex.
         public var head: String
 
-        /// Reads a file's identity; nil for standard input.
+        /// Reads a file's identity; nil for standard input and for any source that is not a
+        /// regular file (a pipe, FIFO or device such as `/dev/stdin`): such a stream can be read
+        /// only once, by the reader, so it has no identity and cannot be resumed.
         public static func of(_ url: URL?) throws -> SourceIdentity? {
             guard let url else { return nil }
             var info = stat()
             guard stat(url.path, &info) == 0 else {
                 throw StoreError(.notFound, path: url.path, "cannot read the source: \(String(cString: strerror(errno)))")
             }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
             guard let handle = FileHandle(forReadingAtPath: url.path) else {
                 throw StoreError(.io, path: url.path, "cannot open the source for reading")
             }

@@ -45,6 +45,9 @@ public struct ImportReport: Sendable {
     public var seconds: Double
     public var peakResidentBytes: Int64
     public var rejectsFile: String?
+    /// The source is a stream (standard input, a pipe, a FIFO, a device): read once, it has no
+    /// checkpoint to resume from, and a killed run starts over.
+    public var sourceIsStream = false
 
     public var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
 
@@ -59,6 +62,7 @@ public struct ImportReport: Sendable {
             "peakRSSBytes": peakResidentBytes,
         ]
         if let resumedAtLine { object["resumedAtLine"] = resumedAtLine }
+        object["resumable"] = !sourceIsStream
         if let rejectsFile { object["rejectsFile"] = rejectsFile }
         if case .aborted(let reason) = status { object["reason"] = reason }
         if case .interrupted(let signal) = status { object["signal"] = Int(signal) }
@@ -82,6 +86,7 @@ public struct ImportReport: Sendable {
         lines.append(String(format: "%d batches, %d commits, %d resets, %.2f s, %.0f rows/s, peak memory %.1f MiB",
                             batches, commits, resets, seconds, rowsPerSecond, Double(peakResidentBytes) / 1_048_576))
         if c.rejected > 0, let rejectsFile { lines.append("rejected rows: \(rejectsFile)") }
+        if sourceIsStream { lines.append("\(source) is a stream (standard input, a pipe or a device): it was read once and cannot be resumed; a stopped run starts over") }
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -128,8 +133,6 @@ public final class ImportRunner {
         let started = Date()
         let model = try job.model.load()
         let plan = try ImportPlan(step: step, model: model)
-        let signals = options.handlesSignals ? StopSignals.install() : nil
-
         let storeURL = job.store.url
         try job.checkStorePath()
         let rejectsKind = try job.onError.rejects.map { try OutputFile.check($0, role: "onError.rejects", reads: job.reads) }
@@ -146,6 +149,7 @@ public final class ImportRunner {
             status: .completed, job: job.file, source: step.source.displayPath, store: storeURL.path, entity: plan.entity.name,
             counts: ImportCounts(), rows: 0, resumedAtLine: nil, batches: 0, commits: 0, resets: 0, seconds: 0,
             peakResidentBytes: 0, rejectsFile: job.onError.rejects?.path)
+        report.sourceIsStream = identity == nil
         var resume: ResumePoint?
         var runningCounts = ImportCounts()
         if !options.force, let previous, let identity, previous.source == identity {
@@ -166,6 +170,9 @@ public final class ImportRunner {
             path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields,
             resumingAt: resume, displayName: step.source.displayPath)
         try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
+        // Only now: opening a FIFO (and reading a CSV header) waits for a writer, and until a
+        // batch is under way SIGINT and SIGTERM should end the process as they normally do.
+        let signals = options.handlesSignals ? StopSignals.install() : nil
         let rejectsFile = try job.onError.rejects.map {
             try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength,
                             kind: rejectsKind ?? .regular)
