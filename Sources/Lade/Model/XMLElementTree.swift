@@ -18,6 +18,12 @@ struct XMLElementTree: Sendable {
 
     /// Parses `data` as XML. Network access and external entities are refused.
     static func parse(_ data: Data, file: String) throws -> XMLElementTree {
+        // Xcode never writes a document type declaration into a model; one with entities can
+        // expand a small file into gigabytes ("billion laughs"), so a DTD is refused outright.
+        if let at = data.firstRange(of: Data("<!DOCTYPE".utf8)) {
+            let line = data[..<at.lowerBound].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+            throw ModelError(file: file, line: line, "the model has a document type declaration (<!DOCTYPE …>), which Xcode never writes; Lade refuses DTDs and entities in models: remove it")
+        }
         xmlInitParser()
         guard let context = xmlNewParserCtxt() else {
             throw ModelError(file: file, "libxml2 could not make a parser context (out of memory?)")

@@ -44,9 +44,14 @@ enum BinaryStoreFile {
             guard version == formatVersion else {
                 throw StoreError(.notAStore, path: path, "binary store format version \(version); this Lade reads version \(formatVersion) (a newer Lade wrote it?)")
             }
-            let length = Int(UInt64(littleEndian: header, at: 16))
+            let declaredLength = UInt64(littleEndian: header, at: 16)
             let checksum = UInt32(littleEndian: header, at: 24)
-            guard length < 1 << 31 else { throw StoreError(.notAStore, path: path, "the metadata length \(length) is impossible: the file is damaged") }
+            var info = stat()
+            let fileSize = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+            guard declaredLength <= UInt64(max(0, fileSize - headerSize)) else {
+                throw StoreError(.notAStore, path: path, "the metadata length \(declaredLength) is more than the file holds (\(fileSize) bytes): the file is damaged")
+            }
+            let length = Int(declaredLength)
             let bytes = try readExactly(descriptor, length, path: path)
             guard crc(bytes) == checksum else {
                 throw StoreError(.notAStore, path: path, "the metadata block fails its CRC-32 check: the file is damaged")
@@ -288,6 +293,9 @@ final class BodyWriter {
         }
     }
 
+    /// Bytes as they are, for tests that build damaged bodies.
+    func rawForTesting(_ raw: [UInt8]) { bytes += raw }
+
     func flushIfFull() throws {
         guard bytes.count >= 1 << 16 else { return }
         try deflater.write(bytes)
@@ -333,14 +341,25 @@ final class BodyReader {
         return Int(value)
     }
 
+    /// The largest single value (a string or binary data) a binary store may hold: checked
+    /// before anything is allocated for a length the file declares.
+    static let maximumValueBytes = 256 << 20
+
     func bytes(_ count: Int) throws -> ArraySlice<UInt8> {
         try inflater.read(count)
     }
 
+    /// A length declared in the body, for a value about to be read.
+    func length() throws -> Int {
+        let length = try uvarint()
+        guard length <= UInt64(Self.maximumValueBytes) else {
+            throw damaged("a value of \(length) bytes (a value holds at most \(Self.maximumValueBytes >> 20) MiB)")
+        }
+        return Int(length)
+    }
+
     func string() throws -> String {
-        let length = Int(try uvarint())
-        guard length < Int(Int32.max) else { throw damaged("a string of \(length) bytes") }
-        return String(decoding: try bytes(length), as: UTF8.self)
+        String(decoding: try bytes(try length()), as: UTF8.self)
     }
 
     func value() throws -> AttributeValue {
@@ -356,7 +375,7 @@ final class BodyReader {
         case .string: return .string(try string())
         case .bool: return .bool(try inflater.readByte() != 0)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: Array(try bytes(8)), at: 0))))
-        case .binary: return .binary(Data(try bytes(Int(try uvarint()))))
+        case .binary: return .binary(Data(try bytes(try length())))
         case .uuid:
             let b = Array(try bytes(16))
             return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))

@@ -78,9 +78,18 @@ final class ZlibInflater {
     private var buffer: [UInt8] = []
     private var position = 0
 
+    /// How many bytes the body may inflate to: at least 256 MiB, else 100 times the file (zlib
+    /// can expand 1,032 times, so a small hostile file could otherwise claim gigabytes; real
+    /// stores compress 2 to 10 times).
+    private let inflationLimit: Int
+    private var inflated = 0
+
     init(descriptor: Int32, path: String) throws {
         self.descriptor = descriptor
         self.path = path
+        var info = stat()
+        let fileSize = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        inflationLimit = max(256 << 20, fileSize.multipliedReportingOverflow(by: 100).overflow ? Int.max : fileSize * 100)
         stream.initialize(to: z_stream())
         guard inflateInit_(stream, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             stream.deallocate()
@@ -149,6 +158,10 @@ final class ZlibInflater {
             throw StoreError(.notAStore, path: path, "the store's body is not valid zlib data (code \(result)): the file is damaged")
         }
         inputStart += consumed
+        inflated += produced
+        guard inflated <= inflationLimit else {
+            throw StoreError(.notAStore, path: path, "the store's body inflates to more than \(inflationLimit >> 20) MiB, over 100 times the file: the file is damaged or hostile")
+        }
         buffer.append(contentsOf: out[0..<produced])
         if result == Z_STREAM_END {
             ended = true

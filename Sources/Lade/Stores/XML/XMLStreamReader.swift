@@ -25,6 +25,7 @@ final class XMLStreamReader {
 
     init(path: String) throws {
         self.path = path
+        try Self.refuseInternalSubset(path)
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
         guard let reader = xmlReaderForFile(path, nil, options) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be opened for reading (check its permissions)" : "no such file"
@@ -43,6 +44,22 @@ final class XMLStreamReader {
 
     deinit {
         xmlFreeTextReader(reader)
+    }
+
+    /// Apple's XML stores name an external DTD (`<!DOCTYPE database SYSTEM "…CoreData.dtd">`),
+    /// which is never loaded. A document type declaration with an internal subset (`[ … ]`) can
+    /// declare entities that expand a small file into gigabytes, so it is refused before parsing.
+    private static func refuseInternalSubset(_ path: String) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 65_536)) ?? Data()
+        guard let doctype = head.firstRange(of: Data("<!DOCTYPE".utf8)) else { return }
+        let rest = head[doctype.upperBound...]
+        let bracket = rest.firstIndex(of: UInt8(ascii: "[")), close = rest.firstIndex(of: UInt8(ascii: ">"))
+        if let bracket, close.map({ bracket < $0 }) ?? true {
+            let line = head[..<doctype.lowerBound].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+            throw StoreError(.notAStore, path: path, "line \(line): the document type declaration declares its own entities ([ … ]), which Core Data's XML stores never do; Lade refuses it")
+        }
     }
 
     /// Moves to the next node; false at the end of the document.
