@@ -79,4 +79,26 @@ struct SQLiteHostileTests {
         }
         #expect(matched == 1)
     }
+
+    @Test("ORs and ANDs of thousands of terms run on SQLite (a balanced tree, not SQLite's depth limit) and agree with the evaluator")
+    func wideCompounds() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            for index in 0..<30 { try TestStack.category("C\(index)", in: context) }
+            try context.save()
+        }
+        let wideOr = (0..<5_000).map { "name == 'C\($0)'" }.joined(separator: " OR ")
+        let wideAnd = (0..<5_000).map { "name != 'X\($0)'" }.joined(separator: " AND ")
+        let nested = "NOT (" + (0..<3_000).map { "name == 'C\($0 % 7)'" }.joined(separator: " OR ") + ")"
+        for (format, expected) in [(wideOr, 30), (wideAnd, 30), (nested, 23)] {
+            let predicate = try Lade.Predicate(format: format)
+            let counted = try context.performAndWait { try context.count(for: FetchRequest(entityName: "Category", predicate: predicate)) }
+            #expect(counted == expected)
+            let evaluated = try context.performAndWait {
+                try context.fetch(FetchRequest(entityName: "Category")).filter { try predicate.evaluate(with: $0) }.count
+            }
+            #expect(evaluated == expected)
+        }
+    }
 }

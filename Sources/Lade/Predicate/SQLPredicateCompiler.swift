@@ -113,8 +113,10 @@ struct SQLPredicateCompiler {
         switch predicate {
         case .true: return "1"
         case .false: return "0"
-        case .and(let parts): return parts.isEmpty ? "1" : "(" + (try parts.map { try sql($0) }).joined(separator: " AND ") + ")"
-        case .or(let parts): return parts.isEmpty ? "0" : "(" + (try parts.map { try sql($0) }).joined(separator: " OR ") + ")"
+        case .and(let parts):
+            return parts.isEmpty ? "1" : Self.balanced(try Self.flattened(parts, and: true).map { try sql($0) }, " AND ")
+        case .or(let parts):
+            return parts.isEmpty ? "0" : Self.balanced(try Self.flattened(parts, and: false).map { try sql($0) }, " OR ")
         case .not(let inner): return "NOT COALESCE(\(try sql(inner)), 0)"
         case .comparison(let comparison):
             let left = try operand(comparison.left)
@@ -558,5 +560,30 @@ struct SQLPredicateCompiler {
     private mutating func bindRaw(_ value: SQLiteValue) -> String {
         arguments.append(value)
         return "?\(arguments.count)"
+    }
+}
+
+extension SQLPredicateCompiler {
+    /// The terms of nested ANDs (or ORs) as one list: `a AND (b AND c)` is `[a, b, c]`.
+    static func flattened(_ parts: [Predicate], and: Bool) -> [Predicate] {
+        var result: [Predicate] = []
+        var pending = Array(parts.reversed())
+        while let part = pending.popLast() {
+            switch part {
+            case .and(let inner) where and && !inner.isEmpty: pending.append(contentsOf: inner.reversed())
+            case .or(let inner) where !and && !inner.isEmpty: pending.append(contentsOf: inner.reversed())
+            default: result.append(part)
+            }
+        }
+        return result
+    }
+
+    /// Terms joined as a balanced tree of parenthesized halves, so a long list (a predicate
+    /// with thousands of ORs) stays within SQLite's expression depth limit (1,000): depth grows
+    /// with the logarithm of the count, not the count.
+    static func balanced(_ terms: [String], _ separator: String) -> String {
+        guard terms.count > 8 else { return "(" + terms.joined(separator: separator) + ")" }
+        let middle = terms.count / 2
+        return "(" + balanced(Array(terms[..<middle]), separator) + separator + balanced(Array(terms[middle...]), separator) + ")"
     }
 }
