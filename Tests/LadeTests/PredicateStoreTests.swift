@@ -49,8 +49,10 @@ struct PredicateStoreTests {
         try stack.populate(seed: 1, items: 3, gadgets: 0, owners: 1, tags: 1)
         let context = stack.context()
         _ = context.performAndWait {
-            #expect(throws: Lade.PredicateError.invalidRegularExpression(pattern: "a(", reason: "ICU cannot compile it")) {
+            #expect {
                 try context.fetch(FetchRequest(entityName: "Item", predicate: try Lade.Predicate(format: "str MATCHES 'a('")))
+            } throws: { error in
+                if case Lade.PredicateError.invalidRegularExpression(pattern: "a(", reason: _)? = error as? Lade.PredicateError { true } else { false }
             }
         }
     }

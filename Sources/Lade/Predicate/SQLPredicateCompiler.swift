@@ -334,7 +334,7 @@ struct SQLPredicateCompiler {
         guard kind(of: left) == .text, kind(of: right) == .text else { return "0" }
         if op == .matches, case .constant(.attribute(let pattern)) = right, case .text(let text) = ValueComparison.key(pattern) {
             // A bad pattern fails here, as it fails in the evaluator, not in the middle of a query.
-            _ = try StringComparison.regularExpression(text, caseInsensitive: options.contains(.caseInsensitive))
+            try StringComparison.checkPattern(text, options)
         }
         let l = try scalarSQL(left), r = try scalarSQL(right)
         if options.isEmpty {

@@ -10,8 +10,9 @@ import Foundation
 ///   composed form (NFC), so `e` + U+0301 and `é` compare equal.
 /// - `LIKE`: `?` is one character (a grapheme cluster: `👍🏽` is one), `*` any run of
 ///   characters, `\` makes the next character literal; the pattern must match the whole string.
-/// - `MATCHES`: an ICU regular expression (`NSRegularExpression`) that must match the whole
-///   string; `[c]` makes it case-insensitive, `[d]` drops diacritics from the string matched.
+/// - `MATCHES`: an ICU regular expression that must match the whole string, run by Lade's own
+///   linear-time engine (patterns that need backtracking are refused); `[c]` makes it
+///   case-insensitive (matched by ICU), `[d]` drops diacritics from the string matched.
 enum StringComparison {
     /// The form `[c]`/`[d]` compare: the string itself when `options` is empty.
     static func fold(_ text: String, _ options: ComparisonOptions) -> String {
@@ -94,16 +95,34 @@ enum StringComparison {
 
     // MARK: MATCHES
 
+    /// Without `[c]`, the project's own engine matches (``RegularExpression``), in time linear
+    /// in the text; a pattern it cannot match that way (backreferences, lookaround: constructs
+    /// that need backtracking, where ICU gives up on some texts and answers "no match" in
+    /// silence) is refused with an error naming it. Case-insensitive matching (`[c]`, or a
+    /// pattern starting `(?i)`) still goes to ICU, which the native engine does not do yet.
     static func matches(_ text: String, _ pattern: String, _ options: ComparisonOptions) throws -> Bool {
-        let expression = try regularExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
         let subject = options.contains(.diacriticInsensitive) ? fold(text, .diacriticInsensitive) : text
-        return expression.firstMatch(in: subject, range: NSRange(subject.startIndex..., in: subject)) != nil
+        if options.contains(.caseInsensitive) || pattern.hasPrefix("(?i)") {
+            let expression = try cache.expression(pattern, caseInsensitive: options.contains(.caseInsensitive))
+            return expression.firstMatch(in: subject, range: NSRange(subject.startIndex..., in: subject)) != nil
+        }
+        return try linearExpression(pattern).matchesWhole(subject)
     }
 
     private static let cache = RegularExpressionCache()
+    private static let linearCache = LinearExpressionCache()
 
-    static func regularExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
-        try cache.expression(pattern, caseInsensitive: caseInsensitive)
+    /// Checks a MATCHES pattern before a query runs: compiled the way `matches` will use it.
+    static func checkPattern(_ pattern: String, _ options: ComparisonOptions) throws {
+        if options.contains(.caseInsensitive) || pattern.hasPrefix("(?i)") {
+            _ = try cache.expression(pattern, caseInsensitive: options.contains(.caseInsensitive))
+        } else {
+            _ = try linearExpression(pattern)
+        }
+    }
+
+    static func linearExpression(_ pattern: String) throws -> RegularExpression {
+        try linearCache.expression(pattern)
     }
 
     // MARK: Sorting
@@ -143,6 +162,31 @@ enum StringComparison {
         if i < x.count { return 1 }
         if j < y.count { return -1 }
         return compare(a, b, [])
+    }
+}
+
+/// The project's linear-time expressions by pattern, shared by the evaluator and SQLite connections.
+private final class LinearExpressionCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var expressions: [String: RegularExpression] = [:]
+
+    func expression(_ pattern: String) throws -> RegularExpression {
+        if let cached = lock.withLock({ expressions[pattern] }) { return cached }
+        let compiled: RegularExpression
+        do {
+            compiled = try RegularExpression(pattern)
+        } catch let error as RegularExpressionError {
+            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
+        }
+        guard compiled.isNative else {
+            throw PredicateError.invalidRegularExpression(
+                pattern: pattern, reason: "it uses a construct that needs backtracking (a backreference, lookaround, an inline flag, \\p{…} or similar), which Lade does not run in MATCHES: ICU gives up on some texts and answers \"no match\" without saying so. Rewrite it without that construct")
+        }
+        lock.withLock {
+            if expressions.count > 512 { expressions.removeAll() }
+            expressions[pattern] = compiled
+        }
+        return compiled
     }
 }
 
