@@ -11,10 +11,15 @@ struct ModelOptions: ParsableArguments {
     @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model: take Apple's entity version hashes from its VersionInfo.plist.", valueName: "DIR"))
     var compiledModel: String?
 
+    /// Loads the model; what it accepted only as Apple's model compiler does is printed as warnings.
     func load(_ path: String) throws -> ManagedObjectModel {
-        try ManagedObjectModel(
+        let model = try ManagedObjectModel(
             contentsOf: URL(fileURLWithPath: path), version: modelVersion,
             compiledModel: compiledModel.map { URL(fileURLWithPath: $0) })
+        for warning in model.warnings {
+            FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
+        }
+        return model
     }
 }
 

@@ -127,3 +127,36 @@ struct HostileFileTests {
         _ = try XMLStreamReader(path: url.path)
     }
 }
+
+/// Models Apple's tools write and compile, that Lade must open as Core Data does.
+@Suite("Apple's models Lade opens")
+struct AppleModelShapeTests {
+    @Test("an Integer 64 default of NO (a model Xcode compiles) loads as 0, with a warning naming it", arguments: [
+        ("NO", Int64(0)), ("YES", 0), (" 12 ", 12), ("1.5", 1), ("-7x", -7), ("abc", 0),
+    ])
+    func integerDefault(_ text: String, _ expected: Int64) throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try Fixtures.writeXcodeModel("""
+            <entity name="Thing"><attribute name="count" attributeType="Integer 64" defaultValueString="\(text)" usesScalarValueType="YES"/></entity>
+            """, in: directory)
+        let model = try ManagedObjectModel(contentsOf: url)
+        #expect(model.attribute("count", of: "Thing")?.defaultValue == .integer(expected))
+        let strict = (try? AttributeValue(parsing: text, as: .integer64)) != nil
+        #expect(model.warnings.count == (strict ? 0 : 1), "\(model.warnings)")
+        if !strict {
+            #expect(model.warnings.first?.message.contains("Core Data reads it as \(expected)") == true)
+            #expect(model.warnings.first?.line == 3)
+        }
+    }
+
+    @Test("an Integer 16 default beyond its range is still a problem")
+    func outOfRange() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try Fixtures.writeXcodeModel("""
+            <entity name="Thing"><attribute name="count" attributeType="Integer 16" defaultValueString="99999x"/></entity>
+            """, in: directory)
+        #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+    }
+}

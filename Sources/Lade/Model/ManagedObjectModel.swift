@@ -19,6 +19,10 @@ public struct ManagedObjectModel: Sendable, Equatable {
     /// Core Data's `versionIdentifiers` (Xcode's "Model Version Identifier").
     public var versionIdentifiers: [String] { storage.versionIdentifiers }
 
+    /// What the model's file says that Lade accepted as Apple's model compiler does, though it
+    /// is not what Xcode's editor writes (an Integer default of `NO`): each names where and what.
+    public internal(set) var warnings: [ModelProblem] = []
+
     /// Everything in one immutable object: a model is passed and copied everywhere (every
     /// context and object reaches it), and copying it must cost one reference, not dozens.
     private let storage: Storage

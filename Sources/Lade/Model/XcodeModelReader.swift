@@ -9,6 +9,7 @@ import Foundation
 struct XcodeModelReader {
     let file: String
     private var problems: [ModelProblem] = []
+    private var warnings: [ModelProblem] = []
     private var sourceMap: ModelSourceMap
 
     init(file: String) {
@@ -55,9 +56,11 @@ struct XcodeModelReader {
             entities: entities, fetchRequestTemplates: templates, configurations: configurations, sourceMap: sourceMap
         ).problems()
         guard problems.isEmpty && ruleProblems.isEmpty else { throw ModelError(problems + ruleProblems) }
-        return try ManagedObjectModel(
+        var model = try ManagedObjectModel(
             entities: entities, fetchRequestTemplates: templates, configurations: configurations,
             versionName: versionName, versionIdentifiers: identifiers, sourceMap: sourceMap)
+        model.warnings = warnings
+        return model
     }
 
     private mutating func readEntity(_ node: XMLElementTree) -> EntityDescription {
@@ -141,10 +144,43 @@ struct XcodeModelReader {
         guard let text = node[key] else { return nil }
         do {
             return try AttributeValue(parsing: text, as: type)
+        } catch where type.isInteger {
+            // Apple's model compiler reads an integer default as NSString's integer value does
+            // (leading spaces, a sign, then digits; anything else ends the number, and no digits
+            // is 0), so a model Xcode compiles, say with "NO" on an Integer 64, loads with the
+            // value Core Data uses there, and a warning.
+            let value = Self.leadingInteger(text)
+            guard type.integerRange!.contains(value) else {
+                problem(node.line, entity: entity, property: node["name"], "\(label) (\(key)): \(error)")
+                return nil
+            }
+            warnings.append(ModelProblem(file: file, line: node.line, entity: entity, property: node["name"],
+                                         message: "\(label) (\(key)) '\(text)' is not a whole number; Core Data reads it as \(value), and so does Lade"))
+            return .integer(value)
         } catch {
             problem(node.line, entity: entity, property: node["name"], "\(label) (\(key)): \(error)")
             return nil
         }
+    }
+
+    /// NSString's `longLongValue`: leading whitespace, an optional sign, then as many decimal
+    /// digits as there are (saturating); 0 when there are none.
+    static func leadingInteger(_ text: String) -> Int64 {
+        var bytes = Substring(text).utf8.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        var negative = false
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            bytes = bytes.dropFirst()
+        }
+        var value: Int64 = 0
+        for byte in bytes {
+            guard byte >= 0x30 && byte <= 0x39 else { break }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - 0x30))
+            if overflow || overflow2 { return negative ? .min : .max }
+            value = sum
+        }
+        return negative ? -value : value
     }
 
     private mutating func readRelationship(_ node: XMLElementTree, entity: String) -> RelationshipDescription? {
