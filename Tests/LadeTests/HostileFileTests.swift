@@ -128,6 +128,38 @@ struct HostileFileTests {
     }
 }
 
+@Suite("Models too deep to load in proportion are refused")
+struct ModelSizeTests {
+    @Test("an inheritance chain 2,000 deep is refused, naming the limit, without walking it for every entity")
+    func deepChain() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = (0..<2_000).map { index in
+            "<entity name=\"C\(index)\"\(index > 0 ? " parentEntity=\"C\(index - 1)\"" : "")><attribute name=\"a\(index)\" optional=\"YES\" attributeType=\"String\"/></entity>"
+        }.joined(separator: "\n")
+        let url = try Fixtures.writeXcodeModel(body, in: directory)
+        let started = Date()
+        #expect {
+            try ManagedObjectModel(contentsOf: url)
+        } throws: { error in
+            "\(error)".contains("more than 100 ancestors")
+        }
+        // Quadratic work took 20 s (release) before; what remains is linear.
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test("a chain 100 deep loads, every subentity holding its ancestors' attributes")
+    func allowedChain() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = (0...100).map { index in
+            "<entity name=\"C\(index)\"\(index > 0 ? " parentEntity=\"C\(index - 1)\"" : "")><attribute name=\"a\(index)\" optional=\"YES\" attributeType=\"String\"/></entity>"
+        }.joined(separator: "\n")
+        let model = try ManagedObjectModel(contentsOf: try Fixtures.writeXcodeModel(body, in: directory))
+        #expect(model.attributes(of: "C100").count == 101)
+    }
+}
+
 /// Models Apple's tools write and compile, that Lade must open as Core Data does.
 @Suite("Apple's models Lade opens")
 struct AppleModelShapeTests {

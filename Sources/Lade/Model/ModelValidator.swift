@@ -85,6 +85,8 @@ struct ModelValidator {
         for entity in entities {
             checkInheritance(of: entity)
         }
+        // The checks below walk each entity's ancestors: not through loops or runaway chains.
+        guard found.isEmpty else { return }
         for entity in entities {
             checkProperties(of: entity)
             checkConstraintsAndIndexes(of: entity)
@@ -105,9 +107,18 @@ struct ModelValidator {
                 report(entity: entity.name, "inheritance loops back to '\(name)'; an entity cannot be its own ancestor")
                 return
             }
+            // Every subentity holds all of its ancestors' properties, so a deep chain costs the
+            // square of its depth in memory and time; a hostile model is stopped here, early.
+            if seen.count - 1 > Self.maximumInheritanceDepth {
+                report(entity: entity.name, "the entity has more than \(Self.maximumInheritanceDepth) ancestors; Lade reads inheritance chains up to \(Self.maximumInheritanceDepth) deep")
+                return
+            }
             current = entityIndex[name]?.parentName
         }
     }
+
+    /// How many ancestors an entity may have (real models have a handful).
+    static let maximumInheritanceDepth = 100
 
     /// Ancestors nearest first; stops at loops and unknown parents (reported elsewhere).
     private func ancestors(of entity: EntityDescription) -> [EntityDescription] {
