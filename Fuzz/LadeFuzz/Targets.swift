@@ -137,7 +137,9 @@ func fuzz(_ bytes: [UInt8]) {
             let parts = bytes.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
             let pattern = String(decoding: parts[0], as: UTF8.self)
             let text = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "aaaaaaaaaaaaaaaaaaaaaaaaaaaaab"
-            let expression = try RegularExpression(pattern)
+            // As MATCHES runs it: Lade's linear-time engine, or a refusal for patterns it cannot
+            // match without backtracking (the ICU fallback that model rules still use is ICU's code).
+            let expression = try StringComparison.linearExpression(pattern)
             _ = expression.matchesWhole(text)
             _ = expression.matchesSomewhere(text)
         }

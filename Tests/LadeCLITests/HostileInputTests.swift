@@ -1,0 +1,249 @@
+import Foundation
+import Lade
+import Testing
+
+/// Hostile and unlucky input, as a user (or an attacker) hands it to the real `lade`: every case
+/// ends with a clear error (exit 1 or 64, naming what and where) or with the right data, and never
+/// with a crash, a hang (60 s), more than 1 GiB of memory, or a silent change to a file.
+/// The focused regression tests of each fix live beside the code they test; this suite is the
+/// project-level promise, one class of input per test.
+@Suite("Hostile input")
+struct HostileInputTests {
+    static let memoryLimit = 1 << 30
+
+    /// The bounds every case keeps, whatever it answers.
+    func expectBounded(_ run: HostileRun, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!run.hung, "\(what): still running after \(Int(run.seconds)) s", sourceLocation: sourceLocation)
+        #expect(run.signal == nil, "\(what): ended by signal \(run.signal ?? 0): \(run.stderr.suffix(400))", sourceLocation: sourceLocation)
+        #expect(run.peakResidentBytes < Self.memoryLimit,
+                "\(what): peak memory \(run.peakResidentBytes >> 20) MiB", sourceLocation: sourceLocation)
+        #expect(!run.stderr.contains("Fatal error"), "\(what): \(run.stderr.suffix(400))", sourceLocation: sourceLocation)
+    }
+
+    /// A refusal: exit 1 or 64, and one `lade: error:` line that names `naming` (the file, field or value at fault).
+    func expectRefused(_ run: HostileRun, naming: [String], _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        expectBounded(run, what, sourceLocation: sourceLocation)
+        #expect(run.status == 1 || run.status == 64, "\(what): exit \(run.status), \(run.stderr.suffix(400))", sourceLocation: sourceLocation)
+        let errors = run.errorLines.filter { $0.hasPrefix("lade: error:") || $0.hasPrefix("Error:") }
+        #expect(errors.count == 1, "\(what): expected one error line, got \(run.errorLines)", sourceLocation: sourceLocation)
+        for name in naming {
+            #expect(errors.first?.contains(name) == true, "\(what): the error does not name '\(name)': \(errors)", sourceLocation: sourceLocation)
+        }
+    }
+
+    func lade(_ sandbox: ImportSandbox, _ arguments: [String], input: Data? = nil) throws -> HostileRun {
+        try HostileRun.run(arguments, in: sandbox.directory, input: input)
+    }
+
+    func digest(_ url: URL) throws -> [String] { try storeFileDigests(url) }
+
+    /// A store with a few suppliers, made by a plain import.
+    func suppliersStore(_ sandbox: ImportSandbox, rows: [String] = ["ACME,Acme", "NORD,Nordwerk"]) throws {
+        try sandbox.write("suppliers.csv", "code,name\n" + rows.joined(separator: "\n") + "\n")
+        try sandbox.job("source: suppliers.csv\nentity: Supplier\nkey: code\n", named: "suppliers.yaml")
+        let run = try lade(sandbox, ["run", "suppliers.yaml", "--quiet"])
+        try #require(run.status == 0, "setting up the store: \(run.stderr)")
+    }
+
+    // MARK: Files lade writes
+
+    @Test("a rejects file that names the store is refused, and the store is untouched")
+    func rejectsOverStore() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox)
+        let before = try digest(sandbox.store)
+        try sandbox.write("more.csv", "code,email\nX1,not-an-email\n")
+        try sandbox.job("source: more.csv\nentity: Supplier\nkey: code\nonError: { policy: skip, rejects: catalog.sqlite }\n")
+        let run = try lade(sandbox, ["run", "job.yaml"])
+        expectRefused(run, naming: ["catalog.sqlite"], "rejects = store")
+        #expect(try digest(sandbox.store) == before)
+    }
+
+    @Test("a report that names the source is refused, and the source is untouched")
+    func reportOverSource() throws {
+        let sandbox = try ImportSandbox()
+        let source = "code,name\nA1,Alpha\n"
+        try sandbox.write("suppliers.csv", source)
+        try sandbox.job("source: suppliers.csv\nentity: Supplier\nkey: code\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--report", "./suppliers.csv"])
+        expectRefused(run, naming: ["suppliers.csv"], "report = source")
+        #expect(try String(contentsOf: sandbox.url("suppliers.csv"), encoding: .utf8) == source)
+    }
+
+    // MARK: Models
+
+    @Test("an entity name carrying SQL is refused by lade init, and no database is created")
+    func sqlInModelNames() throws {
+        let sandbox = try ImportSandbox()
+        let name = "X; ATTACH DATABASE 'pwned.db' AS p; CREATE TABLE p.t(x INTEGER)"
+        try sandbox.write("contents", """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="\(name)" representedClassName="X" syncable="YES">
+                    <attribute name="a" optional="YES" attributeType="String"/>
+                </entity>
+            </model>
+            """)
+        let run = try lade(sandbox, ["init", "new.sqlite", "--model", "contents"])
+        expectRefused(run, naming: ["contents"], "SQL in an entity name")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url("pwned.db").path))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url("new.sqlite").path))
+    }
+
+    @Test("a model whose DTD expands an entity thousands of times is refused within bounds")
+    func entityExpansionModel() throws {
+        let sandbox = try ImportSandbox()
+        let tenKiB = String(repeating: "x", count: 10_240)
+        let references = String(repeating: "&big;", count: 10_000)
+        try sandbox.write("contents", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE model [<!ENTITY big "\(tenKiB)">]>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Thing" representedClassName="Thing" syncable="YES">
+                    <attribute name="a" optional="YES" attributeType="String" defaultValueString="\(references)"/>
+                </entity>
+            </model>
+            """)
+        let run = try lade(sandbox, ["inspect", "contents"])
+        expectRefused(run, naming: ["contents"], "entity expansion")
+    }
+
+    // MARK: Sources
+
+    @Test("every row read from a pipe (/dev/stdin) is imported or counted")
+    func sourceThroughPipe() throws {
+        let sandbox = try ImportSandbox()
+        var text = "code,name\n"
+        for index in 0..<20_000 { text += "S\(index),Supplier \(index)\n" }
+        try sandbox.job("source: { path: /dev/stdin, format: csv }\nentity: Supplier\nkey: code\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--quiet"], input: Data(text.utf8))
+        expectBounded(run, "pipe source")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZSUPPLIER") == 20_000)
+    }
+
+    @Test("duplicate CSV column names are refused by validate and run, naming the columns")
+    func duplicateHeaders() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("suppliers.csv", "code,name,name\nA1,first,second\n")
+        try sandbox.job("source: suppliers.csv\nentity: Supplier\nkey: code\n")
+        expectRefused(try lade(sandbox, ["validate", "job.yaml"]), naming: ["suppliers.csv", "name"], "validate, duplicate header")
+        expectRefused(try lade(sandbox, ["run", "job.yaml"]), naming: ["suppliers.csv", "name"], "run, duplicate header")
+        if FileManager.default.fileExists(atPath: sandbox.store.path) {
+            #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZSUPPLIER") == 0)
+        }
+        // Under auto-matching, two spellings of one attribute.
+        try sandbox.write("suppliers.csv", "code,Name,NAME\nA1,first,second\n")
+        expectRefused(try lade(sandbox, ["validate", "job.yaml"]), naming: ["suppliers.csv", "'Name' (column 2) and 'NAME' (column 3)"], "validate, two spellings")
+    }
+
+    @Test("an empty key list is refused with its place in the job")
+    func emptyKey() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("suppliers.csv", "code,name\nA1,first\n")
+        try sandbox.job("source: suppliers.csv\nentity: Supplier\nkey: []\n")
+        expectRefused(try lade(sandbox, ["run", "job.yaml"]), naming: ["job.yaml"], "key: []")
+    }
+
+    @Test("a directory given as a job or a store says it is a directory")
+    func directories() throws {
+        let sandbox = try ImportSandbox()
+        try FileManager.default.createDirectory(at: sandbox.url("folder"), withIntermediateDirectories: true)
+        let job = try lade(sandbox, ["run", "folder"])
+        expectRefused(job, naming: ["folder", "directory"], "job is a directory")
+        let store = try lade(sandbox, ["meta", "get", "folder"])
+        expectRefused(store, naming: ["folder", "directory"], "store is a directory")
+    }
+
+    // MARK: Values and keys
+
+    @Test("keys that differ only after a NUL byte stay two objects and read back whole")
+    func nulInKeys() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("suppliers.ndjson", "{\"code\": \"A\\u0000B\", \"name\": \"ab\\u0000cd\"}\n{\"code\": \"A\\u0000C\", \"name\": \"x\"}\n")
+        try sandbox.job("source: suppliers.ndjson\nentity: Supplier\nkey: code\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--quiet"])
+        expectBounded(run, "NUL keys")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZSUPPLIER") == 2)
+        let fetch = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path,
+                                       "--entity", "Supplier", "--format", "json", "--sort", "code"])
+        expectBounded(fetch, "fetch NUL")
+        #expect(fetch.stdout.contains("A\\u0000B") && fetch.stdout.contains("A\\u0000C") && fetch.stdout.contains("ab\\u0000cd"),
+                "fetch printed: \(fetch.stdout.debugDescription)")
+    }
+
+    @Test("keys equal only under Unicode equivalence (NFC and NFD café) stay two objects")
+    func canonicallyEquivalentKeys() throws {
+        let sandbox = try ImportSandbox()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try sandbox.write("suppliers.csv", "code,name\n\(composed),composed\n\(decomposed),decomposed\n")
+        try sandbox.job("source: suppliers.csv\nentity: Supplier\nkey: code\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--quiet"])
+        expectBounded(run, "NFC/NFD")
+        #expect(run.status == 0, "\(run.stderr)")
+        let codes = try StoreReading.column(sandbox.store, "SELECT hex(ZCODE) || ':' || ZNAME FROM ZSUPPLIER ORDER BY ZNAME")
+        #expect(codes == [.text("636166C3A9:composed"), .text("63616665CC81:decomposed")])
+    }
+
+    @Test("a Double that overflows is rejected, never stored as infinity")
+    func doubleOverflow() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("products.ndjson", """
+            {"sku": "OK-1", "name": "fine", "weight": 1.5}
+            {"sku": "BIG-1", "name": "too big", "weight": 1e400}
+
+            """)
+        try sandbox.job("source: products.ndjson\nentity: Product\nkey: sku\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--quiet"])
+        expectBounded(run, "1e400")
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(try StoreReading.column(sandbox.store, "SELECT ZSKU FROM ZPRODUCT ORDER BY ZSKU") == [.text("OK-1")])
+        let rejects = try sandbox.rejectedRows()
+        #expect(rejects.count == 1 && (rejects.first?["line"] as? Int) == 2, "\(rejects)")
+    }
+
+    @Test("meta set refuses nesting it could not read back, and the store stays usable")
+    func deepMetadata() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox)
+        let before = try digest(sandbox.store)
+        for depth in [513, 60_000] {
+            let value = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let run = try lade(sandbox, ["meta", "set", "catalog.sqlite", "deep=\(value)", "--json-values"])
+            expectRefused(run, naming: ["deep"], "\(depth) levels")
+        }
+        #expect(try digest(sandbox.store) == before)
+        let read = try lade(sandbox, ["meta", "get", "catalog.sqlite"])
+        #expect(read.status == 0, "\(read.stderr)")
+    }
+
+    // MARK: Predicates
+
+    @Test("MATCHES with a pattern that backtracks badly answers every row, or refuses naming the pattern")
+    func catastrophicBacktracking() throws {
+        let sandbox = try ImportSandbox()
+        let names = [5, 25, 30, 35, 40].map { String(repeating: "a", count: $0) + "b" }
+        try suppliersStore(sandbox, rows: names.enumerated().map { "S\($0.offset),\($0.element)" })
+        let run = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
+                                     "--where", "name MATCHES '((a+)+c|a+b)'", "--format", "csv"])
+        expectBounded(run, "backtracking")
+        if run.status == 0 {
+            #expect(run.stdout.split(whereSeparator: \.isNewline).count == 1 + names.count, "rows: \(run.stdout)")
+        } else {
+            expectRefused(run, naming: ["((a+)+c|a+b)"], "backtracking refused")
+        }
+    }
+
+    @Test("a flat OR of 2,000 terms runs on SQLite")
+    func wideDisjunction() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox, rows: (0..<50).map { "C\($0),n\($0)" })
+        let predicate = (0..<2_000).map { "code == 'C\($0)'" }.joined(separator: " OR ")
+        let run = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
+                                     "--where", predicate, "--format", "csv"])
+        expectBounded(run, "wide OR")
+        #expect(run.status == 0, "\(run.stderr.prefix(300))")
+        #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51, "\(run.stdout.prefix(300)) \(run.stderr.prefix(300))")
+    }
+}
