@@ -101,4 +101,22 @@ struct SQLiteHostileTests {
             #expect(evaluated == expected)
         }
     }
+
+    @Test("a store that does not match the model says which tables and columns differ")
+    func mismatchNamesColumns() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func model(_ attributes: [String]) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: attributes.map { AttributeDescription(name: $0, type: .string) })])
+        }
+        let url = directory.appendingPathComponent("things.sqlite")
+        _ = try SQLiteStore.create(at: url, model: try model(["a", "b"]))
+        #expect {
+            _ = try SQLiteStore(url: url, model: try model(["a", "c"]), readOnly: true)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("ZTHING lacks column ZC") && text.contains("ZTHING has column ZB the model does not")
+        }
+    }
 }
+

@@ -226,10 +226,41 @@ public final class SQLiteStore: @unchecked Sendable {
         }
         guard differing.isEmpty else {
             let names = differing.sorted()
+            let layout = try layoutDifferences(schema: schema, connection: connection, tables: tables)
+            let shown = layout.prefix(6).joined(separator: "; ") + (layout.count > 6 ? "; and \(layout.count - 6) more" : "")
             throw StoreError(
                 .modelMismatch(entities: names), path: path,
-                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))); open it with the model version it was made with (model migration is not supported yet)")
+                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))"
+                    + (layout.isEmpty ? "; the tables and columns are the model's" : "; tables and columns: \(shown)")
+                    + "); open it with the model version it was made with (model migration is not supported yet)")
         }
+    }
+
+    /// How the store's tables and columns differ from the layout the model implies, one phrase
+    /// each (`ZPRODUCT lacks column ZCOLOUR`), for the mismatch error.
+    private static func layoutDifferences(schema: SQLiteSchema, connection: SQLiteConnection, tables: Set<String>) throws -> [String] {
+        func columns(_ table: String) throws -> Set<String> {
+            Set(try connection.rows("PRAGMA table_info(\(SQLiteSchema.quoted(table)))").compactMap { row -> String? in
+                if case .text(let name) = row[1] { return name } else { return nil } })
+        }
+        var found: [String] = []
+        var expectedTables = SQLiteSchema.systemTables
+        for table in schema.tables {
+            expectedTables.insert(table.name)
+            guard tables.contains(table.name) else { found.append("table \(table.name) is missing"); continue }
+            let actual = try columns(table.name), expected = Set(table.columns.map(\.name))
+            let missing = expected.subtracting(actual).sorted(), extra = actual.subtracting(expected).sorted()
+            if !missing.isEmpty { found.append("\(table.name) lacks column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", "))") }
+            if !extra.isEmpty { found.append("\(table.name) has column\(extra.count == 1 ? "" : "s") \(extra.joined(separator: ", ")) the model does not") }
+        }
+        for join in schema.joinTables {
+            expectedTables.insert(join.name)
+            if !tables.contains(join.name) { found.append("join table \(join.name) is missing") }
+        }
+        for table in tables.subtracting(expectedTables).sorted() where !table.hasPrefix("sqlite_") && !table.hasPrefix("ACH") && !table.hasPrefix("ATRANSACTION") {
+            found.append("table \(table) is not in the model")
+        }
+        return found
     }
 
     // MARK: Metadata
