@@ -94,4 +94,28 @@ struct ValueConverterTests {
         } else { Issue.record("a list is not one value") }
         if case .failure = try converter(.integer16).convert(.number("40000")) {} else { Issue.record("40000 is out of Integer 16's range") }
     }
+
+    @Test("a date pattern takes only text of its own width: yyyy refuses a two-digit year, dd a one-digit day")
+    func patternWidth() throws {
+        let converter = try converter(.date, date: .pattern("yyyy-MM-dd"))
+        #expect(try converter.convert(.string("2024-03-01")) == .value(date("2024-03-01T00:00:00Z")))
+        for text in ["24-03-01", "2024-3-01", "2024-03-1"] {
+            guard case .failure(let reason) = try converter.convert(.string(text)) else {
+                Issue.record("'\(text)' was read as a date")
+                continue
+            }
+            #expect(reason.contains("does not have the date pattern"))
+        }
+    }
+
+    @Test("unix dates outside the years 1 to 9999 are refused", arguments: ["1e20", "-1e12", "253402300800"])
+    func unixRange(_ text: String) throws {
+        guard case .failure(let reason) = try converter(.date, date: .unixSeconds).convert(.string(text)) else {
+            Issue.record("'\(text)' was read as a date")
+            return
+        }
+        #expect(reason.contains("outside the years 1 to 9999"))
+        #expect(try converter(.date, date: .unixSeconds).convert(.string("253402300799")) == .value(date("9999-12-31T23:59:59Z")))
+    }
 }
+

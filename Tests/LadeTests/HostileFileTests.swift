@@ -130,14 +130,18 @@ struct HostileFileTests {
 
 @Suite("Models too deep to load in proportion are refused")
 struct ModelSizeTests {
+    /// `count` entities, each the parent of the next, each with an attribute of its own.
+    static func chain(_ count: Int) -> String {
+        (0..<count).map { index in
+            "<entity name=\"C\(index)\"\(index > 0 ? " parentEntity=\"C\(index - 1)\"" : "")><attribute name=\"a\(index)\" optional=\"YES\" attributeType=\"String\"/></entity>"
+        }.joined(separator: "\n")
+    }
+
     @Test("an inheritance chain 2,000 deep is refused, naming the limit, without walking it for every entity")
     func deepChain() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let body = (0..<2_000).map { index in
-            "<entity name=\"C\(index)\"\(index > 0 ? " parentEntity=\"C\(index - 1)\"" : "")><attribute name=\"a\(index)\" optional=\"YES\" attributeType=\"String\"/></entity>"
-        }.joined(separator: "\n")
-        let url = try Fixtures.writeXcodeModel(body, in: directory)
+        let url = try Fixtures.writeXcodeModel(Self.chain(2_000), in: directory)
         let started = Date()
         #expect {
             try ManagedObjectModel(contentsOf: url)
@@ -152,10 +156,7 @@ struct ModelSizeTests {
     func allowedChain() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let body = (0...100).map { index in
-            "<entity name=\"C\(index)\"\(index > 0 ? " parentEntity=\"C\(index - 1)\"" : "")><attribute name=\"a\(index)\" optional=\"YES\" attributeType=\"String\"/></entity>"
-        }.joined(separator: "\n")
-        let model = try ManagedObjectModel(contentsOf: try Fixtures.writeXcodeModel(body, in: directory))
+        let model = try ManagedObjectModel(contentsOf: try Fixtures.writeXcodeModel(Self.chain(101), in: directory))
         #expect(model.attributes(of: "C100").count == 101)
     }
 }

@@ -49,7 +49,14 @@ public final class AttributeValidator: Sendable {
             case .binary(let data): measured = .integer(Int64(data.count))
             default: measured = value
             }
-            let what = measuresLength ? "length" : "value"
+            // Core Data counts a string's length in UTF-16 code units (NSString's length), so
+            // an emoji counts 2: the message says so, or "too long" at 50 characters reads wrong.
+            let what: String
+            switch value {
+            case .string(let text): what = "length (\(text.utf16.count) UTF-16 code units, as Core Data counts)"
+            case .binary(let data): what = "length (\(data.count) bytes)"
+            default: what = measuresLength ? "length" : "value"
+            }
             if let minimum = minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
                 return Violation(rule: .minimum, message: "\(what) is below the minimum \(minimum.canonicalText)")
             }

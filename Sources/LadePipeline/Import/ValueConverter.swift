@@ -107,9 +107,17 @@ public struct ValueConverter: @unchecked Sendable {
             guard let number = Double(trimmed), number.isFinite else {
                 return .failure("'\(Self.clip(text))' is not a number of \(dateFormat == .unixSeconds ? "seconds" : "milliseconds") since 1970")
             }
-            return .value(.date(Date(timeIntervalSince1970: dateFormat == .unixSeconds ? number : number / 1000)))
+            let seconds = dateFormat == .unixSeconds ? number : number / 1000
+            // Years 1 to 9999: what ISO 8601 text (exports, XML stores) writes and reads back.
+            guard seconds >= -62_135_596_800, seconds < 253_402_300_800 else {
+                return .failure("'\(Self.clip(text))' is outside the years 1 to 9999 as \(dateFormat == .unixSeconds ? "seconds" : "milliseconds") since 1970; a date there cannot be written and read back")
+            }
+            return .value(.date(Date(timeIntervalSince1970: seconds)))
         case .pattern(let pattern)?:
-            guard let date = formatter?.date(from: trimmed) else {
+            // DateFormatter is lenient ("24" passes for yyyy, as year 24): the text must also be
+            // what the pattern writes for that date, so every field has the pattern's width.
+            guard let formatter, let date = formatter.date(from: trimmed),
+                  formatter.string(from: date).caseInsensitiveCompare(trimmed) == .orderedSame else {
                 return .failure("'\(Self.clip(text))' does not have the date pattern '\(pattern)' (time zone \(timeZone.identifier))")
             }
             return .value(.date(date))
