@@ -40,7 +40,9 @@ struct Fetch: ParsableCommand {
     @Option(help: ArgumentHelp("The entity to fetch.", valueName: "ENTITY"))
     var entity: String
 
-    @Option(name: .customLong("where"), help: ArgumentHelp("A predicate, in Core Data's format.", valueName: "PREDICATE"))
+    @Option(name: .customLong("where"), help: ArgumentHelp(
+        "A predicate, in Core Data's format; @FILE reads it from FILE (for predicates longer than a command line holds), @- from standard input.",
+        valueName: "PREDICATE"))
     var predicate: String?
 
     @Option(help: ArgumentHelp("Sort by KEY, ascending or (:desc) descending; repeat for ties.", valueName: "KEY[:desc]"))
@@ -68,9 +70,25 @@ struct Fetch: ParsableCommand {
         }
     }
 
+    /// The predicate's text: as given, or read from `@FILE` / `@-` (a trailing line break dropped).
+    func predicateText() throws -> String? {
+        guard let predicate, predicate.hasPrefix("@") else { return predicate }
+        let path = String(predicate.dropFirst())
+        let data: Data
+        do {
+            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw exitReporting(StoreError(.notFound, path: path, "cannot read the predicate file (--where @\(path)): \(error.localizedDescription)"))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw exitReporting(StoreError(.io, path: path, "the predicate file is not UTF-8 text"))
+        }
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    }
+
     func run() throws {
         var query = StoreQuery(entity: entity)
-        if let predicate {
+        if let predicate = try predicateText() {
             do {
                 query.predicate = try StoreQuery.predicate(predicate)
             } catch {

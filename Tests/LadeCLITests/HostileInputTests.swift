@@ -246,4 +246,19 @@ struct HostileInputTests {
         #expect(run.status == 0, "\(run.stderr.prefix(300))")
         #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51, "\(run.stdout.prefix(300)) \(run.stderr.prefix(300))")
     }
+
+    @Test("a predicate longer than a command line holds (400 KB) is read from a file with --where @FILE")
+    func predicateFromFile() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox, rows: (0..<50).map { "C\($0),n\($0)" })
+        try sandbox.write("predicate.txt", (0..<20_000).map { "code == 'C\($0)'" }.joined(separator: " OR ") + "\n")
+        let run = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
+                                     "--where", "@predicate.txt", "--format", "csv"])
+        expectBounded(run, "predicate file")
+        #expect(run.status == 0, "\(run.stderr.prefix(300))")
+        #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51)
+        expectRefused(try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
+                                         "--where", "@missing.txt"]), naming: ["missing.txt"], "no predicate file")
+    }
 }
+
