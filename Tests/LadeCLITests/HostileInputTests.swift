@@ -247,11 +247,11 @@ struct HostileInputTests {
         #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51, "\(run.stdout.prefix(300)) \(run.stderr.prefix(300))")
     }
 
-    @Test("a predicate longer than a command line holds (400 KB) is read from a file with --where @FILE")
+    @Test("a predicate longer than a command line holds (190 KB) is read from a file with --where @FILE")
     func predicateFromFile() throws {
         let sandbox = try ImportSandbox()
         try suppliersStore(sandbox, rows: (0..<50).map { "C\($0),n\($0)" })
-        try sandbox.write("predicate.txt", (0..<20_000).map { "code == 'C\($0)'" }.joined(separator: " OR ") + "\n")
+        try sandbox.write("predicate.txt", (0..<10_000).map { "code == 'C\($0)'" }.joined(separator: " OR ") + "\n")
         let run = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
                                      "--where", "@predicate.txt", "--format", "csv"])
         expectBounded(run, "predicate file")
