@@ -71,6 +71,23 @@ struct HostileFileTests {
         }
     }
 
+    /// Found by `make fuzz` (target binary-store): an object key beyond 63 bits trapped on conversion.
+    @Test("a binary store with a key beyond 63 bits is refused, not a crash")
+    func hugeKey() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("key.binary")
+        try Self.binaryStore(at: url) { body in
+            body.uvarint(1); body.uvarint(0); body.uvarint(UInt64.max); body.uvarint(1)
+            body.uvarint(0); body.uvarint(0)
+        }
+        #expect {
+            try BinaryStoreFile.read(at: url, model: Self.catalog())
+        } throws: { error in
+            "\(error)".contains("beyond 63 bits")
+        }
+    }
+
     @Test("a binary store's metadata length beyond the file is refused")
     func metadataLength() throws {
         let directory = try Fixtures.temporaryDirectory()

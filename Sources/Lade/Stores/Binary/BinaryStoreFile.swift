@@ -171,7 +171,7 @@ enum BinaryStoreFile {
         let (descriptor, metadata, _) = try openHeader(at: url)
         defer { close(descriptor) }
         let body = try BodyReader(descriptor: descriptor, path: path)
-        var graph = AtomicObjectGraph(nextKey: Int64(try body.uvarint()))
+        var graph = AtomicObjectGraph(nextKey: try body.signed())
         struct EntityTable { var name: String; var attributes: [AttributeDescription]; var relationships: [RelationshipDescription] }
         var entities: [EntityTable] = []
         for _ in 0..<(try body.count()) {
@@ -200,8 +200,8 @@ enum BinaryStoreFile {
             let entityNumber = try body.count()
             guard entityNumber < entities.count else { throw body.damaged("an object of entity number \(entityNumber)") }
             let table = entities[entityNumber]
-            let key = Int64(try body.uvarint())
-            var object = AtomicObject(entity: table.name, version: Int64(try body.uvarint()))
+            let key = try body.signed()
+            var object = AtomicObject(entity: table.name, version: try body.signed())
             for _ in 0..<(try body.count()) {
                 let index = try body.count()
                 guard index < table.attributes.count else { throw body.damaged("attribute number \(index) of \(table.name)") }
@@ -212,7 +212,7 @@ enum BinaryStoreFile {
                 guard index < table.relationships.count else { throw body.damaged("relationship number \(index) of \(table.name)") }
                 let relationship = table.relationships[index]
                 var destinations: OrderedSet<Int64> = []
-                for _ in 0..<(try body.count()) { destinations.append(Int64(try body.uvarint())) }
+                for _ in 0..<(try body.count()) { destinations.append(try body.signed()) }
                 if relationship.isToMany {
                     object.toMany[relationship.name] = destinations
                 } else if let destination = destinations.first {
@@ -332,6 +332,13 @@ final class BodyReader {
             if byte < 0x80 { return value }
             shift += 7
         }
+    }
+
+    /// A key, version or next key: a varint that must fit in 63 bits.
+    func signed() throws -> Int64 {
+        let value = try uvarint()
+        guard value <= UInt64(Int64.max) else { throw damaged("a key or version of \(value), beyond 63 bits") }
+        return Int64(value)
     }
 
     /// A count or index: a varint that must fit in memory.
