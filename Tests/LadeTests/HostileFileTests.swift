@@ -209,4 +209,40 @@ struct AppleModelShapeTests {
             """, in: directory)
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
     }
+
+    @Test("a reflexive many-to-many gets Apple's join table: Z_2BLOCKING (Z_2BLOCKEDBY, Z_2BLOCKING) for TodoItem.blockedBy ↔ blocking")
+    func reflexiveJoinTable() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try Fixtures.writeXcodeModel("""
+            <entity name="Project"><attribute name="title" optional="YES" attributeType="String"/></entity>
+            <entity name="TodoItem">
+                <relationship name="blockedBy" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="TodoItem" inverseName="blocking" inverseEntity="TodoItem"/>
+                <relationship name="blocking" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="TodoItem" inverseName="blockedBy" inverseEntity="TodoItem"/>
+            </entity>
+            """, in: directory)
+        let model = try ManagedObjectModel(contentsOf: url)
+        let schema = SQLiteSchema(model: model)
+        #expect(schema.entity(named: "TodoItem")?.number == 2)
+        let joins = schema.joinTables.map { "\($0.name) (\($0.sourceColumn), \($0.destinationColumn))" }
+        #expect(joins == ["Z_2BLOCKING (Z_2BLOCKEDBY, Z_2BLOCKING)"])
+
+        // A store of that layout, as Apple's Core Data writes it, opens and links both ways.
+        let store = directory.appendingPathComponent("todo.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: store)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let first = try context.insertObject(forEntityName: "TodoItem")
+            let second = try context.insertObject(forEntityName: "TodoItem")
+            try first.setValue([second], forKey: "blocking")
+            try context.save()
+        }
+        let rows = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT Z_2BLOCKEDBY, Z_2BLOCKING FROM Z_2BLOCKING")
+        // The source column (named by the inverse) holds the object whose `blocking` it is.
+        let keys = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT Z_PK FROM ZTODOITEM ORDER BY Z_PK")
+        #expect(rows == [[keys[0][0], keys[1][0]]])
+    }
 }
+

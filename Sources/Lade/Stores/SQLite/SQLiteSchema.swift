@@ -235,7 +235,10 @@ public struct SQLiteSchema: Sendable {
                     let candidate = PropertyReference(entity: declaring, name: inverse.name)
                     let inverseNumber = numberOf(declaring)
                     // The table belongs to the lower-numbered side; the other side will find it.
-                    if (inverseNumber, inverse.name) < (sourceNumber, relationship.name) { continue }
+                    // Between two relationships of one entity (a reflexive many-to-many) it is
+                    // the one whose name sorts last: Apple's store for TodoItem.blockedBy ↔
+                    // TodoItem.blocking has Z_2BLOCKING (Z_2BLOCKEDBY, Z_2BLOCKING).
+                    if inverseNumber != sourceNumber ? inverseNumber < sourceNumber : inverse.name > relationship.name { continue }
                     inverseReference = candidate
                 }
                 var tableName = "Z_\(sourceNumber)" + relationship.name.uppercased()
