@@ -244,5 +244,50 @@ struct AppleModelShapeTests {
         let keys = try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT Z_PK FROM ZTODOITEM ORDER BY Z_PK")
         #expect(rows == [[keys[0][0], keys[1][0]]])
     }
-}
 
+    @Test("join-table column names are unique across the model: the second Z_2PARENTGROUPS gets a 1, as Apple's Contacts store has Z_19PARENTGROUPS1")
+    func joinColumnsUniqueAcrossModel() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Contacts' shape: contacts in groups, and groups in groups (a reflexive many-to-many).
+        let url = try Fixtures.writeXcodeModel("""
+            <entity name="Contact">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="parentGroups" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Group" inverseName="contacts" inverseEntity="Group"/>
+            </entity>
+            <entity name="Group">
+                <relationship name="childGroups" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Group" inverseName="parentGroups" inverseEntity="Group"/>
+                <relationship name="contacts" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Contact" inverseName="parentGroups" inverseEntity="Contact"/>
+                <relationship name="parentGroups" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Group" inverseName="childGroups" inverseEntity="Group"/>
+            </entity>
+            """, in: directory)
+        let model = try ManagedObjectModel(contentsOf: url)
+        let schema = SQLiteSchema(model: model)
+        let joins = schema.joinTables.map { "\($0.name) (\($0.sourceColumn), \($0.destinationColumn))" }
+        #expect(joins == ["Z_1PARENTGROUPS (Z_1CONTACTS, Z_2PARENTGROUPS)", "Z_2PARENTGROUPS (Z_2CHILDGROUPS, Z_2PARENTGROUPS1)"])
+
+        // The store of that layout takes links on both tables and reads them back.
+        let store = directory.appendingPathComponent("contacts.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: store)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let contact = try context.insertObject(forEntityName: "Contact")
+            let family = try context.insertObject(forEntityName: "Group")
+            let cousins = try context.insertObject(forEntityName: "Group")
+            try contact.add(cousins, toKey: "parentGroups")
+            try cousins.add(family, toKey: "parentGroups")
+            try context.save()
+        }
+        let connection = try SQLiteConnection(path: store.path, mode: .readOnly)
+        #expect(try connection.rows("SELECT COUNT(*) FROM Z_1PARENTGROUPS") == [[.integer(1)]])
+        #expect(try connection.rows("SELECT COUNT(*) FROM Z_2PARENTGROUPS WHERE Z_2PARENTGROUPS1 IS NOT NULL") == [[.integer(1)]])
+        let fresh = ManagedObjectContext(concurrencyType: .privateQueue)
+        fresh.persistentStoreCoordinator = coordinator
+        let parents = try fresh.performAndWait {
+            try fresh.fetch(FetchRequest(entityName: "Group")).map { $0.objects(forKey: "parentGroups").count }.sorted()
+        }
+        #expect(parents == [0, 1])
+    }
+}

@@ -136,6 +136,10 @@ struct StoreMigration {
         let reader = source as? SQLiteStore
         try reader?.beginReading()
         defer { try? reader?.endReading() }
+        // What the copy would skip (an unknown Z_ENT) or carry as a key to nothing is refused,
+        // with counts, before anything is written.
+        let damage = try source.damage(thorough: false)
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: source.url?.path ?? source.type) }
         var metadata = source.metadata
         let identifier = metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? source.identifier
         switch type {

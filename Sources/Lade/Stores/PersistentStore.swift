@@ -27,6 +27,10 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// subentities), in primary key order, at most `batchSize` at a time: how conversions and
     /// exports read a whole store without holding it in memory.
     func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws
+    /// What in the store breaks Core Data's invariants for the model, with counts (see
+    /// `StoreDamage`); empty for a sound store. `thorough: false` finds, cheaply, what a
+    /// whole-store read would otherwise skip or turn into nulls; `true` checks everything.
+    func damage(thorough: Bool) throws -> [StoreDamage]
 }
 
 /// A fetch as a store runs it.

@@ -17,6 +17,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case readOnly
         case reservedMetadataKey
         case io
+        /// The store's contents break Core Data's invariants (`lade check` lists them).
+        case damaged([StoreDamage])
         case sqlite(code: Int32)
     }
 

@@ -38,6 +38,7 @@ public struct StoreExporter {
     /// beside its final one and renamed over it when complete, so an existing export is
     /// replaced whole or not at all.
     public func export(format: Format, to directory: URL) throws -> [ExportedFile] {
+        try refuseDamage()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -53,9 +54,9 @@ public struct StoreExporter {
                     throw StoreError(.io, path: url.path, "cannot open the export file for writing")
                 }
                 defer { try? handle.close() }
-                count = try export(entity: entity.name, format: format) { text in try handle.write(contentsOf: Data(text.utf8)) }
+                count = try write(entity: entity.name, format: format) { text in try handle.write(contentsOf: Data(text.utf8)) }
             } else {
-                count = try writeAtomically(url) { sink in try export(entity: entity.name, format: format, to: sink) }
+                count = try writeAtomically(url) { sink in try write(entity: entity.name, format: format, to: sink) }
             }
             return ExportedFile(entity: entity.name, url: url, count: count)
         }
@@ -65,6 +66,18 @@ public struct StoreExporter {
     /// returns how many there were.
     @discardableResult
     public func export(entity: String, format: Format, to sink: (String) throws -> Void) throws -> Int {
+        try refuseDamage()
+        return try write(entity: entity, format: format, to: sink)
+    }
+
+    /// Rows an export would skip (an unknown `Z_ENT`) or print as nulls (a key naming no
+    /// object) make the store refused, with counts, before anything is written.
+    private func refuseDamage() throws {
+        let damage = try store.damage(thorough: false)
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: store.url?.path ?? store.type) }
+    }
+
+    private func write(entity: String, format: Format, to sink: (String) throws -> Void) throws -> Int {
         let columns = try RecordColumns(model: store.model, entity: entity)
         let reader = StoreRecordReader(store: store)
         let names = columns.names

@@ -124,7 +124,7 @@ public struct StoreRecordReader {
         func flush() throws {
             guard !group.isEmpty else { return }
             let keyed = try destinationRows(Array(needKeys))
-            for (row, toMany) in group { try body(record(row, toMany: toMany, columns: columns, keyed: keyed)) }
+            for (row, toMany) in group { try body(try record(row, toMany: toMany, columns: columns, keyed: keyed)) }
             group.removeAll(keepingCapacity: true)
             needKeys.removeAll(keepingCapacity: true)
         }
@@ -153,13 +153,20 @@ public struct StoreRecordReader {
         try flush()
     }
 
-    private func record(_ row: StoreRow, toMany: [[ManagedObjectID]?], columns: RecordColumns, keyed: [ManagedObjectID: StoreRow]) -> [RecordCell] {
-        func reference(_ id: ManagedObjectID, key: String?) -> RecordCell {
+    private func record(_ row: StoreRow, toMany: [[ManagedObjectID]?], columns: RecordColumns, keyed: [ManagedObjectID: StoreRow]) throws -> [RecordCell] {
+        func reference(_ id: ManagedObjectID, key: String?, relationship: String) throws -> RecordCell {
             guard let key else { return .value(.string(id.uriRepresentation().absoluteString)) }
-            guard let row = keyed[id], let index = row.layout.attributeIndex(of: key), let value = row.values[index] else { return .null }
+            guard let destination = keyed[id] else {
+                // A key naming no object is damage: never printed as if there were no destination.
+                throw StoreError.damaged([StoreDamage(
+                    .danglingReference, place: "\(row.objectID.entityName).\(relationship)", count: 1,
+                    example: "key \(row.objectID.primaryKey ?? 0) names \(id.entityName) key \(id.primaryKey ?? 0)",
+                    problem: "reference to an object that is not in the store")], path: store.url?.path ?? store.type)
+            }
+            guard let index = destination.layout.attributeIndex(of: key), let value = destination.values[index] else { return .null }
             return .value(value)
         }
-        return columns.columns.enumerated().map { columnIndex, column -> RecordCell in
+        return try columns.columns.enumerated().map { columnIndex, column -> RecordCell in
             switch column {
             case .uri:
                 return .value(.string(row.objectID.uriRepresentation().absoluteString))
@@ -168,10 +175,10 @@ public struct StoreRecordReader {
                 return .value(value)
             case .relationship(let name, let isToMany, _, let key):
                 if isToMany {
-                    return .list((toMany[columnIndex] ?? []).map { reference($0, key: key) })
+                    return .list(try (toMany[columnIndex] ?? []).map { try reference($0, key: key, relationship: name) })
                 }
                 guard let index = row.layout.relationshipIndex(of: name), let id = row.toOneIDs[index] else { return .null }
-                return reference(id, key: key)
+                return try reference(id, key: key, relationship: name)
             }
         }
     }

@@ -98,6 +98,10 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
                 .modelMismatch(entities: names), path: path,
                 "the store does not match the model (version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with")
         }
+        // Objects the model cannot place, or references to objects that are not there, would
+        // be skipped or read as nulls: refused, with counts.
+        let damage = contents.graph.damage(model: model, thorough: false)
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: path) }
         self.identifier = identifier
         self.type = type
         self.url = url
@@ -184,6 +188,11 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
                 graph[destination].map { ManagedObjectID(entityName: $0.entity, storeIdentifier: identifier, primaryKey: destination) }
             }
         }
+    }
+
+    public func damage(thorough: Bool) throws -> [StoreDamage] {
+        let graph = graphSnapshot
+        return graph.damage(model: model, thorough: thorough)
     }
 
     public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {

@@ -13,6 +13,13 @@ import Foundation
 public final class SQLiteConnection {
     public enum Mode: Sendable, Equatable {
         /// Opens for reading only; SQLite never writes the database or its `-wal`.
+        ///
+        /// A WAL-mode database read through a read-only connection keeps the `-wal` and
+        /// `-shm` that reading creates: only a connection that may write removes them when it
+        /// closes. So when the file has no companions yet (and may be written), the
+        /// connection is opened read-write with `PRAGMA query_only`, which refuses every
+        /// write, and SQLite itself removes the empty `-wal` and `-shm` at close when no other
+        /// connection uses them: the directory is left as it was.
         case readOnly
         case readWrite(create: Bool)
     }
@@ -23,8 +30,11 @@ public final class SQLiteConnection {
 
     public init(path: String, mode: Mode, busyTimeout: TimeInterval = 5) throws {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        var queryOnly = false
         switch mode {
-        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readOnly:
+            queryOnly = Self.leavesNoCompanions(path)
+            flags |= queryOnly ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY
         case .readWrite(let create): flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
         }
         var connection: OpaquePointer?
@@ -37,6 +47,14 @@ public final class SQLiteConnection {
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
         SQLiteFunctions.register(on: connection)
+        if queryOnly {
+            let code = sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil)
+            guard code == SQLITE_OK else {
+                let message = String(cString: sqlite3_errmsg(connection))
+                sqlite3_close_v2(connection)
+                throw SQLiteError(code: code, message: message, path: path)
+            }
+        }
         self.handle = connection
         self.path = path
         self.mode = mode
@@ -44,6 +62,18 @@ public final class SQLiteConnection {
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    /// Whether a read-only open may use a read-write connection under `query_only` (see
+    /// `Mode.readOnly`): a regular file this process may write, in a writable directory, with
+    /// no `-wal`, `-shm` or `-journal` beside it (a hot journal is never rolled back here).
+    private static func leavesNoCompanions(_ path: String) -> Bool {
+        guard !path.hasPrefix("file:"), path != ":memory:", !path.isEmpty else { return false }
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, W_OK) == 0 else { return false }
+        let directory = (path as NSString).deletingLastPathComponent
+        guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else { return false }
+        return ["-wal", "-shm", "-journal"].allSatisfy { access(path + $0, F_OK) != 0 }
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {

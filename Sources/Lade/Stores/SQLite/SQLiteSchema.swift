@@ -222,7 +222,23 @@ public struct SQLiteSchema: Sendable {
         var joinTables: [JoinTable] = []
         var joinIndex: [PropertyReference: Int] = [:]
         var usedTableNames = Set(tables.map(\.name)).union(Self.systemTables)
-        for entity in model.entities {
+        // Join-table column names are unique across the whole model, not only within a table:
+        // a name already taken gets "1" (then "2", …). Apple's Contacts store shows it:
+        // Z_18PARENTGROUPS (Z_18CHILDGROUPS, Z_19PARENTGROUPS), then Z_22PARENTGROUPS
+        // (Z_22CONTACTS, Z_19PARENTGROUPS1); so do Z_17TAGS (Z_17ENTRIES1, Z_22TAGS) and
+        // Z_4SHORTCUTS (Z_4PARENTS1, Z_7SHORTCUTS). Entities are taken in number order.
+        var usedJoinColumns: Set<String> = []
+        func joinColumn(_ base: String) -> String {
+            var name = base
+            var suffix = 1
+            while usedJoinColumns.contains(name) {
+                name = base + String(suffix)
+                suffix += 1
+            }
+            usedJoinColumns.insert(name)
+            return name
+        }
+        for entity in numbered.map({ model.entity(named: $0.name)! }) {
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let inverse = model.inverse(of: relationship)
                 guard inverse == nil || inverse!.isToMany else { continue }
@@ -250,9 +266,8 @@ public struct SQLiteSchema: Sendable {
                 usedTableNames.insert(tableName)
                 // A to-many without an inverse has no name for its source column; Lade uses the
                 // source entity's name (Core Data warns about such relationships).
-                let sourceColumn = "Z_\(sourceNumber)" + (inverse?.name ?? entity.name).uppercased()
-                var destinationColumn = "Z_\(destinationNumber)" + relationship.name.uppercased()
-                if destinationColumn == sourceColumn { destinationColumn += "1" }
+                let sourceColumn = joinColumn("Z_\(sourceNumber)" + (inverse?.name ?? entity.name).uppercased())
+                let destinationColumn = joinColumn("Z_\(destinationNumber)" + relationship.name.uppercased())
                 let join = JoinTable(
                     name: tableName, relationship: reference, inverse: inverseReference ?? reference,
                     sourceColumn: sourceColumn, destinationColumn: destinationColumn,

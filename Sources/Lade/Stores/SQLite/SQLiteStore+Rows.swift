@@ -10,12 +10,14 @@ extension SQLiteStore: PersistentStore {
 
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let (sql, arguments) = try selectSQL(request, columns: "t0.*")
+        let table = schema.entity(named: request.entityName)!.tableName
         return try withConnection { connection in
             let statement = try cachedStatement(sql, connection)
+            defer { statement.reset() }
             try statement.bind(arguments)
             var rows: [StoreRow] = []
             while try statement.step() {
-                if let row = decodeRow(statement) { rows.append(row) }
+                rows.append(try decodeRow(statement, table: table))
             }
             return rows
         }
@@ -57,12 +59,12 @@ extension SQLiteStore: PersistentStore {
         while true {
             let rows = try withConnection { connection in
                 let statement = try cachedStatement(sql, connection)
+                defer { statement.reset() }
                 try statement.bind([.integer(entity.number), .integer(last), .integer(Int64(max(1, batchSize)))])
                 var rows: [StoreRow] = []
                 while try statement.step() {
-                    if let row = decodeRow(statement) { rows.append(row) }
+                    rows.append(try decodeRow(statement, table: entity.tableName))
                 }
-                statement.reset()
                 return rows
             }
             guard let end = rows.last?.objectID.primaryKey else { return }
@@ -83,9 +85,10 @@ extension SQLiteStore: PersistentStore {
             for (table, keys) in byTable {
                 for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
                     let statement = try cachedStatement("SELECT * FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
+                    defer { statement.reset() }
                     try statement.bind(chunk.map { .integer($0) })
                     while try statement.step() {
-                        if let row = decodeRow(statement) { rows.append(row) }
+                        rows.append(try decodeRow(statement, table: table))
                     }
                 }
             }
@@ -93,16 +96,24 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    /// Decodes a `SELECT *` row of an entity table.
-    private func decodeRow(_ statement: SQLiteStatement) -> StoreRow? {
+    /// Decodes a `SELECT *` row of an entity table. A row the model cannot read (a `Z_ENT`
+    /// that names no entity, a value that cannot stand for its attribute) is damage, refused
+    /// with where it is, never skipped or read as nil.
+    private func decodeRow(_ statement: SQLiteStatement, table: String) throws -> StoreRow {
         guard case .integer(let key) = statement.value(at: 0), case .integer(let number) = statement.value(at: 1),
               let plan = readPlans[number]
-        else { return nil }
+        else {
+            throw StoreError.damaged([unreadableRow(statement, table: table)], path: fileURL.path)
+        }
         var version: Int64 = 0
         if case .integer(let stored) = statement.value(at: 2) { version = stored }
         var values = [AttributeValue?](repeating: nil, count: plan.layout.attributes.count)
         for attribute in plan.attributes {
-            values[attribute.position] = SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type)
+            do {
+                values[attribute.position] = try SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type)
+            } catch {
+                throw StoreError.damaged([wrongType(plan, attribute, key: key, error, count: 1)], path: fileURL.path)
+            }
         }
         var toOne = [ManagedObjectID?](repeating: nil, count: plan.layout.relationships.count)
         for relationship in plan.toOne {
@@ -117,6 +128,27 @@ extension SQLiteStore: PersistentStore {
         return StoreRow(
             objectID: ManagedObjectID(entityName: plan.entity, storeIdentifier: identifier, primaryKey: key),
             version: version, layout: plan.layout, values: values, toOneIDs: toOne)
+    }
+
+    /// The damage of a row whose `Z_PK` or `Z_ENT` the model cannot read.
+    private func unreadableRow(_ statement: SQLiteStatement, table: String) -> StoreDamage {
+        func shown(_ value: SQLiteValue) -> String {
+            if case .integer(let number) = value { return String(number) }
+            return SQLiteValueCoding.Unreadable(value).held
+        }
+        return StoreDamage(
+            .unknownEntity, place: table, count: 1,
+            example: "Z_PK \(shown(statement.value(at: 0))), Z_ENT \(shown(statement.value(at: 1)))",
+            problem: "row whose Z_ENT names no entity of the model")
+    }
+
+    /// The damage of values in one attribute's column that cannot stand for its type.
+    func wrongType(_ plan: SQLiteReadPlan, _ attribute: SQLiteReadPlan.Attribute, key: Int64, _ error: SQLiteValueCoding.Unreadable, count: Int) -> StoreDamage {
+        let column = schema.columnName(for: .attribute(entity: SQLiteSchema.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
+        return StoreDamage(
+            .wrongType, place: "\(plan.entity).\(attribute.name)", count: count,
+            example: "Z_PK \(key) holds \(error.held) in \(column)",
+            problem: "\(count == 1 ? "value" : "values") that cannot be \(attribute.type.rawValue) (the attribute's type)")
     }
 
     // MARK: To-many relationships

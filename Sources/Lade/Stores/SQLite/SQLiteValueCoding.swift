@@ -38,40 +38,63 @@ enum SQLiteValueCoding {
         value.map(encode) ?? .null
     }
 
-    /// Reads a column for an attribute of `type`; nil for NULL or a value of another kind that
-    /// cannot stand for the type.
-    static func decode(_ value: SQLiteValue, as type: AttributeType) -> AttributeValue? {
+    /// A stored value that cannot stand for its attribute's type: the store is damaged there.
+    struct Unreadable: Error {
+        /// What the column holds, for a message: `TEXT "abc"`, `REAL 3.5`.
+        let held: String
+
+        init(_ value: SQLiteValue) {
+            switch value {
+            case .null: held = "NULL"
+            case .integer(let v): held = "INTEGER \(v)"
+            case .real(let v): held = "REAL \(v)"
+            case .text(let v): held = "TEXT \"\(v.count > 40 ? String(v.prefix(40)) + "…" : v)\""
+            case .blob(let v): held = "a BLOB of \(v.count) bytes"
+            }
+        }
+    }
+
+    /// Reads a column for an attribute of `type`: nil for NULL; a value of a kind that cannot
+    /// stand for the type exactly (text in a number column, a fraction or an out-of-range
+    /// number in an integer column, bytes that are not UTF-8 for a string) is `Unreadable`,
+    /// never read as nil or rounded.
+    static func decode(_ value: SQLiteValue, as type: AttributeType) throws(Unreadable) -> AttributeValue? {
         switch (type, value) {
         case (_, .null): return nil
-        case (.integer16, .integer(let v)), (.integer32, .integer(let v)), (.integer64, .integer(let v)): return .integer(v)
-        case (.integer16, .real(let v)), (.integer32, .real(let v)), (.integer64, .real(let v)): return Int64(exactly: v.rounded(.towardZero)).map { .integer($0) }
+        case (.integer16, .integer(let v)) where Int16(exactly: v) != nil: return .integer(v)
+        case (.integer32, .integer(let v)) where Int32(exactly: v) != nil: return .integer(v)
+        case (.integer64, .integer(let v)): return .integer(v)
+        case (.integer16, .real(let v)) where Int16(exactly: v) != nil: return .integer(Int64(v))
+        case (.integer32, .real(let v)) where Int32(exactly: v) != nil: return .integer(Int64(v))
+        case (.integer64, .real(let v)) where Int64(exactly: v) != nil: return .integer(Int64(v))
         case (.boolean, .integer(let v)): return .bool(v != 0)
         case (.boolean, .real(let v)): return .bool(v != 0)
         case (.double, .integer(let v)): return .double(Double(v))
         case (.double, .real(let v)): return .double(v)
         case (.float, .integer(let v)): return .float(Float(v))
-        case (.float, .real(let v)): return .float(Float(v))
+        case (.float, .real(let v)) where !v.isFinite || Float(v).isFinite: return .float(Float(v))
         case (.decimal, .integer(let v)): return .decimal(Decimal(v))
-        case (.decimal, .real(let v)): return DecimalText.parse(String(v)).map { .decimal($0) }
-        case (.decimal, .text(let v)): return DecimalText.parse(v).map { .decimal($0) }
+        case (.decimal, .real(let v)) where v.isFinite: if let d = DecimalText.parse(String(v)) { return .decimal(d) }
+        case (.decimal, .text(let v)): if let d = DecimalText.parse(v) { return .decimal(d) }
         case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
         case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
         case (.string, .text(let v)): return .string(v)
         case (.string, .integer(let v)): return .string(String(v))
         case (.string, .real(let v)): return .string(String(v))
-        case (.string, .blob(let v)): return String(data: v, encoding: .utf8).map { .string($0) }
-        case (.uri, .text(let v)): return URL(string: v).map { .uri($0) }
+        case (.string, .blob(let v)): if let s = String(validating: v, as: UTF8.self) { return .string(s) }
+        case (.uri, .text(let v)): if let url = URL(string: v) { return .uri(url) }
         case (.uri, .blob(let v)):
             // Core Data archives URIs in some versions; a plain UTF-8 string is all Lade reads.
-            return String(data: v, encoding: .utf8).flatMap { URL(string: $0) }.map { .uri($0) }
+            if let url = String(validating: v, as: UTF8.self).flatMap({ URL(string: $0) }) { return .uri(url) }
         case (.uuid, .blob(let v)) where v.count == 16:
             let bytes = [UInt8](v)
             return .uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                                      bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
-        case (.uuid, .text(let v)): return UUID(uuidString: v).map { .uuid($0) }
+        case (.uuid, .text(let v)): if let uuid = UUID(uuidString: v) { return .uuid(uuid) }
         case (.binary, .blob(let v)), (.transformable, .blob(let v)): return .binary(v)
         case (.binary, .text(let v)), (.transformable, .text(let v)): return .binary(Data(v.utf8))
-        default: return nil
+        default: break
         }
+        throw Unreadable(value)
     }
 }

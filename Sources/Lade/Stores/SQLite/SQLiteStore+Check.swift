@@ -1,0 +1,249 @@
+import Foundation
+
+/// Finding damage in a SQLite store: SQLite's own integrity check, then Core Data's
+/// invariants for the model, each as a count with the first place it was seen.
+extension SQLiteStore {
+    /// What in the store breaks Core Data's invariants for the model (see `StoreDamage`).
+    ///
+    /// Quick (`thorough: false`, a few SQL queries, what conversions and exports run first):
+    /// rows whose `Z_ENT` names no concrete entity, to-one keys and join-table rows naming
+    /// objects that are not there. Thorough adds `PRAGMA integrity_check`, `Z_PRIMARYKEY`'s
+    /// counters, every value read as its attribute's type, required values, uniqueness
+    /// constraints and one-to-one inverses.
+    public func damage(thorough: Bool) throws -> [StoreDamage] {
+        try withConnection { connection in
+            var found: [StoreDamage] = []
+            if thorough { found += try integrityDamage(connection) }
+            // A file SQLite calls damaged may fail any query below; what it found is the answer.
+            if !found.isEmpty { return found }
+            if thorough { found += try keyCounterDamage(connection) }
+            found += try unknownEntityDamage(connection)
+            found += try danglingReferenceDamage(connection)
+            found += try danglingLinkDamage(connection)
+            if thorough {
+                found += try valueDamage(connection)
+                found += try uniquenessDamage(connection)
+                found += try inverseDamage(connection)
+            }
+            return found
+        }
+    }
+
+    // MARK: Parts
+
+    private func integrityDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        let lines = try connection.rows("PRAGMA integrity_check(100)").compactMap { row -> String? in
+            if case .text(let line) = row.first { return line } else { return nil }
+        }
+        guard lines != ["ok"], let first = lines.first else { return [] }
+        return [StoreDamage(.integrity, place: "SQLite file", count: lines.count, example: first,
+                            problem: lines.count >= 100 ? "or more problems found by PRAGMA integrity_check" : "problems found by PRAGMA integrity_check")]
+    }
+
+    private func keyCounterDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        var counters: [Int64: SQLiteValue] = [:]
+        for row in try connection.rows("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY") {
+            if case .integer(let number) = row[0] { counters[number] = row[1] }
+        }
+        for root in schema.entities where root.name == root.rootName {
+            guard case .integer(let largest) = try connection.rows("SELECT IFNULL(MAX(Z_PK), 0) FROM \(root.tableName)").first?.first else { continue }
+            let counter = counters[root.number]
+            guard case .integer(let maximum)? = counter, maximum >= largest else {
+                let held = switch counter {
+                case .integer(let value)?: String(value)
+                case let other?: SQLiteValueCoding.Unreadable(other).held
+                case nil: "missing (no row)"
+                }
+                found.append(StoreDamage(
+                    .keyCounter, place: "Z_PRIMARYKEY", count: 1,
+                    example: "Z_ENT \(root.number) (\(root.name)): Z_MAX is \(held), \(root.tableName) holds Z_PK \(largest)",
+                    problem: "key counter below a key in use (new objects would take keys already taken)"))
+                continue
+            }
+        }
+        return found
+    }
+
+    private func unknownEntityDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for table in schema.tables {
+            let concrete = model.hierarchy(from: table.rootEntity).filter { !$0.isAbstract }.map { String(schema.entity(named: $0.name)!.number) }
+            let known = concrete.isEmpty ? "" : "Z_ENT IN (\(concrete.joined(separator: ", "))) AND "
+            let rows = try connection.rows("SELECT COUNT(*), MIN(Z_PK) FROM \(table.name) WHERE NOT (\(known)Z_ENT IS NOT NULL)")
+            guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+            let number = try connection.rows("SELECT Z_ENT FROM \(table.name) WHERE Z_PK = \(key)").first?.first ?? .null
+            let shown = if case .integer(let n) = number { String(n) } else { SQLiteValueCoding.Unreadable(number).held }
+            found.append(StoreDamage(
+                .unknownEntity, place: table.name, count: Int(count), example: "Z_PK \(key), Z_ENT \(shown)",
+                problem: count == 1 ? "row whose Z_ENT names no concrete entity of the model" : "rows whose Z_ENT names no concrete entity of the model"))
+        }
+        return found
+    }
+
+    /// `Z_ENT IN (…)` for the concrete entities of `entity`'s hierarchy, on table alias `alias`.
+    private func kinds(of entity: String, alias: String) -> String {
+        let numbers = model.hierarchy(from: entity).filter { !$0.isAbstract }.map { String(schema.entity(named: $0.name)!.number) }
+        return numbers.isEmpty ? "0" : "\(alias).Z_ENT IN (\(numbers.joined(separator: ", ")))"
+    }
+
+    private func danglingReferenceDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for entity in model.entities {
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let column = schema.columnName(for: .toOne(entity: entity.name, name: relationship.name)) else { continue }
+                let table = schema.entity(named: entity.name)!.tableName
+                let destination = schema.entity(named: relationship.destinationEntityName)!.tableName
+                let sql = """
+                    SELECT COUNT(*), MIN(s.Z_PK) FROM \(table) s WHERE \(kinds(of: entity.name, alias: "s")) AND s.\(column) IS NOT NULL \
+                    AND NOT EXISTS (SELECT 1 FROM \(destination) d WHERE d.Z_PK = s.\(column) AND \(kinds(of: relationship.destinationEntityName, alias: "d")))
+                    """
+                let rows = try connection.rows(sql)
+                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                let target = try connection.rows("SELECT \(column) FROM \(table) WHERE Z_PK = \(key)").first?.first ?? .null
+                let shown = if case .integer(let n) = target { String(n) } else { SQLiteValueCoding.Unreadable(target).held }
+                found.append(StoreDamage(
+                    .danglingReference, place: "\(entity.name).\(relationship.name)", count: Int(count),
+                    example: "Z_PK \(key) names \(relationship.destinationEntityName) Z_PK \(shown)",
+                    problem: count == 1 ? "reference to an object that is not in the store" : "references to objects that are not in the store"))
+            }
+        }
+        return found
+    }
+
+    private func danglingLinkDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for join in schema.joinTables {
+            guard let relationship = model.relationship(join.relationship.name, of: join.relationship.entity) else { continue }
+            let sides = [
+                (join.sourceColumn, join.relationship.entity),
+                (join.destinationColumn, relationship.destinationEntityName),
+            ]
+            var count: Int64 = 0
+            var example = ""
+            for (column, entity) in sides {
+                let table = schema.entity(named: entity)!.tableName
+                let sql = """
+                    SELECT COUNT(*), MIN(j.\(column)) FROM \(join.name) j \
+                    WHERE NOT EXISTS (SELECT 1 FROM \(table) d WHERE d.Z_PK = j.\(column) AND \(kinds(of: entity, alias: "d")))
+                    """
+                let rows = try connection.rows(sql)
+                guard case .integer(let missing) = rows.first?[0], missing > 0 else { continue }
+                count += missing
+                if example.isEmpty {
+                    let shown = if case .integer(let n) = rows.first?[1] { String(n) } else { "NULL" }
+                    example = "\(join.name).\(column) names \(entity) Z_PK \(shown)"
+                }
+            }
+            if count > 0 {
+                found.append(StoreDamage(
+                    .danglingLink, place: "\(join.relationship.entity).\(join.relationship.name)", count: Int(count), example: example,
+                    problem: count == 1 ? "many-to-many link to an object that is not in the store" : "many-to-many links to objects that are not in the store"))
+            }
+        }
+        return found
+    }
+
+    /// Reads every row as the model's types say, counting what cannot be read and required
+    /// values that are missing, per attribute or relationship.
+    private func valueDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        struct Tally { var count = 0; var example = "" }
+        var wrong: [String: (SQLiteReadPlan, SQLiteReadPlan.Attribute, Int64, SQLiteValueCoding.Unreadable, Int)] = [:]
+        var missing: [String: Tally] = [:]
+        var order: [String] = []
+        for entity in schema.entities {
+            guard let plan = readPlans[entity.number], let described = model.entity(named: entity.name), !described.isAbstract else { continue }
+            let requiredAttributes = Set(model.attributes(of: entity.name).filter { !$0.isOptional && !$0.isTransient }.map(\.name))
+            let requiredToOne = Set(model.relationships(of: entity.name).filter { !$0.isOptional && !$0.isToMany && !$0.isTransient }.map(\.name))
+            let statement = try connection.prepare("SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? ORDER BY Z_PK")
+            try statement.bind([.integer(entity.number)])
+            while try statement.step() {
+                guard case .integer(let key) = statement.value(at: 0) else { continue }
+                for attribute in plan.attributes {
+                    let place = "\(entity.name).\(attribute.name)"
+                    do {
+                        if try SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type) == nil, requiredAttributes.contains(attribute.name) {
+                            if missing[place] == nil { order.append(place); missing[place] = Tally(example: "Z_PK \(key)") }
+                            missing[place]!.count += 1
+                        }
+                    } catch {
+                        if let seen = wrong[place] {
+                            wrong[place] = (seen.0, seen.1, seen.2, seen.3, seen.4 + 1)
+                        } else {
+                            order.append(place)
+                            wrong[place] = (plan, attribute, key, error, 1)
+                        }
+                    }
+                }
+                for relationship in plan.toOne where requiredToOne.contains(relationship.name) {
+                    guard case .null = statement.value(at: relationship.column) else { continue }
+                    let place = "\(entity.name).\(relationship.name)"
+                    if missing[place] == nil { order.append(place); missing[place] = Tally(example: "Z_PK \(key)") }
+                    missing[place]!.count += 1
+                }
+            }
+        }
+        return order.map { place in
+            if let (plan, attribute, key, error, count) = wrong[place] {
+                return wrongType(plan, attribute, key: key, error, count: count)
+            }
+            let tally = missing[place]!
+            return StoreDamage(.requiredMissing, place: place, count: tally.count, example: tally.example,
+                               problem: tally.count == 1 ? "object without a value for a required property" : "objects without a value for a required property")
+        }
+    }
+
+    private func uniquenessDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for entity in model.entities {
+            for constraint in entity.uniquenessConstraints {
+                let columns = constraint.compactMap { property -> String? in
+                    guard let declaring = SQLiteSchema.declaringEntity(of: property, from: entity.name, in: model) else { return nil }
+                    return schema.columnName(for: .attribute(entity: declaring, name: property)) ?? schema.columnName(for: .toOne(entity: declaring, name: property))
+                }
+                guard columns.count == constraint.count, !columns.isEmpty else { continue }
+                let table = schema.entity(named: entity.name)!.tableName
+                let list = columns.map { "t.\($0)" }.joined(separator: ", ")
+                let sql = """
+                    SELECT SUM(n - 1), MIN(k) FROM (SELECT COUNT(*) AS n, MIN(t.Z_PK) AS k FROM \(table) t \
+                    WHERE \(kinds(of: entity.name, alias: "t")) AND \(columns.map { "t.\($0) IS NOT NULL" }.joined(separator: " AND ")) \
+                    GROUP BY \(list) HAVING COUNT(*) > 1)
+                    """
+                let rows = try connection.rows(sql)
+                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                found.append(StoreDamage(
+                    .notUnique, place: "\(entity.name) (\(constraint.joined(separator: ", ")))", count: Int(count),
+                    example: "Z_PK \(key) shares its values with another object",
+                    problem: count == 1 ? "object sharing the values of a uniqueness constraint with an earlier one" : "objects sharing the values of a uniqueness constraint with an earlier one"))
+            }
+        }
+        return found
+    }
+
+    /// One-to-one relationships keep a key on both sides; each must name the other.
+    private func inverseDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for entity in model.entities {
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let inverse = model.inverse(of: relationship), !inverse.isToMany, !inverse.isTransient,
+                      let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+                      let column = schema.columnName(for: .toOne(entity: entity.name, name: relationship.name)),
+                      let inverseColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
+                else { continue }
+                let table = schema.entity(named: entity.name)!.tableName
+                let destination = schema.entity(named: relationship.destinationEntityName)!.tableName
+                let sql = """
+                    SELECT COUNT(*), MIN(s.Z_PK) FROM \(table) s JOIN \(destination) d ON d.Z_PK = s.\(column) AND \(kinds(of: relationship.destinationEntityName, alias: "d")) \
+                    WHERE \(kinds(of: entity.name, alias: "s")) AND d.\(inverseColumn) IS NOT s.Z_PK
+                    """
+                let rows = try connection.rows(sql)
+                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                found.append(StoreDamage(
+                    .inverseMismatch, place: "\(entity.name).\(relationship.name)", count: Int(count),
+                    example: "Z_PK \(key): its \(relationship.destinationEntityName) does not name it back in \(inverse.name)",
+                    problem: count == 1 ? "one-to-one reference whose inverse does not point back" : "one-to-one references whose inverse does not point back"))
+            }
+        }
+        return found
+    }
+}

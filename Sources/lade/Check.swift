@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Lade
+import LadePipeline
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a store for damage: SQLite's integrity check and Core Data's invariants.",
+        discussion: """
+            Opens the store read-only (its type is detected from the file) and looks for \
+            what breaks Core Data's invariants for the model, each reported with a count and \
+            the first place it was seen:
+              integrity          SQLite's PRAGMA integrity_check (SQLite stores)
+              keyCounter         Z_PRIMARYKEY without an entity's row, or a Z_MAX below a key in use
+              unknownEntity      rows whose Z_ENT names no concrete entity of the model
+              wrongType          values that cannot be their attribute's type (text in a number column, …)
+              requiredMissing    required attributes and to-one relationships without a value
+              danglingReference  to-one references to objects that are not in the store
+              danglingLink       many-to-many links to objects that are not in the store
+              notUnique          objects sharing the values of a uniqueness constraint
+              inverseMismatch    relationships whose inverse does not point back
+
+            Fetch, export and convert refuse a store with unknown Z_ENT rows, dangling \
+            references or unreadable values rather than skip them or read them as nulls; \
+            this command says where all of it is. An XML or binary store whose relationships \
+            name objects that are not in the file does not open, and is reported as damaged.
+
+            Examples:
+              lade check out/catalog.sqlite --model samples/Catalog.xcdatamodeld
+              lade check catalog.binary --model samples/Catalog.xcdatamodeld --json
+
+            Exit codes: 0 no damage; 1 damage found, or a store that cannot be checked (not a \
+            store, another model); 64 usage error.
+            """)
+
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
+    var model: String
+
+    @Flag(help: "Print the result as JSON: {\"store\", \"damaged\", \"problems\": [{kind, place, count, example, problem}]}.")
+    var json = false
+
+    @OptionGroup var modelOptions: ModelOptions
+
+    func run() throws {
+        let url = URL(fileURLWithPath: store)
+        var damage: [StoreDamage] = []
+        try reportingFailures {
+            let model = try modelOptions.load(model)
+            do {
+                let opened = try ReadOnlyStore.open(url, model: model)
+                damage = try opened.damage(thorough: true)
+            } catch let error as StoreError {
+                // A store too damaged to open is the answer, not a failure to check.
+                guard case .damaged(let found) = error.kind else { throw error }
+                damage = found
+            }
+        }
+        if json {
+            print(try CheckReport(store: store, problems: damage).json())
+        } else if damage.isEmpty {
+            print("\(store): no damage found")
+        } else {
+            print("\(store): damaged (\(damage.count) problem\(damage.count == 1 ? "" : "s"))")
+            for item in damage {
+                print("  \(item.kind.rawValue): \(item)")
+            }
+        }
+        if !damage.isEmpty { throw ExitCode.failure }
+    }
+}
+
+/// `lade check --json`'s document.
+private struct CheckReport: Encodable {
+    let store: String
+    let damaged: Bool
+    let problems: [StoreDamage]
+
+    init(store: String, problems: [StoreDamage]) {
+        self.store = store
+        self.damaged = !problems.isEmpty
+        self.problems = problems
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}
