@@ -260,5 +260,41 @@ struct HostileInputTests {
         expectRefused(try lade(sandbox, ["fetch", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path, "--entity", "Supplier",
                                          "--where", "@missing.txt"]), naming: ["missing.txt"], "no predicate file")
     }
-}
 
+    // MARK: Size and damage
+
+    @Test("a model of 20,000 entities loads in time linear in its size (seconds, not minutes)")
+    func wideModel() throws {
+        let sandbox = try ImportSandbox()
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"
+        let count = 20_000
+        for index in 0..<count {
+            text += "<entity name=\"E\(index)\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/>"
+                + "<relationship name=\"next\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"E\((index + 1) % count)\"/></entity>\n"
+        }
+        try sandbox.write("contents", text + "</model>\n")
+        let run = try lade(sandbox, ["inspect", "contents", "--json"])
+        expectBounded(run, "20,000 entities")
+        #expect(run.status == 0, "\(run.stderr.prefix(300))")
+        // Quadratic work took 70 s here (debug build); linear work takes about 2 s.
+        #expect(run.seconds < 20, "loading took \(run.seconds) s")
+    }
+
+    @Test("a store with rows of an unknown entity and keys naming missing objects is refused with counts, never read with rows dropped")
+    func damagedStore() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox, rows: (0..<6).map { "C\($0),n\($0)" })
+        let connection = try SQLiteConnection(path: sandbox.store.path, mode: .readWrite(create: false))
+        try connection.execute("UPDATE ZSUPPLIER SET Z_ENT = 42 WHERE ZCODE IN ('C1', 'C2', 'C3')")
+        let model = ImportSandbox.catalogModel.path
+        let fetch = try lade(sandbox, ["fetch", "catalog.sqlite", "--model", model, "--entity", "Supplier", "--limit", "5"])
+        expectRefused(fetch, naming: ["catalog.sqlite", "Z_ENT", "lade check"], "fetch of a damaged store")
+        let convert = try lade(sandbox, ["convert", "catalog.sqlite", "copy.xml", "--model", model])
+        expectRefused(convert, naming: ["catalog.sqlite", "3 rows whose Z_ENT"], "convert of a damaged store")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.url("copy.xml").path))
+        let check = try lade(sandbox, ["check", "catalog.sqlite", "--model", model])
+        expectBounded(check, "check")
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("ZSUPPLIER: 3 rows whose Z_ENT names no concrete entity of the model (first: Z_PK 2, Z_ENT 42)"), "\(check.stdout)")
+    }
+}

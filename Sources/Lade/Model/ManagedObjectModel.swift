@@ -99,6 +99,10 @@ public struct ManagedObjectModel: Sendable, Equatable {
             let lineage = ancestors.reversed().map { entities[index[$0]!] } + [entity]
             lineages[entity.name] = (lineage.flatMap(\.attributes), lineage.flatMap(\.relationships), lineage.flatMap(\.fetchedProperties), ancestors)
         }
+        var children: [String: [String]] = [:]
+        for entity in entities {
+            if let parent = entity.parentName { children[parent, default: []].append(entity.name) }
+        }
         var resolved: [String: EntityLayout] = [:]
         for entity in entities {
             let lineage = lineages[entity.name]!
@@ -113,7 +117,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 attributesByName: Dictionary(lineage.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
                 relationshipsByName: Dictionary(lineage.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
                 ancestors: lineage.ancestors,
-                subentities: entities.filter { $0.parentName == entity.name }.map(\.name).sorted(),
+                subentities: (children[entity.name] ?? []).sorted(),
                 relationshipSlots: slots)
         }
         var hashes: [String: Data] = [:]
