@@ -37,7 +37,10 @@ struct Run: ParsableCommand {
         do {
             let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             reportKind = try output.checkReport(against: loaded)
-            result = try ImportRunner(job: loaded, options: ImportOptions(force: force, progressInterval: output.progress)).run()
+            let options = ImportOptions(force: force, progressInterval: output.progress) { warning in
+                FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
+            }
+            result = try ImportRunner(job: loaded, options: options).run()
         } catch {
             throw exitReporting(error)
         }

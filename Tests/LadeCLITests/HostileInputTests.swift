@@ -297,4 +297,26 @@ struct HostileInputTests {
         #expect(check.status == 1)
         #expect(check.stdout.contains("ZSUPPLIER: 3 rows whose Z_ENT names no concrete entity of the model (first: Z_PK 2, Z_ENT 42)"), "\(check.stdout)")
     }
+
+    @Test("a model Xcode compiles with defaultValueString NO on an Integer 64 imports, and lade run prints the warning")
+    func integerDefaultNO() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("contents", """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Thing" representedClassName="Thing" syncable="YES">
+                    <attribute name="code" attributeType="String"/>
+                    <attribute name="count" optional="YES" attributeType="Integer 64" defaultValueString="NO" usesScalarValueType="YES"/>
+                </entity>
+            </model>
+            """)
+        try sandbox.write("things.csv", "code\nA\nB\n")
+        try sandbox.write("job.yaml", "kind: import\nmodel: contents\nstore: { path: things.sqlite }\nsource: things.csv\nentity: Thing\nkey: code\n")
+        let run = try lade(sandbox, ["run", "job.yaml", "--quiet"])
+        expectBounded(run, "Integer default NO")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("lade: warning:") && run.stderr.contains("'NO' is not a whole number; Core Data reads it as 0"), "\(run.stderr)")
+        let rows = try SQLiteConnection(path: sandbox.url("things.sqlite").path, mode: .readOnly).rows("SELECT ZCODE, ZCOUNT FROM ZTHING ORDER BY ZCODE")
+        #expect(rows == [[.text("A"), .integer(0)], [.text("B"), .integer(0)]])
+    }
 }

@@ -131,6 +131,12 @@ struct XcodeModelReader {
             renamingIdentifier: node["elementID"], versionHashModifier: node["versionHashModifier"],
             derivationExpression: flag(node["derived"]) ? node["derivationExpression"] : nil,
             userInfo: readUserInfo(node))
+        if let pattern = attribute.regularExpression, let compiled = try? RegularExpression(pattern), !compiled.isNative {
+            // Validation still follows the pattern, through ICU; ICU gives up on values that
+            // need too much backtracking and the value then fails, so the user is told.
+            warnings.append(ModelProblem(file: file, line: node.line, entity: entity, property: name,
+                                         message: "the regular expression \(compiled) uses constructs Lade's linear-time engine does not run (lookaround, backreferences, \\p{…}, …): values are validated by ICU, which rejects a value it gives up on after heavy backtracking"))
+        }
         let isDate = type == .date
         attribute.defaultValue = value(node, isDate ? "defaultDateTimeInterval" : "defaultValueString", as: type, entity: entity, label: "default value")
         if let boundType = attribute.boundType {

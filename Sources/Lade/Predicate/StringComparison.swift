@@ -12,7 +12,7 @@ import Foundation
 ///   characters, `\` makes the next character literal; the pattern must match the whole string.
 /// - `MATCHES`: an ICU regular expression that must match the whole string, run by Lade's own
 ///   linear-time engine (patterns that need backtracking are refused); `[c]` makes it
-///   case-insensitive (matched by ICU), `[d]` drops diacritics from the string matched.
+///   case-insensitive (ICU's case closure, by Lade's engine), `[d]` drops diacritics from the string matched.
 enum StringComparison {
     /// The form `[c]`/`[d]` compare: the string itself when `options` is empty.
     static func fold(_ text: String, _ options: ComparisonOptions) -> String {
@@ -95,34 +95,32 @@ enum StringComparison {
 
     // MARK: MATCHES
 
-    /// Without `[c]`, the project's own engine matches (``RegularExpression``), in time linear
-    /// in the text; a pattern it cannot match that way (backreferences, lookaround: constructs
-    /// that need backtracking, where ICU gives up on some texts and answers "no match" in
-    /// silence) is refused with an error naming it. Case-insensitive matching (`[c]`, or a
-    /// pattern starting `(?i)`) still goes to ICU, which the native engine does not do yet.
+    /// The project's own engine matches (``RegularExpression``), in time linear in the text,
+    /// `[c]` (or a pattern starting `(?i)`) as ICU's case-insensitive matching does. A pattern
+    /// it cannot match that way (backreferences, lookaround: constructs that need
+    /// backtracking, where ICU gives up on some texts and answers "no match" in silence) is
+    /// refused with an error naming it; so is, under `[c]`, a text whose answer depends on
+    /// ICU's folding of one character into two (`ß` against a pattern's `ss`).
     static func matches(_ text: String, _ pattern: String, _ options: ComparisonOptions) throws -> Bool {
         let subject = options.contains(.diacriticInsensitive) ? fold(text, .diacriticInsensitive) : text
-        if options.contains(.caseInsensitive) || pattern.hasPrefix("(?i)") {
-            let expression = try cache.expression(pattern, caseInsensitive: options.contains(.caseInsensitive))
-            return expression.firstMatch(in: subject, range: NSRange(subject.startIndex..., in: subject)) != nil
+        let expression = try linearExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
+        if let scalar = expression.undecidableScalar(in: subject) {
+            throw PredicateError.invalidRegularExpression(
+                pattern: pattern,
+                reason: "a text holds '\(scalar)', whose case folding is more than one character; ICU would match it against the pattern's letters as that folding, which Lade's engine does not do: match it without [c], or spell both cases in the pattern")
         }
-        return try linearExpression(pattern).matchesWhole(subject)
+        return expression.matchesWhole(subject)
     }
 
-    private static let cache = RegularExpressionCache()
     private static let linearCache = LinearExpressionCache()
 
     /// Checks a MATCHES pattern before a query runs: compiled the way `matches` will use it.
     static func checkPattern(_ pattern: String, _ options: ComparisonOptions) throws {
-        if options.contains(.caseInsensitive) || pattern.hasPrefix("(?i)") {
-            _ = try cache.expression(pattern, caseInsensitive: options.contains(.caseInsensitive))
-        } else {
-            _ = try linearExpression(pattern)
-        }
+        _ = try linearExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
     }
 
-    static func linearExpression(_ pattern: String) throws -> RegularExpression {
-        try linearCache.expression(pattern)
+    static func linearExpression(_ pattern: String, caseInsensitive: Bool = false) throws -> RegularExpression {
+        try linearCache.expression(pattern, caseInsensitive: caseInsensitive)
     }
 
     // MARK: Sorting
@@ -170,42 +168,18 @@ private final class LinearExpressionCache: @unchecked Sendable {
     private let lock = NSLock()
     private var expressions: [String: RegularExpression] = [:]
 
-    func expression(_ pattern: String) throws -> RegularExpression {
-        if let cached = lock.withLock({ expressions[pattern] }) { return cached }
+    func expression(_ pattern: String, caseInsensitive: Bool) throws -> RegularExpression {
+        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        if let cached = lock.withLock({ expressions[key] }) { return cached }
         let compiled: RegularExpression
         do {
-            compiled = try RegularExpression(pattern)
+            compiled = try RegularExpression(pattern, caseInsensitive: caseInsensitive)
         } catch let error as RegularExpressionError {
             throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
         }
         guard compiled.isNative else {
             throw PredicateError.invalidRegularExpression(
                 pattern: pattern, reason: "it uses a construct that needs backtracking (a backreference, lookaround, an inline flag, \\p{…} or similar), which Lade does not run in MATCHES: ICU gives up on some texts and answers \"no match\" without saying so. Rewrite it without that construct")
-        }
-        lock.withLock {
-            if expressions.count > 512 { expressions.removeAll() }
-            expressions[pattern] = compiled
-        }
-        return compiled
-    }
-}
-
-/// Compiled regular expressions by pattern, shared by the evaluator and SQLite connections.
-private final class RegularExpressionCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var expressions: [String: NSRegularExpression] = [:]
-
-    func expression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
-        if let cached = lock.withLock({ expressions[key] }) { return cached }
-        let compiled: NSRegularExpression
-        do {
-            let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
-            // The pattern must compile alone; wrapped, it must match the whole string (ICU's matches()).
-            _ = try NSRegularExpression(pattern: pattern, options: options)
-            compiled = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
-        } catch {
-            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: "ICU cannot compile it")
         }
         lock.withLock {
             if expressions.count > 512 { expressions.removeAll() }

@@ -27,7 +27,11 @@
 public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// The pattern, in ICU syntax.
     public let pattern: String
+    /// Whether letters match in either case (ICU's `UREGEX_CASE_INSENSITIVE`, `MATCHES[c]`).
+    public let isCaseInsensitive: Bool
     private let engine: Engine
+    /// Case-insensitive only: the scalars the pattern's literals match, for `undecidableScalar(in:)`.
+    private let literalScalars: Set<UInt32>
 
     private enum Engine: Sendable {
         case native(RegularExpressionMatcher)
@@ -44,7 +48,46 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// // Invalid regular expression /(unclosed/ at offset 0: the group opened here is never closed with `)`.
     /// ```
     public init(_ pattern: String) throws {
+        try self.init(pattern, caseInsensitive: false)
+    }
+
+    /// Compiles `pattern`, matching letters in either case when `caseInsensitive` (or when
+    /// the pattern starts with `(?i)`), as ICU does (see `RegularExpressionCaseFolding`).
+    ///
+    /// A case-insensitive pattern is matched natively or not at all: one the native engine
+    /// cannot match exactly as ICU would (a backreference, lookaround, or a literal such as
+    /// `ß` whose case folding is two characters) throws, saying why.
+    public init(_ pattern: String, caseInsensitive: Bool) throws {
         self.pattern = pattern
+        var body = pattern
+        var insensitive = caseInsensitive
+        if pattern.hasPrefix("(?i)") && pattern.unicodeScalars.count > 4 {
+            body = String(pattern.unicodeScalars.dropFirst(4))
+            insensitive = true
+        }
+        isCaseInsensitive = insensitive
+        if insensitive {
+            do throws(RegularExpressionParser.Stop) {
+                let syntax = try RegularExpressionParser.parse(body)
+                literalScalars = RegularExpressionCaseFolding.literalScalars(syntax)
+                engine = .native(try RegularExpressionMatcher(try RegularExpressionCaseFolding.close(syntax, pattern: pattern)))
+            } catch {
+                switch error {
+                case .invalid(let reported):
+                    // Refusals are ICU's: the pattern without its flag must be one ICU refuses.
+                    throw RegularExpressionError(pattern: pattern, offset: reported.offset + (body == pattern ? 0 : 4), reason: reported.reason)
+                case .outsideSubset(let reported):
+                    if !RegularExpressionFallback.accepts(pattern) {
+                        throw RegularExpressionError(pattern: pattern, offset: reported.offset, reason: reported.reason)
+                    }
+                    throw RegularExpressionError(
+                        pattern: pattern, offset: reported.offset,
+                        reason: "case-insensitive matching runs on Lade's own engine only, and \(reported.reason.hasPrefix("its literal") ? reported.reason : "it uses a construct that engine does not run (\(reported.reason))")")
+                }
+            }
+            return
+        }
+        literalScalars = []
         do throws(RegularExpressionParser.Stop) {
             engine = .native(try RegularExpressionMatcher(try RegularExpressionParser.parse(pattern)))
         } catch {
@@ -88,6 +131,20 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// For a case-insensitive pattern, the first scalar of `text` whose case folding is more
+    /// than one character and starts with one the pattern's literals match (`ß` against
+    /// `ss`): ICU's full folding could answer differently there, so the caller must refuse
+    /// rather than answer. Nil when the answer is exactly ICU's.
+    public func undecidableScalar(in text: String) -> Unicode.Scalar? {
+        guard isCaseInsensitive, !literalScalars.isEmpty else { return nil }
+        for scalar in text.unicodeScalars where scalar.value >= 0xDF {
+            if let folding = RegularExpressionCaseFolding.multipleFoldings[scalar.value], literalScalars.contains(folding[0]) {
+                return scalar
+            }
+        }
+        return nil
+    }
+
     /// Whether the native engine matches this pattern (false: NSRegularExpression does).
     public var isNative: Bool {
         if case .native = engine { return true }
@@ -104,10 +161,11 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "/\(pattern)/" }
 
     public static func == (lhs: RegularExpression, rhs: RegularExpression) -> Bool {
-        lhs.pattern.unicodeScalars.elementsEqual(rhs.pattern.unicodeScalars)
+        lhs.isCaseInsensitive == rhs.isCaseInsensitive && lhs.pattern.unicodeScalars.elementsEqual(rhs.pattern.unicodeScalars)
     }
 
     public func hash(into hasher: inout Hasher) {
+        hasher.combine(isCaseInsensitive)
         for scalar in pattern.unicodeScalars { hasher.combine(scalar.value) }
     }
 }

@@ -99,11 +99,15 @@ public struct ImportOptions: Sendable {
     public var progressInterval: TimeInterval?
     /// Honour SIGINT/SIGTERM (finish the batch, commit, stop).
     public var handlesSignals = true
+    /// Told each warning about the job's model (what it accepted only as Apple's model
+    /// compiler does), once, before anything is imported; the CLI prints them.
+    public var onWarning: (@Sendable (String) -> Void)?
 
-    public init(force: Bool = false, progressInterval: TimeInterval? = nil, handlesSignals: Bool = true) {
+    public init(force: Bool = false, progressInterval: TimeInterval? = nil, handlesSignals: Bool = true, onWarning: (@Sendable (String) -> Void)? = nil) {
         self.force = force
         self.progressInterval = progressInterval
         self.handlesSignals = handlesSignals
+        self.onWarning = onWarning
     }
 }
 
@@ -132,6 +136,7 @@ public final class ImportRunner {
         }
         let started = Date()
         let model = try job.model.load()
+        for warning in model.warnings { options.onWarning?(warning.description) }
         let plan = try ImportPlan(step: step, model: model)
         let storeURL = job.store.url
         try job.checkStorePath()
