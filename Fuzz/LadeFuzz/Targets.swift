@@ -139,9 +139,14 @@ func fuzz(_ bytes: [UInt8]) {
             let text = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "aaaaaaaaaaaaaaaaaaaaaaaaaaaaab"
             // As MATCHES runs it: Lade's linear-time engine, or a refusal for patterns it cannot
             // match without backtracking (the ICU fallback that model rules still use is ICU's code).
-            let expression = try StringComparison.linearExpression(pattern)
-            _ = expression.matchesWhole(text)
-            _ = expression.matchesSomewhere(text)
+            if let expression = try? StringComparison.linearExpression(pattern) {
+                _ = expression.matchesWhole(text)
+                _ = expression.matchesSomewhere(text)
+            }
+            // And as MATCHES[c] runs it: case closure, ICU only for texts it folds boundedly.
+            let insensitive = try StringComparison.linearExpression(pattern, caseInsensitive: true)
+            _ = try? insensitive.matchesWholeExactly(text)
+            _ = insensitive.matchesSomewhere(text)
         }
     } catch {
         // A refusal is an answer: it must say something.

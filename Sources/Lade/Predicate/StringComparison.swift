@@ -99,17 +99,17 @@ enum StringComparison {
     /// `[c]` (or a pattern starting `(?i)`) as ICU's case-insensitive matching does. A pattern
     /// it cannot match that way (backreferences, lookaround: constructs that need
     /// backtracking, where ICU gives up on some texts and answers "no match" in silence) is
-    /// refused with an error naming it; so is, under `[c]`, a text whose answer depends on
-    /// ICU's folding of one character into two (`ß` against a pattern's `ss`).
+    /// refused with an error naming it. Under `[c]`, a text whose answer depends on ICU's
+    /// folding of one character into two (`ß` against a pattern's `ss`) is ICU's to answer
+    /// where ICU cannot give up (see `RegularExpression.matchesWholeExactly(_:)`), else refused.
     static func matches(_ text: String, _ pattern: String, _ options: ComparisonOptions) throws -> Bool {
         let subject = options.contains(.diacriticInsensitive) ? fold(text, .diacriticInsensitive) : text
         let expression = try linearExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
-        if let scalar = expression.undecidableScalar(in: subject) {
-            throw PredicateError.invalidRegularExpression(
-                pattern: pattern,
-                reason: "a text holds '\(scalar)', whose case folding is more than one character; ICU would match it against the pattern's letters as that folding, which Lade's engine does not do: match it without [c], or spell both cases in the pattern")
+        do {
+            return try expression.matchesWholeExactly(subject)
+        } catch let error as RegularExpressionError {
+            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
         }
-        return expression.matchesWhole(subject)
     }
 
     private static let linearCache = LinearExpressionCache()
@@ -178,6 +178,9 @@ private final class LinearExpressionCache: @unchecked Sendable {
             throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
         }
         guard compiled.isNative else {
+            if let why = compiled.whyNotNative, why.hasPrefix("its literal") {
+                throw PredicateError.invalidRegularExpression(pattern: pattern, reason: "under [c], \(why): spell both cases in the pattern, or match without [c]")
+            }
             throw PredicateError.invalidRegularExpression(
                 pattern: pattern, reason: "it uses a construct that needs backtracking (a backreference, lookaround, an inline flag, \\p{…} or similar), which Lade does not run in MATCHES: ICU gives up on some texts and answers \"no match\" without saying so. Rewrite it without that construct")
         }

@@ -32,6 +32,12 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     private let engine: Engine
     /// Case-insensitive only: the scalars the pattern's literals match, for `undecidableScalar(in:)`.
     private let literalScalars: Set<UInt32>
+    /// Why the native engine does not match this pattern (nil when it does).
+    public let whyNotNative: String?
+    /// Case-insensitive native patterns whose literals could meet ICU's folding of one
+    /// character into two, when ICU answers such texts in bounded time (no quantifier or
+    /// alternation under an unbounded quantifier): ICU, for those texts alone.
+    private let foldingOracle: RegularExpressionFallback?
 
     private enum Engine: Sendable {
         case native(RegularExpressionMatcher)
@@ -69,27 +75,33 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
         if insensitive {
             do throws(RegularExpressionParser.Stop) {
                 let syntax = try RegularExpressionParser.parse(body)
-                literalScalars = RegularExpressionCaseFolding.literalScalars(syntax)
                 engine = .native(try RegularExpressionMatcher(try RegularExpressionCaseFolding.close(syntax, pattern: pattern)))
+                literalScalars = RegularExpressionCaseFolding.literalScalars(syntax)
+                whyNotNative = nil
+                foldingOracle = RegularExpressionCaseFolding.backtracksBoundedly(syntax)
+                    ? try? RegularExpressionFallback(pattern, caseInsensitive: caseInsensitive) : nil
             } catch {
+                let reported: RegularExpressionError
                 switch error {
-                case .invalid(let reported):
-                    // Refusals are ICU's: the pattern without its flag must be one ICU refuses.
-                    throw RegularExpressionError(pattern: pattern, offset: reported.offset + (body == pattern ? 0 : 4), reason: reported.reason)
-                case .outsideSubset(let reported):
-                    if !RegularExpressionFallback.accepts(pattern) {
-                        throw RegularExpressionError(pattern: pattern, offset: reported.offset, reason: reported.reason)
-                    }
-                    throw RegularExpressionError(
-                        pattern: pattern, offset: reported.offset,
-                        reason: "case-insensitive matching runs on Lade's own engine only, and \(reported.reason.hasPrefix("its literal") ? reported.reason : "it uses a construct that engine does not run (\(reported.reason))")")
+                case .invalid(let found), .outsideSubset(let found): reported = found
                 }
+                // Refusals are ICU's; what ICU accepts and the native engine does not match
+                // exactly, ICU matches (MATCHES refuses such patterns, see `whyNotNative`).
+                guard let fallback = try? RegularExpressionFallback(pattern, caseInsensitive: caseInsensitive) else {
+                    throw RegularExpressionError(pattern: pattern, offset: reported.offset + (body == pattern ? 0 : 4), reason: reported.reason)
+                }
+                literalScalars = []
+                engine = .icu(fallback)
+                whyNotNative = reported.reason
+                foldingOracle = nil
             }
             return
         }
         literalScalars = []
+        foldingOracle = nil
         do throws(RegularExpressionParser.Stop) {
             engine = .native(try RegularExpressionMatcher(try RegularExpressionParser.parse(pattern)))
+            whyNotNative = nil
         } catch {
             let stop = error
             // Either verdict is checked with ICU: refusals must be exactly ICU's, and whatever
@@ -102,6 +114,8 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
                 throw RegularExpressionError(pattern: pattern, offset: error.offset, reason: error.reason)
             }
             engine = .icu(fallback)
+            whyNotNative = error.reason
+            return
         }
     }
 
@@ -143,6 +157,28 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return nil
+    }
+
+    /// The longest text ICU is asked about (see `matchesWholeExactly(_:)`): its backtracking
+    /// stack grows with the text, and past its limit ICU answers "no match" in silence.
+    static let largestFoldedText = 4096
+
+    /// Whether the whole of `text` matches, with ICU's answer also where ICU folds one of the
+    /// text's characters into two (`ß` as `ss`, see `undecidableScalar(in:)`): those texts go
+    /// to ICU itself when the pattern backtracks boundedly and the text is short; otherwise
+    /// this throws rather than guess.
+    public func matchesWholeExactly(_ text: String) throws -> Bool {
+        guard let scalar = undecidableScalar(in: text) else { return matchesWhole(text) }
+        if let foldingOracle, text.unicodeScalars.count <= Self.largestFoldedText {
+            return foldingOracle.matchesWhole(text)
+        }
+        throw RegularExpressionError(
+            pattern: pattern, offset: 0,
+            reason: "a text holds '\(scalar)', whose case folding is more than one character, and only ICU matches that as Core Data does; "
+                + (foldingOracle == nil
+                    ? "the pattern nests quantifiers or alternations, where ICU may give up in silence"
+                    : "the text is longer than \(Self.largestFoldedText) characters, where ICU may give up in silence")
+                + ": spell both cases in the pattern, or match without [c]")
     }
 
     /// Whether the native engine matches this pattern (false: NSRegularExpression does).

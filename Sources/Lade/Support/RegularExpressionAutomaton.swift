@@ -35,6 +35,11 @@ struct RegularExpressionAutomaton: Sendable {
         min(4 * instructionCount + 64, 2048, (1 << 16) / max(classCount, 1))
     }
 
+    /// NFA states visited while building, at most: a program of thousands of instructions
+    /// (`(a|b){500}`) with many states would otherwise spend seconds here; past it, the
+    /// question keeps to the simulation, which is linear in the text.
+    static let largestBuildWork = 1_000_000
+
     init?(program: RegularExpressionProgram, classifier: RegularExpressionScalarClassifier, whole: Bool) {
         typealias Assertion = RegularExpressionSyntax.Assertion
         let tellsWords = program.assertions.contains(.wordBoundary) || program.assertions.contains(.notWordBoundary)
@@ -71,6 +76,7 @@ struct RegularExpressionAutomaton: Sendable {
         let found: Int32? = whole ? nil : intern(State(states: [program.matchIndex], previousIsWord: false, atStart: false))
 
         let classCount = classifier.classCount
+        var work = 0
         var transitions: [Int32] = []
         var seeds: [Int32] = []
         var index = 0
@@ -115,7 +121,8 @@ struct RegularExpressionAutomaton: Sendable {
                     states: pendingClosure(seeds, atStart: false),
                     previousIsWord: tellsWords && (isIgnored ? state.previousIsWord : isWord),
                     atStart: false)
-                guard let target = intern(next) else { return nil }
+                work += consumers.count + next.states.count
+                guard work <= Self.largestBuildWork, let target = intern(next) else { return nil }
                 transitions.append(target)
             }
         }

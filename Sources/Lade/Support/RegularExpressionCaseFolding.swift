@@ -95,6 +95,20 @@ enum RegularExpressionCaseFolding {
         return result
     }
 
+    /// Whether ICU's backtracking over `syntax` stays polynomial: nothing but scalars and
+    /// assertions under a quantifier that repeats more than once (`.*ss.*`, `[a-z]+@x`, not
+    /// `(a+)+` or `(a|ab)*`).
+    static func backtracksBoundedly(_ syntax: RegularExpressionSyntax, underRepetition: Bool = false) -> Bool {
+        switch syntax {
+        case .empty, .assertion, .scalar: return true
+        case .concatenation(let items): return items.allSatisfy { backtracksBoundedly($0, underRepetition: underRepetition) }
+        case .alternation(let branches): return !underRepetition && branches.allSatisfy { backtracksBoundedly($0) }
+        case .repetition(let body, _, let maximum):
+            if underRepetition { return false }
+            return backtracksBoundedly(body, underRepetition: maximum.map { $0 > 1 } ?? true)
+        }
+    }
+
     /// The scalars the pattern's literals (single-scalar sets) match, closed over case.
     static func literalScalars(_ syntax: RegularExpressionSyntax) -> Set<UInt32> {
         switch syntax {

@@ -22,10 +22,11 @@ final class RegularExpressionFallback: @unchecked Sendable {
     private let wholeExpression: NSRegularExpression?
 
     /// Compiles `pattern` with ICU; throws NSRegularExpression's error when ICU refuses it.
-    init(_ pattern: String) throws {
-        expression = try NSRegularExpression(pattern: pattern)
+    init(_ pattern: String, caseInsensitive: Bool = false) throws {
+        let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
+        expression = try NSRegularExpression(pattern: pattern, options: options)
         wholeExpression = ["", "\\E", "\n"].lazy.compactMap { closer in
-            try? NSRegularExpression(pattern: "\\A(?:" + pattern + closer + ")\\z")
+            try? NSRegularExpression(pattern: "\\A(?:" + pattern + closer + ")\\z", options: options)
         }.first
     }
 
