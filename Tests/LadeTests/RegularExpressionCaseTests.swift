@@ -140,6 +140,8 @@ struct RegularExpressionCaseTests {
         #expect(try nested.evaluate(with: ["name": PredicateValue.string("SSTst")]))
         let long = String(repeating: "x", count: 5000) + "ß"
         #expect(throws: Lade.PredicateError.self) { try folded.evaluate(with: ["name": PredicateValue.string(long)]) }
+        let manyStars = try Lade.Predicate(format: "name MATCHES[c] %@", ".*s.*t.*r.*")
+        #expect(throws: Lade.PredicateError.self) { try manyStars.evaluate(with: ["name": PredicateValue.string("ßtr")]) }
         #expect(throws: Lade.PredicateError.self) { try Lade.Predicate(format: "name MATCHES[c] %@", "(a)\\1").evaluate(with: ["name": PredicateValue.string("aa")]) }
     }
 }

@@ -35,8 +35,8 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// Why the native engine does not match this pattern (nil when it does).
     public let whyNotNative: String?
     /// Case-insensitive native patterns whose literals could meet ICU's folding of one
-    /// character into two, when ICU answers such texts in bounded time (no quantifier or
-    /// alternation under an unbounded quantifier): ICU, for those texts alone.
+    /// character into two, when ICU answers such texts in bounded time (see
+    /// `RegularExpressionCaseFolding.backtracksBoundedly`): ICU, for those texts alone.
     private let foldingOracle: RegularExpressionFallback?
 
     private enum Engine: Sendable {
@@ -176,7 +176,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
             pattern: pattern, offset: 0,
             reason: "a text holds '\(scalar)', whose case folding is more than one character, and only ICU matches that as Core Data does; "
                 + (foldingOracle == nil
-                    ? "the pattern nests quantifiers or alternations, where ICU may give up in silence"
+                    ? "the pattern nests quantifiers or alternations or has more than two long ones, where ICU may take too long or give up in silence"
                     : "the text is longer than \(Self.largestFoldedText) characters, where ICU may give up in silence")
                 + ": spell both cases in the pattern, or match without [c]")
     }

@@ -95,18 +95,24 @@ enum RegularExpressionCaseFolding {
         return result
     }
 
-    /// Whether ICU's backtracking over `syntax` stays polynomial: nothing but scalars and
-    /// assertions under a quantifier that repeats more than once (`.*ss.*`, `[a-z]+@x`, not
-    /// `(a+)+` or `(a|ab)*`).
-    static func backtracksBoundedly(_ syntax: RegularExpressionSyntax, underRepetition: Bool = false) -> Bool {
-        switch syntax {
-        case .empty, .assertion, .scalar: return true
-        case .concatenation(let items): return items.allSatisfy { backtracksBoundedly($0, underRepetition: underRepetition) }
-        case .alternation(let branches): return !underRepetition && branches.allSatisfy { backtracksBoundedly($0) }
-        case .repetition(let body, _, let maximum):
-            if underRepetition { return false }
-            return backtracksBoundedly(body, underRepetition: maximum.map { $0 > 1 } ?? true)
+    /// Whether ICU's backtracking over `syntax` stays within a small polynomial of the text:
+    /// nothing but scalars and assertions under a quantifier that repeats more than once, and
+    /// at most two long repetitions (unbounded, or more than 64), so at most quadratic work
+    /// (`.*ss.*`, `[a-z]+@x`; not `(a+)+`, `(a|ab)*` or `.*a.*b.*c`).
+    static func backtracksBoundedly(_ syntax: RegularExpressionSyntax) -> Bool {
+        var longRepetitions = 0
+        func check(_ syntax: RegularExpressionSyntax, underRepetition: Bool) -> Bool {
+            switch syntax {
+            case .empty, .assertion, .scalar: return true
+            case .concatenation(let items): return items.allSatisfy { check($0, underRepetition: underRepetition) }
+            case .alternation(let branches): return !underRepetition && branches.allSatisfy { check($0, underRepetition: false) }
+            case .repetition(let body, _, let maximum):
+                if underRepetition { return false }
+                if maximum.map({ $0 > 64 }) ?? true { longRepetitions += 1 }
+                return check(body, underRepetition: maximum.map { $0 > 1 } ?? true)
+            }
         }
+        return check(syntax, underRepetition: false) && longRepetitions <= 2
     }
 
     /// The scalars the pattern's literals (single-scalar sets) match, closed over case.
