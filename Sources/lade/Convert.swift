@@ -49,14 +49,18 @@ struct Convert: ParsableCommand {
 
     @OptionGroup var modelOptions: ModelOptions
 
-    static let types: [String: PersistentStoreCoordinator.StoreType] = ["sqlite": .sqlite, "xml": .xml, "binary": .binary]
-    static let extensions: [String: PersistentStoreCoordinator.StoreType] = ["sqlite": .sqlite, "sqlite3": .sqlite, "db": .sqlite, "xml": .xml, "binary": .binary]
+    typealias StoreType = PersistentStoreCoordinator.StoreType
+
+    /// DEST's type: --type, else its name's extension.
+    var destinationType: StoreType? {
+        type.map { StoreType(name: $0) } ?? StoreType(fileExtensionOf: URL(fileURLWithPath: destination))
+    }
 
     func validate() throws {
-        if let type, Self.types[type] == nil {
-            throw ValidationError("store type '\(type)' is not one of sqlite, xml, binary")
+        if let type, StoreType(name: type) == nil {
+            throw ValidationError("store type '\(type)' is not one of \(StoreType.fileTypeNames)")
         }
-        if type == nil, Self.extensions[URL(fileURLWithPath: destination).pathExtension.lowercased()] == nil {
+        if destinationType == nil {
             throw ValidationError("cannot tell DEST's store type from its name '\(destination)'; give --type sqlite|xml|binary")
         }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
@@ -65,7 +69,7 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         do {
-            let destinationType = type.flatMap { Self.types[$0] } ?? Self.extensions[URL(fileURLWithPath: destination).pathExtension.lowercased()]!
+            let destinationType = destinationType!
             let loaded = try modelOptions.load(model)
             let sourceURL = URL(fileURLWithPath: source)
             let destinationURL = URL(fileURLWithPath: destination)

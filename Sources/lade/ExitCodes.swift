@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import LadePipeline
 
 /// The exit codes of `lade`, documented in the README and `lade help`.
 enum LadeExit {
@@ -15,6 +17,18 @@ enum LadeExit {
     static let storeLocked: Int32 = 75
     /// Stopped by SIGINT (130) or SIGTERM (143) after committing; running again resumes.
     static func interrupted(_ signal: Int32) -> Int32 { 128 + signal }
+
+    /// What lade does at SIGINT/SIGTERM during a run: says it is `finishing`; at a second
+    /// signal, ends the process at once (every write path is safe to kill).
+    static func stopSignal(finishing: String) -> StopSignals.Handler {
+        { signal, again in
+            if again {
+                FileHandle.standardError.write(Data("lade: stopping now (second signal)\n".utf8))
+                exit(interrupted(signal))
+            }
+            FileHandle.standardError.write(Data("\nlade: \(signal == SIGINT ? "interrupted" : "terminated"): \(finishing) (signal again to stop at once)\n".utf8))
+        }
+    }
 
     static let summary = """
         Exit codes: 0 success; 1 failure (bad job, model, source or store; a row under \

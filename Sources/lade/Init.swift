@@ -26,8 +26,8 @@ struct Init: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
-        guard ["sqlite", "xml", "binary"].contains(type) else {
-            throw ValidationError("store type '\(type)' is not one of sqlite, xml, binary")
+        guard PersistentStoreCoordinator.StoreType(name: type) != nil else {
+            throw ValidationError("store type '\(type)' is not one of \(PersistentStoreCoordinator.StoreType.fileTypeNames)")
         }
     }
 
@@ -36,10 +36,10 @@ struct Init: ParsableCommand {
             let loaded = try modelOptions.load(model)
             let url = URL(fileURLWithPath: store)
             let created: PersistentStore
-            switch type {
-            case "xml": created = try XMLStore.create(at: url, model: loaded)
-            case "binary": created = try BinaryStore.create(at: url, model: loaded)
-            default: created = try SQLiteStore.create(at: url, model: loaded)
+            switch PersistentStoreCoordinator.StoreType(name: type)! {
+            case .xml: created = try XMLStore.create(at: url, model: loaded)
+            case .binary: created = try BinaryStore.create(at: url, model: loaded)
+            case .sqlite, .inMemory: created = try SQLiteStore.create(at: url, model: loaded)
             }
             print("created \(store): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)")
         }

@@ -37,9 +37,10 @@ struct Run: ParsableCommand {
         do {
             let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             reportKind = try output.checkReport(against: loaded)
-            let options = ImportOptions(force: force, progressInterval: output.progress) { warning in
+            var options = ImportOptions(force: force, progressInterval: output.progress) { warning in
                 FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
             }
+            options.onStopSignal = LadeExit.stopSignal(finishing: "finishing the current batch and committing")
             result = try ImportRunner(job: loaded, options: options).run()
         } catch {
             throw exitReporting(error)

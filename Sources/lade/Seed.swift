@@ -44,7 +44,9 @@ struct Seed: ParsableCommand {
             var loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             if let compiledModel { loaded.model.compiledModel = URL(fileURLWithPath: compiledModel) }
             reportKind = try output.checkReport(against: loaded)
-            let runner = SeedRunner(job: loaded, options: SeedOptions(progressInterval: output.progress))
+            var options = SeedOptions(progressInterval: output.progress)
+            options.onStopSignal = LadeExit.stopSignal(finishing: "stopping before the commit, writing nothing")
+            let runner = SeedRunner(job: loaded, options: options)
             result = check ? try runner.check() : try runner.run()
         } catch {
             throw exitReporting(error)

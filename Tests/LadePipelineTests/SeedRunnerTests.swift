@@ -32,7 +32,7 @@ struct SeedRunnerTests {
 
     func count(_ entity: String, in store: URL, type: StoreReference.Kind = .sqlite) throws -> Int {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try PipelineFixtures.catalogModel())
-        let opened = try coordinator.addPersistentStore(type: type.coordinatorType, at: store, readOnly: true)
+        let opened = try coordinator.addPersistentStore(type: type, at: store, readOnly: true)
         return try opened.count(StoreFetchRequest(entityName: entity))
     }
 
@@ -147,7 +147,7 @@ struct SeedRunnerTests {
         #expect(try count("Product", in: store) == 10)
     }
 
-    @Test("check reads the metadata only: no store and no flag are not seeded, the flag is", arguments: StoreReference.Kind.allCases)
+    @Test("check reads the metadata only: no store and no flag are not seeded, the flag is", arguments: StoreReference.Kind.fileTypes)
     func check(type: StoreReference.Kind) throws {
         let temp = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
@@ -159,7 +159,7 @@ struct SeedRunnerTests {
         #expect(!FileManager.default.fileExists(atPath: store.path))
 
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try PipelineFixtures.catalogModel())
-        try coordinator.addPersistentStore(type: type.coordinatorType, at: store)
+        try coordinator.addPersistentStore(type: type, at: store)
         let unflagged = try SeedRunner(job: job).check()
         #expect(unflagged.status == .notSeeded)
         #expect(unflagged.storeExists)

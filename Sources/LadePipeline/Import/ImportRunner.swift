@@ -99,6 +99,9 @@ public struct ImportOptions: Sendable {
     public var progressInterval: TimeInterval?
     /// Honour SIGINT/SIGTERM (finish the batch, commit, stop).
     public var handlesSignals = true
+    /// Told of each SIGINT/SIGTERM while the run honours them (the CLI prints a line, and
+    /// ends the process at a second one).
+    public var onStopSignal: StopSignals.Handler?
     /// Told each warning about the job's model (what it accepted only as Apple's model
     /// compiler does), once, before anything is imported; the CLI prints them.
     public var onWarning: (@Sendable (String) -> Void)?
@@ -177,7 +180,7 @@ public final class ImportRunner {
         try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
         // Only now: opening a FIFO (and reading a CSV header) waits for a writer, and until a
         // batch is under way SIGINT and SIGTERM should end the process as they normally do.
-        let signals = options.handlesSignals ? StopSignals.install() : nil
+        let signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil
         let rejectsFile = try job.onError.rejects.map {
             try RejectsFile(url: $0, source: step.source.displayPath, resumeLength: resume == nil ? nil : previous?.rejectsLength,
                             kind: rejectsKind ?? .regular)
@@ -408,20 +411,6 @@ private final class ReaderHandOver: @unchecked Sendable {
 /// Opens (creating when missing) the store a job names.
 enum StoreOpening {
     static func open(_ reference: StoreReference, coordinator: PersistentStoreCoordinator) throws -> PersistentStore {
-        try coordinator.addPersistentStore(type: reference.kind.coordinatorType, at: reference.url)
+        try coordinator.addPersistentStore(type: reference.kind, at: reference.url)
     }
-}
-
-extension StoreReference.Kind {
-    var coordinatorType: PersistentStoreCoordinator.StoreType {
-        switch self {
-        case .sqlite: .sqlite
-        case .xml: .xml
-        case .binary: .binary
-        }
-    }
-
-    /// Atomic stores (XML, binary) rewrite their whole file at every save: a run commits them
-    /// once, at its end, and keeps every object in memory meanwhile (as the store itself does).
-    var isAtomic: Bool { self != .sqlite }
 }

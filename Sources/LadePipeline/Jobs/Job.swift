@@ -90,9 +90,8 @@ public struct ModelReference: Sendable, Equatable {
 
 /// The store a job writes.
 public struct StoreReference: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
-        case sqlite, xml, binary
-    }
+    /// A store file's type, named as users name it (`PersistentStoreCoordinator.StoreType`).
+    public typealias Kind = PersistentStoreCoordinator.StoreType
 
     public var kind: Kind
     public var url: URL

@@ -86,14 +86,12 @@ extension Job {
         let url = resolver.url(try pathNode.nonEmptyString())
         let kind: StoreReference.Kind
         if let typeNode = fields["type"] {
-            kind = StoreReference.Kind(rawValue: try typeNode.oneOf(StoreReference.Kind.allCases.map(\.rawValue)))!
+            kind = StoreReference.Kind(name: try typeNode.oneOf(StoreReference.Kind.fileTypes.map(\.name)))!
         } else {
-            switch url.pathExtension.lowercased() {
-            case "sqlite", "sqlite3", "db", "store": kind = .sqlite
-            case "xml": kind = .xml
-            case "binary", "ladebin": kind = .binary
-            default: throw node.error("say the store's type (type: sqlite, xml or binary); it cannot be told from '\(url.lastPathComponent)'")
+            guard let implied = StoreReference.Kind(fileExtensionOf: url) else {
+                throw node.error("say the store's type (type: \(StoreReference.Kind.fileTypeNames)); it cannot be told from '\(url.lastPathComponent)'")
             }
+            kind = implied
         }
         return StoreReference(kind: kind, url: url)
     }

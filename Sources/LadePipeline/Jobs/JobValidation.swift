@@ -46,7 +46,7 @@ public struct JobValidation {
         }
         if FileManager.default.fileExists(atPath: job.store.url.path) {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let store = try coordinator.addPersistentStore(type: job.store.kind.coordinatorType, at: job.store.url, readOnly: true)
+            let store = try coordinator.addPersistentStore(type: job.store.kind, at: job.store.url, readOnly: true)
             lines.append("store \(job.store.url.path): \(store.type), matches the model (UUID \(store.identifier))")
         } else {
             lines.append("store \(job.store.url.path): will be created with the model")

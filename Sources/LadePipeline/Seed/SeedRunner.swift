@@ -7,6 +7,8 @@ public struct SeedOptions: Sendable {
     public var progressInterval: TimeInterval?
     /// Honour SIGINT/SIGTERM: stop before the commit, writing nothing.
     public var handlesSignals = true
+    /// Told of each SIGINT/SIGTERM while the seed honours them (see `StopSignals.Handler`).
+    public var onStopSignal: StopSignals.Handler?
     /// Runs between the first look at the flag and taking the lock (tests: another run's window).
     var beforeLock: (@Sendable () throws -> Void)?
 
@@ -81,7 +83,7 @@ public final class SeedRunner {
         }
         let model = try job.model.load()
         let plans = try job.steps.map { try ImportPlan(step: $0, model: model) }
-        let signals = options.handlesSignals ? StopSignals.install() : nil
+        let signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil
 
         try ImportRunner.createDirectory(for: storeURL)
         try options.beforeLock?()
@@ -167,9 +169,7 @@ public final class SeedRunner {
             }
 
             // The one commit: every step's objects and the flag, in one store save.
-            if ProgressReporter.mode(interval: options.progressInterval) != .quiet {
-                FileHandle.standardError.write(Data("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)\n".utf8))
-            }
+            ProgressReporter.note("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)", interval: options.progressInterval)
             let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
             var metadata = coordinator.metadata(for: store)
             metadata[flag] = value
@@ -206,7 +206,7 @@ public final class SeedRunner {
 
     /// The flag's value in the store file's metadata (read without a stack), or nil.
     private func storedFlag(_ flag: String) throws -> PropertyListValue? {
-        try PersistentStoreCoordinator.metadataForPersistentStore(ofType: job.store.kind.coordinatorType, at: storeURL)[flag]
+        try PersistentStoreCoordinator.metadataForPersistentStore(ofType: job.store.kind, at: storeURL)[flag]
     }
 
     /// Removes a store this run created and did not seed, with SQLite's companions.

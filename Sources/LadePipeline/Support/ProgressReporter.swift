@@ -66,6 +66,13 @@ public final class ProgressReporter: @unchecked Sendable {
         if drewBar { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
     }
 
+    /// A line about the run's progress that is not a count ("committing …"), shown whenever
+    /// progress is (a bar or lines), never in quiet mode.
+    public static func note(_ text: String, interval: TimeInterval?) {
+        guard mode(interval: interval) != .quiet else { return }
+        FileHandle.standardError.write(Data("\(text)\n".utf8))
+    }
+
     static func grouped(_ number: Int64) -> String {
         let digits = String(number)
         var out = ""
