@@ -14,8 +14,8 @@ struct Convert: ParsableCommand {
             path and moved into place only when complete: a run killed at any moment leaves no \
             DEST (or, with --overwrite, the file that was there), never a part of one.
 
-            DEST's type is --type, or told from its extension (.sqlite .sqlite3 .db: sqlite; \
-            .xml: xml; .binary: binary). The new store keeps SOURCE's metadata, its NSStoreUUID \
+            DEST's type is --type, or told from its extension (.sqlite .sqlite3 .db .store: \
+            sqlite; .xml: xml; .binary .ladebin: binary). The new store keeps SOURCE's metadata, its NSStoreUUID \
             included, with NSStoreType set to the new type. A SQLite to SQLite copy reads and \
             writes in batches and keeps memory flat; an XML or binary destination holds every \
             object in memory, as those store types always do.

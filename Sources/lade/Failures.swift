@@ -1,20 +1,29 @@
 import ArgumentParser
 import Foundation
 import Lade
+import LadePipeline
 
-/// Runs a command's work; a Lade error is printed as the one clear message it carries,
-/// to standard error, and the process exits with code 1.
-func reportingFailures(_ work: () throws -> Void) rethrows {
+/// Runs a command's work; any error is reported by `exitReporting(_:)`: one line on standard
+/// error, and the exit code for it.
+func reportingFailures(_ work: () throws -> Void) throws {
     do {
         try work()
-    } catch let error as ModelError {
-        fail(error)
-    } catch let error as StoreError {
-        fail(error)
+    } catch {
+        throw exitReporting(error)
     }
 }
 
-private func fail(_ error: CustomStringConvertible) -> Never {
-    FileHandle.standardError.write(Data("lade: error: \(error)\n".utf8))
-    LadeCommand.exit(withError: ExitCode.failure)
+/// The one way lade reports a failure: `lade: error: MESSAGE [CODE]` on standard error (the
+/// message names what and where; the code is `LadeError.code`), and the exit code: 75 when
+/// another run holds the store's lock, 1 otherwise. An `ExitCode` passes through as it is.
+func exitReporting(_ error: Error) -> ExitCode {
+    if let exit = error as? ExitCode { return exit }
+    let message: String
+    switch error {
+    case let lade as LadeError: message = "\(lade.description) [\(lade.code)]"
+    case let described as CustomStringConvertible: message = described.description
+    default: message = error.localizedDescription
+    }
+    FileHandle.standardError.write(Data("lade: error: \(message)\n".utf8))
+    return ExitCode(error is StoreLock.Busy ? LadeExit.storeLocked : LadeExit.failure)
 }

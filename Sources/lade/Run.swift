@@ -84,19 +84,3 @@ struct Validate: ParsableCommand {
 }
 
 /// Prints a failure as lade's one-line error and picks its exit code.
-func exitReporting(_ error: Error) -> ExitCode {
-    if error is ExitCode { return error as! ExitCode }
-    let message: String
-    var code = LadeExit.failure
-    switch error {
-    case let busy as StoreLock.Busy:
-        message = busy.description
-        code = LadeExit.storeLocked
-    case let described as CustomStringConvertible:
-        message = described.description
-    default:
-        message = error.localizedDescription
-    }
-    FileHandle.standardError.write(Data("lade: error: \(message)\n".utf8))
-    return ExitCode(code)
-}

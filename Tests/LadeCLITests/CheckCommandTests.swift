@@ -61,6 +61,7 @@ struct CheckCommandTests {
         let fetch = try LadeProcess.run(["fetch", store, "--model", Self.model, "--entity", "Product", "--limit", "5"])
         #expect(fetch.status == 1)
         #expect(fetch.stderr.contains("the store is damaged") && fetch.stderr.contains("lade check"), "\(fetch.stderr)")
+        #expect(fetch.stderr.hasSuffix("[store.damaged]\n"), "every error ends with its code: \(fetch.stderr)")
         let export = try LadeProcess.run(["export", store, "--model", Self.model, "--format", "ndjson", "--out", sandbox.url("export").path])
         #expect(export.status == 1)
         #expect(export.stderr.contains("1 row whose Z_ENT names no concrete entity") && export.stderr.contains("1 reference to an object that is not in the store"), "\(export.stderr)")
@@ -113,5 +114,21 @@ struct CheckCommandTests {
         let again = try LadeProcess.run(["fetch", store, "--model", Self.model, "--entity", "Product", "--where", "sku == 'AB-001'", "--format", "csv"])
         #expect(again.stdout.contains(",11,"), "\(again.stdout)")
         #expect(FileManager.default.fileExists(atPath: store + "-wal") && FileManager.default.fileExists(atPath: store + "-shm"))
+    }
+
+    @Test("an unknown entity is one error with one code, from fetch, export and a job alike")
+    func unknownEntityOneWay() throws {
+        let sandbox = try ImportSandbox()
+        let store = try tools.filledStore(sandbox)
+        let fetch = try LadeProcess.run(["fetch", store, "--model", Self.model, "--entity", "Widget"])
+        #expect(fetch.status == 1)
+        #expect(fetch.stderr.contains("the model has no entity 'Widget'; its entities are ") && fetch.stderr.contains("Supplier"), "\(fetch.stderr)")
+        #expect(fetch.stderr.hasSuffix("[model.unknownEntity]\n"), "\(fetch.stderr)")
+        try sandbox.write("widgets.csv", "code\nA\n")
+        try sandbox.job("source: widgets.csv\nentity: Widget\n", named: "widgets.yaml")
+        let run = try sandbox.lade(["run", "widgets.yaml"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the model has no entity 'Widget'; its entities are"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("[job]\n"), "\(run.stderr)")
     }
 }

@@ -98,7 +98,8 @@ struct ConvertOutputTests {
         #expect(result.stdout.contains("  Category: 50\n") && result.stdout.contains("  Product: 20000\n"), "\(result.stdout)")
         let refused = try LadeProcess.run(["convert", "source.sqlite", "copy.xml", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
         #expect(refused.status == 1 && refused.stderr.contains("--overwrite"), "\(refused.stderr)")
-        let untyped = try LadeProcess.run(["convert", "source.sqlite", "copy.store", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
+        // .store names a SQLite store (as in job files: one table of names); .dat names nothing.
+        let untyped = try LadeProcess.run(["convert", "source.sqlite", "copy.dat", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
         #expect(untyped.status == 64 && untyped.stderr.contains("--type"), "\(untyped.stderr)")
     }
 }

@@ -77,7 +77,8 @@ struct AtomicStoreFetchTests {
         try EveryType.populate(stack.context(), items: 2)
         let error = #expect(throws: Lade.PredicateError.self) { try store.fetch(Self.request("Item", .compare(Self.key("owner.title"), .equal, .constant(.string("x"))))) }
         #expect(error == .unknownKey(entity: "Owner", key: "title"))
-        #expect(throws: Lade.PredicateError.self) { try store.fetch(Self.request("Widget")) }
+        // An unknown entity is the one error for it, wherever it is asked for.
+        #expect(throws: UnknownEntityError.self) { try store.fetch(Self.request("Widget")) }
     }
 
     @Test("fetches through a context see the store's objects and relationships as faults fire")

@@ -3,7 +3,6 @@ import Foundation
 /// A misuse of a context or object, or a save the store refused.
 public enum ContextError: Error, Sendable, CustomStringConvertible {
     case noCoordinator
-    case unknownEntity(String)
     case abstractEntity(String)
     case unknownKey(entity: String, key: String)
     case wrongType(entity: String, key: String, expected: String, got: String)
@@ -18,7 +17,6 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noCoordinator: "the context has no persistent store coordinator"
-        case .unknownEntity(let name): "the model has no entity '\(name)'"
         case .abstractEntity(let name): "entity '\(name)' is abstract: insert one of its subentities"
         case .unknownKey(let entity, let key): "'\(key)' is not a property of entity '\(entity)'"
         case .wrongType(let entity, let key, let expected, let got): "\(entity).\(key) takes \(expected), not \(got)"

@@ -175,7 +175,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @discardableResult
     public func insertObject(forEntityName name: String) throws -> ManagedObject {
         assertOnQueue()
-        guard let entity = model.entity(named: name) else { throw ContextError.unknownEntity(name) }
+        let entity = try model.requireEntity(name)
         guard !entity.isAbstract else { throw ContextError.abstractEntity(name) }
         let layout = model.layout(of: name)!
         let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), layout: layout, context: self)
@@ -349,7 +349,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The objects a request matches, as faults unless `returnsObjectsAsFaults` is false.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()
-        guard model.entity(named: request.entityName) != nil else { throw ContextError.unknownEntity(request.entityName) }
+        _ = try model.requireEntity(request.entityName)
         let store = try coordinator().store(forEntity: request.entityName)
         var pending = request.includesPendingChanges ? pendingObjects(for: request) : []
         var hiddenByAncestors: Set<ManagedObjectID> = []

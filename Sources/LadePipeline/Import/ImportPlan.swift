@@ -72,7 +72,7 @@ public struct ImportPlan: Sendable {
         self.step = step
         let where_ = step.location
         guard let entity = model.entity(named: step.entity) else {
-            throw JobError(file: where_, field: "entity", "the model has no entity '\(step.entity)'; it has \(model.entityNames.joined(separator: ", "))")
+            throw JobError(file: where_, field: "entity", UnknownEntityError(step.entity, in: model).description)
         }
         guard !entity.isAbstract else {
             throw JobError(file: where_, field: "entity", "'\(entity.name)' is abstract: import into one of its subentities (\(model.subentities(of: entity.name).map(\.name).joined(separator: ", ")))")

@@ -65,9 +65,7 @@ public struct RecordColumns: Sendable {
     }
 
     public init(model: ManagedObjectModel, entity entityName: String, includesToMany: Bool = true) throws {
-        guard let layout = model.layout(of: entityName) else {
-            throw StoreError(.notFound, path: entityName, "the model has no entity '\(entityName)'; its entities are \(model.entityNames.joined(separator: ", "))")
-        }
+        guard let layout = model.layout(of: entityName) else { throw UnknownEntityError(entityName, in: model) }
         self.entityName = entityName
         var columns: [Column] = [.uri]
         for attribute in layout.attributes where !attribute.isTransient {

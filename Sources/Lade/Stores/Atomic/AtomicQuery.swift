@@ -10,9 +10,7 @@ struct AtomicQuery {
     /// The keys of the objects a request matches, in the request's order (in no particular
     /// order when `ordered` is false and the request has no limit or offset: for counting).
     func matchingKeys(_ request: StoreFetchRequest, ordered: Bool = true) throws -> [Int64] {
-        guard model.entity(named: request.entityName) != nil else {
-            throw PredicateError.unknownKey(entity: request.entityName, key: "(entity)")
-        }
+        _ = try model.requireEntity(request.entityName)
         for descriptor in request.sortDescriptors { try descriptor.check(on: request.entityName, in: model) }
         let entities = request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName]
         var keys = graph.keys(ofEntities: entities, sorted: ordered || request.fetchLimit > 0 || request.fetchOffset > 0)

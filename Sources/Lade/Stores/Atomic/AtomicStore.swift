@@ -196,9 +196,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
     }
 
     public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
-        guard model.entity(named: entityName) != nil else {
-            throw PredicateError.unknownKey(entity: entityName, key: "(entity)")
-        }
+        _ = try model.requireEntity(entityName)
         let keys = lock.withLock { graph.keys(ofEntities: [entityName]) }
         for start in stride(from: 0, to: keys.count, by: max(1, batchSize)) {
             let rows = lock.withLock {

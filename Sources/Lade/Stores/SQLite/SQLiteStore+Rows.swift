@@ -35,9 +35,7 @@ extension SQLiteStore: PersistentStore {
     }
 
     private func selectSQL(_ request: StoreFetchRequest, columns: String) throws -> (String, [SQLiteValue]) {
-        guard schema.entity(named: request.entityName) != nil else {
-            throw PredicateError.unknownKey(entity: request.entityName, key: "(entity)")
-        }
+        guard schema.entity(named: request.entityName) != nil else { throw UnknownEntityError(request.entityName, in: model) }
         let numbers = (request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName])
             .map { schema.entity(named: $0)!.number }
         var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: request.entityName)
@@ -51,9 +49,7 @@ extension SQLiteStore: PersistentStore {
     }
 
     public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
-        guard let entity = schema.entity(named: entityName) else {
-            throw PredicateError.unknownKey(entity: entityName, key: "(entity)")
-        }
+        guard let entity = schema.entity(named: entityName) else { throw UnknownEntityError(entityName, in: model) }
         let sql = "SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
         var last = Int64.min
         while true {

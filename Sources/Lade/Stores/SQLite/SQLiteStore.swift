@@ -275,9 +275,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// The number of objects whose entity is exactly `entity` (or, with `includingSubentities`,
     /// that entity or one below it).
     public func count(ofEntity entity: String, includingSubentities: Bool = false) throws -> Int {
-        guard let mapped = schema.entity(named: entity) else {
-            throw StoreError(.notAStore, path: fileURL.path, "the model has no entity '\(entity)'")
-        }
+        guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
         let numbers = includingSubentities ? model.hierarchy(from: entity).map { schema.entity(named: $0.name)!.number } : [mapped.number]
         let sql = "SELECT COUNT(*) FROM \(mapped.tableName) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
         return try withConnection { connection in
