@@ -25,6 +25,20 @@ struct SQLiteHostileTests {
         #expect(found.first?.message.contains("not ';'") == true, "\(found)")
     }
 
+    @Test("a model made in code is held to the same name rules, so no name reaches SQL unchecked")
+    func codeModelNames() throws {
+        #expect(throws: ModelError.self) {
+            try ManagedObjectModel(entities: [EntityDescription(name: "X\"; DROP TABLE Z_METADATA; --", attributes: [AttributeDescription(name: "a", type: .string)])])
+        }
+        #expect(throws: ModelError.self) {
+            try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "a = 1; --", type: .string)])])
+        }
+        // What passes the rules is letters, digits and underscores behind Core Data's Z prefix.
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Order", attributes: [AttributeDescription(name: "group", type: .string)])])
+        let names = SQLiteSchema(model: model).tables.flatMap { [$0.name] + $0.columns.map(\.name) }
+        #expect(names.allSatisfy { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } })
+    }
+
     @Test("entity and property names follow Xcode's rules", arguments: [
         ("<entity name=\"product\"><attribute name=\"a\" optional=\"YES\" attributeType=\"String\"/></entity>", "start with an uppercase letter"),
         ("<entity name=\"Product\"><attribute name=\"Name\" optional=\"YES\" attributeType=\"String\"/></entity>", "start with a lowercase letter"),
