@@ -13,6 +13,9 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// policy is `.error`.
     case mergeConflict([StoreSaveError.VersionConflict])
     case uniquenessViolation(entity: String, properties: [String], objectID: ManagedObjectID)
+    /// A fault could not be fired because the store failed; the context refuses to save until
+    /// it is reset or rolled back.
+    case faultFailed(ManagedObjectID, reason: String)
 
     public var description: String {
         switch self {
@@ -25,6 +28,7 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .objectNotFound(let id): "no object \(id) in the store"
         case .mergeConflict(let conflicts): StoreSaveError.conflicts(conflicts).description + " (merge policy: error)"
         case .uniquenessViolation(let entity, let properties, let id): StoreSaveError.uniquenessViolation(entity: entity, properties: properties, objectID: id).description
+        case .faultFailed(let id, let reason): "\(id) could not be read from its store (\(reason)); its values are unknown, so nothing is saved: reset or roll back the context and try again"
         }
     }
 }

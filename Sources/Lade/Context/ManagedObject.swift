@@ -384,7 +384,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Loads the object's data from its snapshot, or from the store when it has none.
     func fireFault() {
         guard !isMaterialized, !isInserted else { return }
-        if snapshot == nil { managedObjectContext?.loadSnapshot(for: self) }
+        if snapshot == nil, let context = managedObjectContext {
+            let failedBefore = context.faultFailure != nil
+            context.loadSnapshot(for: self)
+            // A read that failed leaves the object a fault (read again when next used); the
+            // context keeps the error and refuses to save.
+            if !failedBefore && context.faultFailure != nil { return }
+        }
         materialize()
     }
 
@@ -402,16 +408,27 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         switch toMany[key] {
         case .loaded(let set)?: return set
         case .fault(let added, let removed)?:
-            var set = managedObjectContext?.loadToMany(of: self, key: key) ?? []
+            guard var set = storedToMany(key) else {
+                return OrderedSet(added)   // the store failed: the context keeps the error
+            }
             set.removeAll { removed.contains($0) }
             for object in added where !set.contains(object) { set.append(object) }
             toMany[key] = .loaded(set)
             return set
         case nil:
-            let set = isInserted ? [] : (managedObjectContext?.loadToMany(of: self, key: key) ?? [])
+            guard let set = isInserted ? [] : storedToMany(key) else {
+                return []   // the store failed: the context keeps the error
+            }
             toMany[key] = .loaded(set)
             return set
         }
+    }
+
+    /// The destinations the parent or store holds (none without a context); nil when the
+    /// store failed.
+    private func storedToMany(_ key: String) -> OrderedSet<ManagedObject>? {
+        guard let context = managedObjectContext else { return [] }
+        return context.loadToMany(of: self, key: key)
     }
 
     /// Forgets loaded values, keeping only the identity (refresh without merging).

@@ -49,6 +49,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var inserted: OrderedSet<ManagedObject> = []
     private var updated: OrderedSet<ManagedObject> = []
     private var deleted: OrderedSet<ManagedObject> = []
+    /// The first fault that could not be fired because the store failed (not because the
+    /// object is gone), kept until `reset()` or `rollback()`: `save()` refuses while it is set,
+    /// so values a failed read left empty are never written as if they were the object's.
+    public private(set) var faultFailure: ContextError?
     private var entityInfos: [String: EntityInfo] = [:]
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -139,7 +143,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let object = object(with: id)
         if object.isInserted { return object }
         if !object.isMaterialized && object.snapshot == nil {
+            let failedBefore = faultFailure != nil
             loadSnapshot(for: object)
+            if !failedBefore, let faultFailure { throw faultFailure }
         }
         guard object.snapshot != nil else { throw ContextError.objectNotFound(id) }
         return object
@@ -286,32 +292,51 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func loadSnapshot(for object: ManagedObject) {
         if let parent {
             let id = object.objectID
-            object.snapshot = parent.performAndWait { parent.currentRow(for: id) }
+            do {
+                object.snapshot = try parent.performAndWait { try parent.currentRow(for: id) }
+            } catch {
+                noteFaultFailure(id, error)
+            }
             return
         }
-        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
-              let store = try? coordinator.store(for: object.objectID),
-              let row = try? store.rows(for: [object.objectID]).first
-        else { return }
-        object.snapshot = row
+        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return }
+        do {
+            // No row: the object was deleted elsewhere (its values stay empty, as Core Data's
+            // refreshed objects do); a failed read is kept and refuses the next save.
+            if let row = try coordinator.store(for: object.objectID).rows(for: [object.objectID]).first {
+                object.snapshot = row
+            }
+        } catch {
+            noteFaultFailure(object.objectID, error)
+        }
     }
 
-    func loadToMany(of object: ManagedObject, key: String) -> OrderedSet<ManagedObject> {
+    /// Keeps the first failed fault (see `faultFailure`).
+    private func noteFaultFailure(_ id: ManagedObjectID, _ error: Error) {
+        if faultFailure == nil { faultFailure = .faultFailed(id, reason: "\(error)") }
+    }
+
+    /// A to-many relationship's destinations from the parent or the store; nil when the store
+    /// failed (kept in `faultFailure`; the relationship stays a fault, to be tried again).
+    func loadToMany(of object: ManagedObject, key: String) -> OrderedSet<ManagedObject>? {
         if let parent {
             let id = object.objectID
             let ids = parent.performAndWait { parent.currentToMany(of: id, key: key) }
             return OrderedSet(ids.map { registeredObject(for: $0) })
         }
-        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator,
-              let store = try? coordinator.store(for: object.objectID),
-              let ids = try? store.relatedObjectIDs(of: object.objectID, relationship: key)
-        else { return [] }
-        return OrderedSet(ids.map { registeredObject(for: $0) })
+        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
+        do {
+            let ids = try coordinator.store(for: object.objectID).relatedObjectIDs(of: object.objectID, relationship: key)
+            return OrderedSet(ids.map { registeredObject(for: $0) })
+        } catch {
+            noteFaultFailure(object.objectID, error)
+            return nil
+        }
     }
 
     /// An object's state as this context sees it, for a child: its current values when this
     /// context has it loaded or changed, otherwise what this context's parent or store says.
-    func currentRow(for id: ManagedObjectID) -> StoreRow? {
+    func currentRow(for id: ManagedObjectID) throws -> StoreRow? {
         if let object = registered[id]?.object {
             if object.isDeleted { return nil }
             if object.isMaterialized || object.isInserted {
@@ -322,9 +347,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
             if let snapshot = object.snapshot { return snapshot }
         }
-        if let parent { return parent.performAndWait { parent.currentRow(for: id) } }
-        guard !id.isTemporaryID, let store = try? persistentStoreCoordinator?.store(for: id) else { return nil }
-        return try? store.rows(for: [id]).first
+        if let parent { return try parent.performAndWait { try parent.currentRow(for: id) } }
+        guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator else { return nil }
+        return try coordinator.store(for: id).rows(for: [id]).first
     }
 
     /// A to-many relationship's destinations as this context sees them, for a child.
@@ -499,6 +524,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
+        faultFailure = nil
         undoManager?.removeAllActions()
     }
 
@@ -517,6 +543,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
+        if faultFailure != nil {
+            // Objects a failed read left empty are read again when next used.
+            for box in registered.values {
+                guard let object = box.object, !object.isInserted else { continue }
+                object.turnIntoFault()
+                object.snapshot = nil
+            }
+            faultFailure = nil
+        }
         undoManager?.removeAllActions()
     }
 
@@ -571,6 +606,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// rules and validating; all validation failures are reported together.
     public func save() throws {
         assertOnQueue()
+        if let faultFailure { throw faultFailure }
         guard hasChanges else {
             // Metadata staged on the coordinator is written even when no object changed.
             if let coordinator = persistentStoreCoordinator {

@@ -92,6 +92,7 @@ extension ContextError: LadeError {
         case .objectNotFound: "context.objectNotFound"
         case .mergeConflict: "save.conflict"
         case .uniquenessViolation: "save.notUnique"
+        case .faultFailed: "context.faultFailed"
         }
     }
 }
