@@ -16,6 +16,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A fault could not be fired because the store failed; the context refuses to save until
     /// it is reset or rolled back.
     case faultFailed(ManagedObjectID, reason: String)
+    /// A relationship between objects of two stores, which Core Data refuses too.
+    case crossStoreRelationship(ManagedObjectID, relationship: String, destination: ManagedObjectID)
 
     public var description: String {
         switch self {
@@ -28,6 +30,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .objectNotFound(let id): "no object \(id) in the store"
         case .mergeConflict(let conflicts): StoreSaveError.conflicts(conflicts).description + " (merge policy: error)"
         case .uniquenessViolation(let entity, let properties, let id): StoreSaveError.uniquenessViolation(entity: entity, properties: properties, objectID: id).description
+        case .crossStoreRelationship(let id, let relationship, let destination):
+            "\(id).\(relationship) would point to \(destination), an object of another store; a relationship cannot join objects of two stores (their configurations), so nothing was saved"
         case .faultFailed(let id, let reason): "\(id) could not be read from its store (\(reason)); its values are unknown, so nothing is saved: reset or roll back the context and try again"
         }
     }

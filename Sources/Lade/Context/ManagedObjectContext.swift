@@ -375,7 +375,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()
         _ = try model.requireEntity(request.entityName)
-        let store = try coordinator().store(forEntity: request.entityName)
+        // Every store whose configuration has the entity; their rows are merged in memory.
+        let stores = try coordinator().stores(forEntity: request.entityName)
         var pending = request.includesPendingChanges ? pendingObjects(for: request) : []
         var hiddenByAncestors: Set<ManagedObjectID> = []
         if let parent, request.includesPendingChanges {
@@ -391,13 +392,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
             for id in above.deleted { if let object = registered[id]?.object, !pending.contains(object) { pending.append(object) } }
         }
         var storeRequest = request.storeRequest
-        if !pending.isEmpty {
+        let ordersInMemory = !pending.isEmpty || stores.count > 1
+        if ordersInMemory {
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
         var results: [ManagedObject] = []
         var seen: Set<ManagedObject> = []
-        for row in try store.fetch(storeRequest) {
+        for row in try stores.flatMap({ try $0.fetch(storeRequest) }) {
             let object = registeredObject(for: row.objectID)
             if !object.hasChanges {
                 object.snapshot = row
@@ -408,7 +410,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 seen.insert(object)
             }
         }
-        if !pending.isEmpty {
+        if ordersInMemory {
             // Unsaved changes count: changed and inserted objects are judged by their current values.
             for object in pending where !object.isDeleted && !seen.contains(object) && !(parent?.performAndWait { parent!.isDeletedInChain(object.objectID) } ?? false) {
                 if try request.predicate?.evaluate(with: object) ?? true {
@@ -456,7 +458,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if request.includesPendingChanges && (!pendingObjects(for: request).isEmpty || parent != nil) {
             return try fetch(request).count
         }
-        return try coordinator().store(forEntity: request.entityName).count(request.storeRequest)
+        let stores = try coordinator().stores(forEntity: request.entityName)
+        if stores.count > 1 && (request.fetchLimit > 0 || request.fetchOffset > 0) { return try fetch(request).count }
+        return try stores.reduce(0) { $0 + (try $1.count(request.storeRequest)) }
     }
 
     /// Changed, inserted and deleted objects of the request's entity (and subentities).
@@ -609,17 +613,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if let faultFailure { throw faultFailure }
         guard hasChanges else {
             // Metadata staged on the coordinator is written even when no object changed.
-            if let coordinator = persistentStoreCoordinator {
-                for store in coordinator.persistentStores {
-                    guard let metadata = coordinator.takeStagedMetadata(for: store) else { continue }
-                    var request = StoreSaveRequest()
-                    request.metadata = metadata
-                    do { try store.save(request) } catch {
-                        coordinator.stageMetadata(metadata, for: store)
-                        throw error
-                    }
-                }
-            }
+            if let coordinator = persistentStoreCoordinator { try saveStagedMetadata(coordinator) }
             return
         }
         try applyDeleteRules()
@@ -632,14 +626,43 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
         let coordinator = try coordinator()
-        let store = try coordinator.store(forEntity: (inserted.first ?? updated.first ?? deleted.first)!.layout.name)
-        var request = makeSaveRequest()
+        let full = makeSaveRequest()
+        if let crossing = full.firstCrossStoreRelationship {
+            throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
+        }
+        // One transaction per store, in the order the changes name them (one store: one
+        // transaction for the whole save).
+        for identifier in full.storeIdentifiers {
+            try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
+        }
+        // Stores no change reached still get their staged metadata.
+        try saveStagedMetadata(coordinator)
+        didSave()
+    }
+
+    /// Writes the metadata staged for each store, in a transaction of its own.
+    private func saveStagedMetadata(_ coordinator: PersistentStoreCoordinator) throws {
+        for store in coordinator.persistentStores {
+            guard let metadata = coordinator.takeStagedMetadata(for: store) else { continue }
+            var request = StoreSaveRequest()
+            request.metadata = metadata
+            do { try store.save(request) } catch {
+                coordinator.stageMetadata(metadata, for: store)
+                throw error
+            }
+        }
+    }
+
+    /// Saves one store's part of the changes, resolving optimistic-locking conflicts by the
+    /// merge policy; staged metadata for the store goes in the same transaction.
+    private func save(_ part: StoreSaveRequest, to store: PersistentStore, _ coordinator: PersistentStoreCoordinator) throws {
+        var request = part
         request.metadata = coordinator.takeStagedMetadata(for: store)
         var attempts = 0
         while true {
             do {
                 try store.save(request)
-                break
+                return
             } catch StoreSaveError.conflicts(let conflicts) {
                 attempts += 1
                 guard mergePolicy != .error, attempts < 4 else {
@@ -648,7 +671,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 }
                 try resolve(conflicts, in: store)
                 let metadata = request.metadata
-                request = makeSaveRequest()
+                request = makeSaveRequest().part(for: store.identifier)
                 request.metadata = metadata
             } catch StoreSaveError.uniquenessViolation(let entity, let properties, let id) {
                 if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
@@ -658,7 +681,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 throw error
             }
         }
-        didSave()
     }
 
     /// Cascades, nullifies and denies, as each deleted object's relationships say.

@@ -60,6 +60,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let lock = NSLock()
     private var stores: [PersistentStore] = []
     private var stagedMetadata: [String: [String: PropertyListValue]] = [:]
+    /// The entities each store holds, by store UUID (no entry: every entity).
+    private var storeEntities: [String: Set<String>] = [:]
 
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
@@ -80,26 +82,51 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// try coordinator.addPersistentStore(at: URL(fileURLWithPath: "found.store"))   // type detected
     /// try coordinator.addPersistentStore(type: .inMemory, at: nil)
     /// ```
+    ///
+    /// With a `configuration` (one of the model's, as Core Data's
+    /// `addPersistentStore(ofType:configurationName:at:options:)`), the store holds the objects
+    /// of that configuration's entities only: new objects go to the first store added whose
+    /// configuration has their entity, fetches read every such store, and a relationship
+    /// between objects of two stores is refused at save. Without one (or with "Default") the
+    /// store holds every entity.
     @discardableResult
-    public func addPersistentStore(type: StoreType? = nil, at url: URL?, readOnly: Bool = false) throws -> PersistentStore {
+    public func addPersistentStore(type: StoreType? = nil, at url: URL?, configuration: String? = nil, readOnly: Bool = false) throws -> PersistentStore {
+        let entities = try entityNames(ofConfiguration: configuration)
         let store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
-        try appendStore(store)
+        try appendStore(store, entities: entities)
         return store
     }
 
-    /// Adds an opened store, unless one with its UUID is added already.
-    func appendStore(_ store: PersistentStore) throws {
+    /// The entities a store of `configuration` holds: nil for all.
+    private func entityNames(ofConfiguration configuration: String?) throws -> Set<String>? {
+        guard let configuration, configuration != Self.defaultConfiguration else { return nil }
+        guard let found = managedObjectModel.configurations.first(where: { $0.name == configuration }) else {
+            let known = managedObjectModel.configurations.map(\.name)
+            throw CoordinatorError.unknownConfiguration(configuration, known: known)
+        }
+        return Set(found.entityNames)
+    }
+
+    /// The configuration every entity belongs to (Core Data's "Default" / `PF_DEFAULT_CONFIGURATION_NAME`).
+    public static let defaultConfiguration = "Default"
+
+    /// Adds an opened store (holding `entities`, nil for all), unless one with its UUID is added already.
+    func appendStore(_ store: PersistentStore, entities: Set<String>? = nil) throws {
         try lock.withLock {
             if stores.contains(where: { $0.identifier == store.identifier }) {
                 throw StoreError(.alreadyExists, path: store.url?.path ?? store.type, "this store (UUID \(store.identifier)) is already added to the coordinator")
             }
             stores.append(store)
+            storeEntities[store.identifier] = entities
         }
     }
 
     /// Removes a store; objects from it can no longer be fetched or saved.
     public func remove(_ store: PersistentStore) {
-        lock.withLock { stores.removeAll { $0 === store } }
+        lock.withLock {
+            stores.removeAll { $0 === store }
+            storeEntities[store.identifier] = nil
+        }
     }
 
     // MARK: Metadata
@@ -130,10 +157,23 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
-    /// The store that holds objects of `entity`: the first store added.
+    /// The stores that hold objects of `entity` (by their configurations), in the order added.
+    public func stores(forEntity entity: String) throws -> [PersistentStore] {
+        let (all, holding) = lock.withLock { (stores, stores.filter { storeEntities[$0.identifier]?.contains(entity) ?? true }) }
+        guard !all.isEmpty else { throw CoordinatorError.noStores }
+        guard !holding.isEmpty else { throw CoordinatorError.noStoreForEntity(entity) }
+        return holding
+    }
+
+    /// The store new objects of `entity` go to: the first added whose configuration has it.
     func store(forEntity entity: String) throws -> PersistentStore {
-        guard let store = persistentStores.first else {
-            throw CoordinatorError.noStores
+        try stores(forEntity: entity)[0]
+    }
+
+    /// The store with this UUID.
+    func store(withIdentifier identifier: String) throws -> PersistentStore {
+        guard let store = persistentStores.first(where: { $0.identifier == identifier }) else {
+            throw CoordinatorError.unknownStore(identifier)
         }
         return store
     }
@@ -162,11 +202,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 public enum CoordinatorError: Error, Sendable, CustomStringConvertible {
     case noStores
     case unknownStore(String)
+    /// No added store's configuration has the entity.
+    case noStoreForEntity(String)
+    case unknownConfiguration(String, known: [String])
 
     public var description: String {
         switch self {
         case .noStores: "the coordinator has no stores; add one with addPersistentStore(type:at:)"
         case .unknownStore(let identifier): "no store with UUID \(identifier) is added to the coordinator"
+        case .noStoreForEntity(let entity): "no added store's configuration has entity '\(entity)'; add a store for a configuration that has it, or for Default"
+        case .unknownConfiguration(let name, let known):
+            "the model has no configuration '\(name)'" + (known.isEmpty ? "; it has none but Default" : "; it has Default, \(known.joined(separator: ", "))")
         }
     }
 }

@@ -217,6 +217,46 @@ public struct StoreSaveRequest: Sendable {
     public var isEmpty: Bool {
         inserted.isEmpty && updated.isEmpty && deleted.isEmpty && links.isEmpty && orders.isEmpty && metadata == nil
     }
+
+    /// The stores the changes go to, in the order they first appear.
+    public var storeIdentifiers: [String] {
+        var seen: Set<String> = []
+        var order: [String] = []
+        let ids = inserted.map(\.objectID) + updated.map(\.objectID) + deleted.map(\.objectID) + links.map(\.source) + orders.map(\.owner)
+        for id in ids {
+            guard let store = id.storeIdentifier, seen.insert(store).inserted else { continue }
+            order.append(store)
+        }
+        return order
+    }
+
+    /// The part of this save that belongs to one store (metadata left out).
+    public func part(for store: String) -> StoreSaveRequest {
+        var part = StoreSaveRequest()
+        part.inserted = inserted.filter { $0.objectID.storeIdentifier == store }
+        part.updated = updated.filter { $0.objectID.storeIdentifier == store }
+        part.deleted = deleted.filter { $0.objectID.storeIdentifier == store }
+        part.links = links.filter { $0.source.storeIdentifier == store }
+        part.orders = orders.filter { $0.owner.storeIdentifier == store }
+        return part
+    }
+
+    /// The first relationship that would join objects of two stores, which no store can hold
+    /// (Core Data refuses it too): the object, the relationship and the destination.
+    public var firstCrossStoreRelationship: (source: ManagedObjectID, relationship: String, destination: ManagedObjectID)? {
+        for change in inserted + updated {
+            for (name, destination) in change.toOne {
+                if let destination, destination.storeIdentifier != change.objectID.storeIdentifier { return (change.objectID, name, destination) }
+            }
+        }
+        for link in links {
+            if let destination = link.added.first(where: { $0.storeIdentifier != link.source.storeIdentifier }) { return (link.source, link.relationship, destination) }
+        }
+        for order in orders {
+            if let destination = order.destinations.first(where: { $0.storeIdentifier != order.owner.storeIdentifier }) { return (order.owner, order.relationship, destination) }
+        }
+        return nil
+    }
 }
 
 /// Why a store refused a save.

@@ -93,6 +93,7 @@ extension ContextError: LadeError {
         case .mergeConflict: "save.conflict"
         case .uniquenessViolation: "save.notUnique"
         case .faultFailed: "context.faultFailed"
+        case .crossStoreRelationship: "context.crossStore"
         }
     }
 }
@@ -102,6 +103,8 @@ extension CoordinatorError: LadeError {
         switch self {
         case .noStores: "coordinator.noStores"
         case .unknownStore: "coordinator.unknownStore"
+        case .noStoreForEntity: "coordinator.noStoreForEntity"
+        case .unknownConfiguration: "coordinator.unknownConfiguration"
         }
     }
 }
