@@ -74,7 +74,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return modelStorage
     }
 
-    private func coordinator() throws -> PersistentStoreCoordinator {
+    func coordinator() throws -> PersistentStoreCoordinator {
         guard let persistentStoreCoordinator else { throw ContextError.noCoordinator }
         return persistentStoreCoordinator
     }
@@ -557,6 +557,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
             faultFailure = nil
         }
         undoManager?.removeAllActions()
+    }
+
+    /// The object with this ID when this context holds it (nil: never fetched, or let go).
+    func registeredObjectIfLoaded(_ id: ManagedObjectID) -> ManagedObject? {
+        registered[id]?.object
+    }
+
+    /// Forgets an object deleted in the store by someone else (a batch delete, merged): it
+    /// leaves the context, its changes with it; a reference kept to it reads empty.
+    func forgetDeletedElsewhere(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        updated.remove(object)
+        deleted.remove(object)
+        unregister(object)
+        object.turnIntoFault()
+        object.snapshot = nil
+        object.managedObjectContext = nil
     }
 
     /// Reloads an object from the store. Without `mergeChanges` its unsaved changes are
