@@ -31,8 +31,11 @@ struct Inspect: ParsableCommand {
             templates and version hashes. MODEL is a .xcdatamodeld bundle, a .xcdatamodel \
             directory, a model 'contents' XML file, or a Lade JSON model.
 
-            lade inspect STORE --model MODEL prints a store's metadata and, per entity, the \
-            number of objects whose entity is exactly that one. STORE is a SQLite, XML or \
+            lade inspect STORE --model MODEL prints a store's metadata, the version of MODEL \
+            that wrote it (by Apple's version hashes with --momd, by Lade's when Lade wrote it, \
+            else by the tables and columns each version implies) and whether it needs \
+            migrating to the current version, and, per entity, the number of objects whose \
+            entity is exactly that one. STORE is a SQLite, XML or \
             binary store (the type is detected from the file); it is opened read-only and \
             never changed.
 
@@ -60,7 +63,26 @@ struct Inspect: ParsableCommand {
     func run() throws {
         try reportingFailures {
             if let model {
-                let report = try StoreReport(storeAt: URL(fileURLWithPath: path), model: try modelOptions.load(model))
+                let storeURL = URL(fileURLWithPath: path)
+                guard modelOptions.modelVersion == nil else {
+                    let report = try StoreReport(storeAt: storeURL, model: try modelOptions.load(model))
+                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+                    return
+                }
+                // Which version wrote the store decides the model it is read with.
+                let match = try StoreVersionMatch(storeAt: storeURL, bundle: URL(fileURLWithPath: model),
+                                                  compiledModel: modelOptions.compiledModel.map { URL(fileURLWithPath: $0) })
+                guard let version = match.version else {
+                    let report = try StoreReport(unmatchedStoreAt: storeURL, match: match)
+                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path,
+                                     (try ManagedObjectModel.versions(at: URL(fileURLWithPath: model))).names.count > 1
+                                        ? match.mismatchDescription : match.closest?.detail ?? match.mismatchDescription)
+                }
+                var options = modelOptions
+                options.modelVersion = version
+                var report = try StoreReport(storeAt: storeURL, model: try options.load(model))
+                report.versionMatch = match
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 return
             }

@@ -13,6 +13,8 @@ public struct StoreReport {
     public let storeType: String
     public let metadata: [String: PropertyListValue]
     public let entities: [EntityCount]
+    /// Which version of the model wrote the store, when that was asked (see `StoreVersionMatch`).
+    public var versionMatch: StoreVersionMatch?
 
     /// Reads a store of any type read-only (the type is detected from the file; the file, and
     /// a SQLite store's `-wal`, are left as they were), counting each entity's objects through
@@ -29,6 +31,16 @@ public struct StoreReport {
         }
     }
 
+    /// A store no version of the model matches: its metadata (read without a stack) and the
+    /// match, no counts.
+    public init(unmatchedStoreAt url: URL, match: StoreVersionMatch) throws {
+        path = url.path
+        metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+        storeType = metadata[StoreMetadata.Key.storeType]?.stringValue ?? "unknown"
+        entities = []
+        versionMatch = match
+    }
+
     /// Reads a SQLite store read-only: the file and its `-wal` are left as they were.
     public init(sqliteStoreAt url: URL, model: ManagedObjectModel) throws {
         let store = try SQLiteStore(url: url, model: model, readOnly: true)
@@ -40,6 +52,14 @@ public struct StoreReport {
 
     public func text() -> String {
         var out = ["Store \(path)", "Type: \(storeType)"]
+        if let match = versionMatch {
+            if let version = match.version {
+                out.append("Model version: \(version)" + (match.needsMigration ? " (the current version is \(match.current ?? "?"): migration needed)" : " (current)"))
+                if match.matching.count > 1 { out.append("  (the versions \(match.matching.joined(separator: ", ")) imply the same layout)") }
+            } else {
+                out.append("Model version: none matches: \(match.mismatchDescription)")
+            }
+        }
         out.append("Metadata:")
         for key in metadata.keys.sorted() {
             out.append("  \(key) = \(Self.describe(metadata[key]!))")
@@ -54,12 +74,21 @@ public struct StoreReport {
     }
 
     public func json() throws -> String {
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "store": path,
             "type": storeType,
             "metadata": metadata.mapValues(Self.jsonValue),
             "entities": entities.map { ["name": $0.name, "count": $0.count] as [String: Any] },
         ]
+        if let match = versionMatch {
+            object["modelVersion"] = match.version ?? NSNull()
+            object["currentModelVersion"] = match.current ?? NSNull()
+            object["migrationNeeded"] = match.needsMigration
+            object["matchingModelVersions"] = match.matching
+            if let closest = match.closest {
+                object["closestModelVersion"] = ["version": closest.version, "differingEntities": closest.differingEntities, "detail": closest.detail] as [String: Any]
+            }
+        }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }

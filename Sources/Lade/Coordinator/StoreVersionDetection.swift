@@ -1,0 +1,71 @@
+import Foundation
+
+/// Which version of a versioned model (`.xcdatamodeld`) wrote a store.
+///
+/// Decided as a store is checked when it opens, version by version: by Apple's entity version
+/// hashes when the versions carry them (a compiled `.momd` given), by Lade's own hashes when
+/// Lade wrote the store, else by the layout each version implies (a SQLite store's tables,
+/// columns, join tables and `Z_PRIMARYKEY` entity names, through renaming identifiers).
+/// `NSStoreModelVersionIdentifiers` never decides: real stores carry stale ones.
+///
+/// ```swift
+/// let found = try StoreVersionMatch(storeAt: url, bundle: bundleURL)
+/// found.version          // "Catalog"
+/// found.needsMigration   // true: the bundle's current version is "Catalog 2"
+/// ```
+public struct StoreVersionMatch: Sendable, Equatable {
+    /// The version that wrote the store: the current one when it matches, else the newest
+    /// matching one (versions that match all imply the same layout); nil when none matches.
+    public let version: String?
+    /// The bundle's current version.
+    public let current: String?
+    /// Every version the store matches, in the bundle's order.
+    public let matching: [String]
+    /// When none matches: the version whose check found the fewest differing entities, and
+    /// what its check said.
+    public let closest: Closest?
+
+    public struct Closest: Sendable, Equatable {
+        public let version: String
+        public let differingEntities: [String]
+        public let detail: String
+    }
+
+    /// Whether the store must be migrated to open with the current version.
+    public var needsMigration: Bool { version != nil && version != current }
+
+    /// Checks the store at `url` against every version of the bundle at `bundle` (a single
+    /// `.xcdatamodel`, `contents` or JSON model counts as one version). The store is opened
+    /// read-only, never changed.
+    public init(storeAt url: URL, bundle: URL, compiledModel: URL? = nil) throws {
+        let versions = try ManagedObjectModel.versions(at: bundle)
+        current = versions.current
+        var matching: [String] = []
+        var closest: Closest?
+        for name in versions.names {
+            let model = try ManagedObjectModel(contentsOf: bundle, version: versions.names.count > 1 ? name : nil, compiledModel: compiledModel)
+            do {
+                _ = try PersistentStoreCoordinator.openStore(type: nil, at: url, model: model, readOnly: true)
+                matching.append(name)
+            } catch let error as StoreError {
+                guard case .modelMismatch(let entities) = error.kind else { throw error }
+                if closest == nil || entities.count < closest!.differingEntities.count {
+                    closest = Closest(version: name, differingEntities: entities, detail: error.message)
+                }
+            }
+        }
+        self.matching = matching
+        if let current, matching.contains(current) {
+            version = current
+        } else {
+            version = matching.last
+        }
+        self.closest = matching.isEmpty ? closest : nil
+    }
+
+    /// Why no version matches, for an error message.
+    public var mismatchDescription: String {
+        guard let closest else { return "no version of the model matches the store" }
+        return "no version of the model matches the store; the closest is \(closest.version), which differs for \(closest.differingEntities.joined(separator: ", ")) (\(closest.detail))"
+    }
+}
