@@ -1,0 +1,314 @@
+import Foundation
+
+/// Lightweight (inferred) migration of a SQLite store from one model version to another, in
+/// place, with SQL, in one transaction, as Core Data migrates a store on opening it.
+///
+/// The mapping is inferred as Core Data infers it: entities and properties matched by their
+/// renaming identifier (Xcode's "Renaming ID"; an unset one is the name), on both sides.
+/// This first step covers what most app updates do, and refuses the rest with the entity,
+/// the property and the rule, before anything is written:
+/// - entities added or removed; entities renamed (the store's `Z_PRIMARYKEY` keeps the old
+///   name, as Core Data's does);
+/// - attributes added (existing rows take the default), removed, renamed; optional made
+///   required when there is a default (rows without a value take it); Integer widened
+///   (16 → 32 → 64);
+/// - to-one relationships added, removed, renamed; many-to-many relationships kept, added or
+///   removed;
+/// - indexes, uniqueness constraints and fetch indexes of the new version.
+/// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
+/// moving), to-one ↔ to-many, unordered ↔ ordered, other type changes, changes that would
+/// renumber the store's entities.
+///
+/// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
+/// and identifiers become the new version's, in the same transaction. A kill at any point
+/// leaves the store at the old version or the new one, never between.
+///
+/// ```swift
+/// let plan = try LightweightMigration(store: url, from: v1, to: v2)
+/// print(plan.steps)          // what changes, per entity
+/// try plan.run()
+/// ```
+public struct LightweightMigration: Sendable {
+    public let url: URL
+    public let source: ManagedObjectModel
+    public let destination: ManagedObjectModel
+    /// What the migration does, one line per change, for `--dry-run` and the summary.
+    public private(set) var steps: [String] = []
+
+    private let sourceSchema: SQLiteSchema
+    private let destinationSchema: SQLiteSchema
+    /// Destination entity → source entity, for entities that existed before.
+    private var entityMap: [String: String] = [:]
+    /// (destination entity, destination attribute) → source attribute, where it existed.
+    private var attributeMap: [String: [String: String]] = [:]
+    /// (destination entity, destination to-one) → source to-one.
+    private var toOneMap: [String: [String: String]] = [:]
+    /// Destination join table → source join table, for many-to-many relationships kept.
+    private var joinMap: [String: SQLiteSchema.JoinTable] = [:]
+
+    /// Plans the migration of the SQLite store at `url`, made with `source`, to `destination`;
+    /// throws `MigrationRefusal` naming what lightweight migration cannot carry.
+    public init(store url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws {
+        self.url = url
+        self.source = source
+        self.destination = destination
+        sourceSchema = SQLiteSchema(model: source)
+        destinationSchema = SQLiteSchema(model: destination)
+        try plan()
+    }
+
+    private static func identifier(_ entity: EntityDescription) -> String { entity.renamingIdentifier ?? entity.name }
+
+    private mutating func plan() throws {
+        var refusals: [String] = []
+        let sourceByIdentifier = Dictionary(source.entities.map { (Self.identifier($0), $0) }, uniquingKeysWith: { first, _ in first })
+        var matchedSources: Set<String> = []
+        for entity in destination.entities {
+            guard let old = sourceByIdentifier[Self.identifier(entity)] ?? source.entity(named: entity.name) else {
+                steps.append("\(entity.name): added")
+                continue
+            }
+            entityMap[entity.name] = old.name
+            matchedSources.insert(old.name)
+            if old.name != entity.name { steps.append("\(entity.name): renamed from \(old.name)") }
+        }
+        for entity in source.entities where !matchedSources.contains(entity.name) {
+            steps.append("\(entity.name): removed, with its objects")
+        }
+        // Hierarchies: a kept entity keeps its parent.
+        for (new, old) in entityMap.sorted(by: { $0.key < $1.key }) {
+            let newParent = destination.entity(named: new)!.parentName.flatMap { entityMap[$0] }
+            let oldParent = source.entity(named: old)!.parentName
+            if newParent != oldParent || (destination.entity(named: new)!.parentName != nil && newParent == nil) {
+                refusals.append("entity \(new): its parent changes (\(oldParent ?? "none") → \(destination.entity(named: new)!.parentName ?? "none")); hierarchy changes are not migrated yet")
+            }
+        }
+        // Entity numbers: the store keeps its numbers, so the new version must number kept
+        // entities as the old one did, and new ones after them.
+        for (new, old) in entityMap {
+            let newNumber = destinationSchema.entity(named: new)!.number, oldNumber = sourceSchema.entity(named: old)!.number
+            if newNumber != oldNumber {
+                refusals.append("entity \(new): the new version numbers it \(newNumber), the store \(oldNumber) (entities added or renamed before it in name order); renumbering is not migrated yet")
+            }
+        }
+        // Properties, entity by entity (declared properties; inherited ones are checked where declared).
+        for entity in destination.entities {
+            guard let oldName = entityMap[entity.name], let old = source.entity(named: oldName) else { continue }
+            let oldAttributes = Dictionary(old.attributes.filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var seen: Set<String> = []
+            for attribute in entity.attributes where !attribute.isTransient && attribute.type != .undefined {
+                let place = "\(entity.name).\(attribute.name)"
+                guard let previous = oldAttributes[attribute.renamingIdentifier ?? attribute.name] ?? old.attributes.first(where: { $0.name == attribute.name && !$0.isTransient }) else {
+                    if !attribute.isOptional && attribute.defaultValue == nil {
+                        refusals.append("attribute \(place): added as required without a default value, so existing objects would have none; give it a default")
+                    }
+                    steps.append("\(place): added" + (attribute.defaultValue.map { ", existing objects take \($0.canonicalText)" } ?? ""))
+                    continue
+                }
+                seen.insert(previous.name)
+                attributeMap[entity.name, default: [:]][attribute.name] = previous.name
+                if previous.name != attribute.name { steps.append("\(place): renamed from \(previous.name)") }
+                if previous.type != attribute.type {
+                    let widening: [AttributeType: [AttributeType]] = [.integer16: [.integer32, .integer64], .integer32: [.integer64]]
+                    if widening[previous.type]?.contains(attribute.type) == true {
+                        steps.append("\(place): widened from \(previous.type.rawValue) to \(attribute.type.rawValue)")
+                    } else {
+                        refusals.append("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening only); use a mapping model")
+                    }
+                }
+                if previous.isOptional && !attribute.isOptional {
+                    if attribute.defaultValue == nil {
+                        refusals.append("attribute \(place): made required without a default value; give it a default, for objects without a value")
+                    } else {
+                        steps.append("\(place): made required; objects without a value take \(attribute.defaultValue!.canonicalText)")
+                    }
+                }
+            }
+            for attribute in old.attributes where !attribute.isTransient && !seen.contains(attribute.name) {
+                steps.append("\(entity.name).\(attribute.name): removed")
+            }
+            let oldRelationships = Dictionary(old.relationships.filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var seenRelationships: Set<String> = []
+            for relationship in entity.relationships where !relationship.isTransient {
+                let place = "\(entity.name).\(relationship.name)"
+                guard let previous = oldRelationships[relationship.renamingIdentifier ?? relationship.name] ?? old.relationships.first(where: { $0.name == relationship.name && !$0.isTransient }) else {
+                    if !relationship.isOptional && !relationship.isToMany {
+                        refusals.append("relationship \(place): added as required, so existing objects would have none")
+                    }
+                    steps.append("\(place): added")
+                    continue
+                }
+                seenRelationships.insert(previous.name)
+                if previous.isToMany != relationship.isToMany || previous.isOrdered != relationship.isOrdered {
+                    refusals.append("relationship \(place): changes between to-one, to-many and ordered; not migrated yet")
+                    continue
+                }
+                if entityMap[relationship.destinationEntityName] != previous.destinationEntityName {
+                    refusals.append("relationship \(place): its destination changes (\(previous.destinationEntityName) → \(relationship.destinationEntityName))")
+                    continue
+                }
+                if !previous.isToMany {
+                    toOneMap[entity.name, default: [:]][relationship.name] = previous.name
+                } else if let newJoin = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
+                          let oldJoin = sourceSchema.joinTable(for: .init(entity: old.name, name: previous.name)) {
+                    if oldJoin.name != newJoin.name || oldJoin.sourceColumn != newJoin.sourceColumn || oldJoin.destinationColumn != newJoin.destinationColumn
+                        || oldJoin.sourceOrderColumn != newJoin.sourceOrderColumn || oldJoin.destinationOrderColumn != newJoin.destinationOrderColumn {
+                        refusals.append("relationship \(place): its join table changes (\(oldJoin.name) → \(newJoin.name)); renamed many-to-many relationships are not migrated yet")
+                    } else {
+                        joinMap[newJoin.name] = oldJoin
+                    }
+                } else if (destination.inverse(of: relationship)?.isToMany ?? false) != (source.inverse(of: previous)?.isToMany ?? false) {
+                    refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
+                }
+                if previous.name != relationship.name { steps.append("\(place): renamed from \(previous.name)") }
+                if previous.isOptional && !relationship.isOptional && !relationship.isToMany {
+                    refusals.append("relationship \(place): made required; objects without one could not be migrated")
+                }
+            }
+            for relationship in old.relationships where !relationship.isTransient && !seenRelationships.contains(relationship.name) {
+                steps.append("\(entity.name).\(relationship.name): removed")
+            }
+        }
+        guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals) }
+        if steps.isEmpty { steps.append("no change to the stored layout (indexes and metadata only)") }
+    }
+
+    /// Migrates the store in one transaction; a failure leaves it as it was.
+    public func run() throws {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
+        }
+        do {
+            try connection.transaction {
+                try migrate(connection)
+            }
+            _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
+        }
+    }
+
+    private func migrate(_ connection: SQLiteConnection) throws {
+        // Entity tables: each hierarchy's table rebuilt with the new columns.
+        let oldTables = try connection.tableNames()
+        for table in destinationSchema.tables {
+            let root = table.rootEntity
+            let oldRoot = entityMap[root]
+            let oldTable = oldRoot.flatMap { sourceSchema.entity(named: $0)?.tableName }
+            let temporary = "\(table.name)_LADE_MIGRATING"
+            try connection.execute("CREATE TABLE \(SQLiteSchema.quoted(temporary)) ( " + table.columns.map { "\(SQLiteSchema.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )")
+            if let oldTable, oldTables.contains(oldTable) {
+                var targets: [String] = []
+                var sources: [String] = []
+                for column in table.columns {
+                    targets.append(SQLiteSchema.quoted(column.name))
+                    sources.append(try sourceExpression(for: column))
+                }
+                // Rows of entities that were removed go with them.
+                let kept = destination.hierarchy(from: root).compactMap { entityMap[$0.name] }.map { String(sourceSchema.entity(named: $0)!.number) }
+                try connection.execute("INSERT INTO \(SQLiteSchema.quoted(temporary)) (\(targets.joined(separator: ", "))) SELECT \(sources.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(oldTable)) WHERE Z_ENT IN (\(kept.isEmpty ? "NULL" : kept.joined(separator: ", ")))")
+            }
+        }
+        // Old entity tables, join tables of relationships not kept, every index: dropped.
+        for table in sourceSchema.tables where oldTables.contains(table.name) {
+            try connection.execute("DROP TABLE \(SQLiteSchema.quoted(table.name))")
+        }
+        for index in sourceSchema.indexes {
+            try connection.execute("DROP INDEX IF EXISTS \(SQLiteSchema.quoted(index.name))")
+        }
+        // The new tables under their own names, created as a new store's are (the schema text is
+        // Core Data's, not a renamed table's), then filled from the staging copies.
+        for table in destinationSchema.tables {
+            let staging = SQLiteSchema.quoted("\(table.name)_LADE_MIGRATING")
+            try connection.execute(destinationSchema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(table.name)) ") }!)
+            try connection.execute("INSERT INTO \(SQLiteSchema.quoted(table.name)) SELECT * FROM \(staging)")
+            try connection.execute("DROP TABLE \(staging)")
+        }
+        // Join tables: kept ones stay as they are (the plan refuses renamed ones); others go,
+        // new ones are created.
+        let keptJoins = Set(joinMap.values.map(\.name))
+        for join in sourceSchema.joinTables where oldTables.contains(join.name) && !keptJoins.contains(join.name) {
+            try connection.execute("DROP TABLE \(SQLiteSchema.quoted(join.name))")
+        }
+        for join in destinationSchema.joinTables where joinMap[join.name] == nil {
+            try connection.execute(destinationSchema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(join.name)) ") }!)
+        }
+        for index in destinationSchema.indexes {
+            // A kept join table keeps its index.
+            try connection.execute(index.createStatement
+                .replacingOccurrences(of: "CREATE UNIQUE INDEX ", with: "CREATE UNIQUE INDEX IF NOT EXISTS ")
+                .replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
+        }
+        // Z_PRIMARYKEY: kept entities keep their rows (a renamed one its old name, as Core
+        // Data's does); new entities get theirs; removed ones go.
+        let keptNumbers = Set(entityMap.values.map { sourceSchema.entity(named: $0)!.number })
+        for entity in sourceSchema.entities where !keptNumbers.contains(entity.number) {
+            try connection.prepare("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?").run([.integer(entity.number)])
+        }
+        for entity in destinationSchema.entities where entityMap[entity.name] == nil {
+            try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+                .run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
+        }
+        // Metadata: the new version's hashes and identifiers, the rest kept.
+        let (_, old) = try SQLiteStore.readMetadata(connection, path: url.path)
+        var metadata = old
+        let made = StoreMetadata.make(for: destination, storeType: StoreMetadata.sqliteStoreType)
+        for key in [StoreMetadata.Key.versionHashes, StoreMetadata.Key.versionHashesVersion, StoreMetadata.Key.versionHashesDigest, StoreMetadata.Key.versionIdentifiers] {
+            metadata[key] = made[key]
+        }
+        metadata[StoreMetadata.Key.ladeVersionHashKind] = made[StoreMetadata.Key.ladeVersionHashKind]
+        try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
+        // Core Data's cached compiled model describes the old version.
+        if try connection.tableNames().contains("Z_MODELCACHE") { try connection.execute("DELETE FROM Z_MODELCACHE") }
+    }
+
+    /// The SQL that fills a new table's column from the old table's row.
+    private func sourceExpression(for column: SQLiteSchema.Column) throws -> String {
+        switch column.role {
+        case .primaryKey: return "Z_PK"
+        case .entity: return "Z_ENT"
+        case .optimisticLock: return "Z_OPT"
+        case .attribute(let entity, let name):
+            let attribute = destination.attribute(name, of: entity)!
+            let fallback = attribute.defaultValue.map { Self.literal(SQLiteValueCoding.encode($0)) } ?? "NULL"
+            guard let oldEntity = entityMap[entity], let oldName = attributeMap[entity]?[name],
+                  let declaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source),
+                  let oldColumn = sourceSchema.columnName(for: .attribute(entity: declaring, name: oldName))
+            else { return fallback }
+            return attribute.isOptional ? SQLiteSchema.quoted(oldColumn) : "COALESCE(\(SQLiteSchema.quoted(oldColumn)), \(fallback))"
+        case .toOne(let entity, let name), .toOneEntity(let entity, let name), .orderKey(let entity, let name):
+            guard let oldEntity = entityMap[entity], let oldName = toOneMap[entity]?[name],
+                  let declaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source)
+            else { return "NULL" }
+            let role: SQLiteSchema.ColumnRole = switch column.role {
+            case .toOne: .toOne(entity: declaring, name: oldName)
+            case .toOneEntity: .toOneEntity(entity: declaring, name: oldName)
+            default: .orderKey(entity: declaring, name: oldName)
+            }
+            return sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) ?? "NULL"
+        }
+    }
+
+    static func literal(_ value: SQLiteValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .integer(let number): String(number)
+        case .real(let number): number.isFinite ? "\(number)" : "NULL"
+        case .text(let text): "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+}
+
+/// What lightweight migration cannot carry, every reason at once, before anything is written.
+public struct MigrationRefusal: LadeError, Sendable {
+    public let store: String
+    public let reasons: [String]
+    public var code: String { "migration.refused" }
+    public var description: String {
+        "\(store): lightweight migration cannot carry this store to the new version, nothing was changed: " + reasons.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Lade
+import LadePipeline
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Carry a SQLite store to another version of its model (lightweight migration, in place).",
+        discussion: """
+            Finds the version of MODEL (a .xcdatamodeld bundle) that wrote STORE, as lade \
+            inspect does (Apple's hashes with --momd, Lade's, else the tables and columns), \
+            and migrates the store in place to --to (default: the bundle's current version), \
+            in one SQLite transaction: primary keys, Z_OPT and the store UUID kept, new \
+            attributes filled with their defaults, removed ones dropped, tables rebuilt, the \
+            new version's indexes and metadata. Entities and properties are matched by their \
+            renaming identifiers (Xcode's Renaming ID), as Core Data's inferred mapping does.
+
+            What this lightweight migration does not carry yet (hierarchy changes, to-one ↔ \
+            to-many, type changes other than Integer widening, entity renumbering, renamed \
+            many-to-many relationships, mapping models) is refused before anything is \
+            written, naming the entity, property and rule. XML and binary stores: convert to \
+            SQLite, migrate, convert back.
+
+            Examples:
+              lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld --dry-run
+              lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld
+
+            Exit codes: 0 migrated, or already at the version; 1 refused or failed (the store \
+            unchanged); 75 another run holds the store; 64 usage error.
+            """)
+
+    @Argument(help: ArgumentHelp("The SQLite store to migrate, in place.", valueName: "STORE"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The versioned model (.xcdatamodeld).", valueName: "MODEL"))
+    var model: String
+
+    @Option(help: ArgumentHelp("The version to migrate to (default: the bundle's current version).", valueName: "VERSION"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("The version that wrote the store, when it cannot be told from the store.", valueName: "VERSION"))
+    var from: String?
+
+    @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model, for Apple's version hashes.", valueName: "DIR"))
+    var compiledModel: String?
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing.")
+    var dryRun = false
+
+    func run() throws {
+        try reportingFailures {
+            let url = URL(fileURLWithPath: store)
+            let bundle = URL(fileURLWithPath: model)
+            let momd = compiledModel.map { URL(fileURLWithPath: $0) }
+            guard try PersistentStoreCoordinator.StoreType(detectingFileAt: url) == .sqlite else {
+                throw StoreError(.wrongStoreType, path: store, "lade migrate carries SQLite stores; convert this one to SQLite (lade convert), migrate it, and convert it back")
+            }
+            let versions = try ManagedObjectModel.versions(at: bundle)
+            let target = to ?? versions.current ?? versions.names.last!
+            guard versions.names.contains(target) else {
+                throw StoreError(.modelMismatch(entities: []), path: model, "the model has no version '\(target)'; its versions are \(versions.names.joined(separator: ", "))")
+            }
+            let lock = try StoreLock(store: url)
+            defer { lock.release() }
+            let sourceVersion: String
+            if let from {
+                sourceVersion = from
+            } else {
+                let match = try StoreVersionMatch(storeAt: url, bundle: bundle, compiledModel: momd)
+                guard let found = match.matching.contains(target) ? target : match.version else {
+                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: store,
+                                     match.mismatchDescription + "; if you know the version that wrote it, give --from")
+                }
+                sourceVersion = found
+            }
+            if sourceVersion == target {
+                print("\(store): already at \(target); nothing to do")
+                return
+            }
+            let source = try ManagedObjectModel(contentsOf: bundle, version: sourceVersion, compiledModel: momd)
+            let destination = try ManagedObjectModel(contentsOf: bundle, version: target, compiledModel: momd)
+            let migration = try LightweightMigration(store: url, from: source, to: destination)
+            print("\(store): \(sourceVersion) → \(target) (lightweight, in place)")
+            for step in migration.steps { print("  \(step)") }
+            if dryRun {
+                print("dry run: nothing was written")
+                return
+            }
+            try migration.run()
+            // The result must open with the new version and read as sound.
+            let opened = try SQLiteStore(url: url, model: destination, readOnly: true)
+            let damage = try opened.damage(thorough: false)
+            guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
+            print("migrated: \(store) is at \(target)")
+        }
+    }
+}

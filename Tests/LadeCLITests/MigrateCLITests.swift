@@ -1,0 +1,137 @@
+import Foundation
+import Lade
+import Testing
+
+/// `lade migrate`: lightweight migration of SQLite stores in place, held to Core Data's own
+/// migration of a corpus store, and refusing what it cannot carry before writing anything.
+@Suite("lade migrate, run as a process")
+struct MigrateCLITests {
+    /// A .xcdatamodeld with two versions of one entity: V2 renames `name` to `title`, widens
+    /// `count`, adds `note` with a default, and makes `code` required with a default.
+    func bundle(_ sandbox: ImportSandbox, v2Item: String? = nil) throws -> String {
+        let bundle = sandbox.url("Things.xcdatamodeld")
+        func write(_ version: String, _ body: String) throws {
+            let directory = bundle.appendingPathComponent("\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data("""
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                \(body)
+                </model>
+                """.utf8).write(to: directory.appendingPathComponent("contents"))
+        }
+        try write("Things", """
+            <entity name="Item"><attribute name="name" optional="YES" attributeType="String"/>
+            <attribute name="count" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            <attribute name="code" optional="YES" attributeType="String"/>
+            <attribute name="old" optional="YES" attributeType="String"/></entity>
+            """)
+        try write("Things 2", v2Item ?? """
+            <entity name="Item"><attribute name="title" optional="YES" attributeType="String" elementID="name"/>
+            <attribute name="count" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
+            <attribute name="code" attributeType="String" defaultValueString="none"/>
+            <attribute name="note" optional="YES" attributeType="String" defaultValueString="n/a"/></entity>
+            """)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Things 2.xcdatamodel</string></dict></plist>
+            """.utf8).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        return bundle.path
+    }
+
+    /// A store of version 1 with three items.
+    func oldStore(_ sandbox: ImportSandbox, bundle: String) throws -> String {
+        let store = sandbox.url("things.sqlite").path
+        #expect(try LadeProcess.run(["init", store, "--model", bundle, "--model-version", "Things"]).status == 0)
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: "Things")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: store))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for (name, count, code) in [("bolt", 7, "B1"), ("nut", 32000, nil), ("gear", -3, "G1")] as [(String, Int, String?)] {
+                let item = try context.insertObject(forEntityName: "Item")
+                try item.setValue(name, forKey: "name")
+                try item.setValue(count, forKey: "count")
+                try item.setValue(code, forKey: "code")
+                try item.setValue("gone", forKey: "old")
+            }
+            try context.save()
+        }
+        return store
+    }
+
+    @Test("rename, widening, a new attribute and optional-to-required, in place: keys, Z_OPT and UUID kept, defaults filled")
+    func lightweight() throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox)
+        let store = try oldStore(sandbox, bundle: model)
+        let connection = { try SQLiteConnection(path: store, mode: .readOnly) }
+        let before = try connection().rows("SELECT Z_PK, Z_OPT FROM ZITEM ORDER BY Z_PK")
+        let uuid = try connection().rows("SELECT Z_UUID FROM Z_METADATA")
+        let dry = try LadeProcess.run(["migrate", store, "--model", model, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("Things → Things 2") && dry.stdout.contains("Item.title: renamed from name")
+                && dry.stdout.contains("Item.count: widened from Integer 16 to Integer 64") && dry.stdout.contains("Item.note: added, existing objects take n/a")
+                && dry.stdout.contains("Item.code: made required; objects without a value take none") && dry.stdout.contains("Item.old: removed"), "\(dry.stdout)")
+        #expect(try connection().rows("PRAGMA table_info(ZITEM)").count == 7, "the dry run wrote nothing")
+        let run = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try connection().rows("SELECT Z_PK, Z_OPT FROM ZITEM ORDER BY Z_PK") == before)
+        #expect(try connection().rows("SELECT Z_UUID FROM Z_METADATA") == uuid)
+        #expect(try connection().rows("SELECT ZTITLE, ZCOUNT, ZCODE, ZNOTE FROM ZITEM ORDER BY Z_PK") == [
+            [.text("bolt"), .integer(7), .text("B1"), .text("n/a")],
+            [.text("nut"), .integer(32000), .text("none"), .text("n/a")],
+            [.text("gear"), .integer(-3), .text("G1"), .text("n/a")],
+        ])
+        // It opens with the new version, is sound, and a second run has nothing to do.
+        #expect(try LadeProcess.run(["check", store, "--model", model]).status == 0)
+        let again = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(again.status == 0 && again.stdout.contains("already at Things 2"), "\(again.stdout)")
+        let inspect = try LadeProcess.run(["inspect", store, "--model", model])
+        #expect(inspect.stdout.contains("Model version: Things 2 (current)"), "\(inspect.stdout)")
+    }
+
+    @Test("what lightweight migration cannot carry is refused with entity, property and rule, and the store is untouched")
+    func refusal() throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox, v2Item: """
+            <entity name="Item"><attribute name="name" optional="YES" attributeType="Integer 32"/>
+            <attribute name="count" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            <attribute name="code" optional="YES" attributeType="String"/>
+            <attribute name="fresh" attributeType="String"/></entity>
+            """)
+        let store = try oldStore(sandbox, bundle: model)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let run = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("attribute Item.name: its type changes from String to Integer 32"), "\(run.stderr)")
+        #expect(run.stderr.contains("attribute Item.fresh: added as required without a default value"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("[migration.refused]\n"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    @Test("Core Data's own migration of CoreDataPlus SampleModel_V1 to V2 is what lade migrate gives: rows, keys, Z_PRIMARYKEY, schema, UUID and, with the .momd, Apple's hashes",
+          .enabled(if: StoreCLITests.corpusAvailable))
+    func golden() throws {
+        let sandbox = try ImportSandbox()
+        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let copy = sandbox.url("v1.sqlite")
+        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        let reference = base.appendingPathComponent("Fixtures/SampleModel_V2.sqlite").path
+        let run = try LadeProcess.run(["migrate", copy.path, "--model", base.appendingPathComponent("SampleModel.xcdatamodeld").path,
+                                       "--to", "SampleModel2", "--momd", base.appendingPathComponent("Fixtures/SampleModel.momd").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let ours = try SQLiteConnection(path: copy.path, mode: .readOnly), apple = try SQLiteConnection(path: reference, mode: .readOnly)
+        for table in ["ZCAR", "ZPERSON", "Z_PRIMARYKEY"] {
+            #expect(try ours.rows("SELECT * FROM \(table) ORDER BY 1") == apple.rows("SELECT * FROM \(table) ORDER BY 1"), "\(table)")
+        }
+        let schema = "SELECT sql FROM sqlite_master WHERE name NOT IN ('Z_METADATA', 'Z_MODELCACHE', 'Z_PRIMARYKEY') AND sql IS NOT NULL ORDER BY sql"
+        #expect(try ours.rows(schema) == apple.rows(schema))
+        #expect(try ours.rows("SELECT Z_UUID FROM Z_METADATA") == apple.rows("SELECT Z_UUID FROM Z_METADATA"))
+        let hashes = { (path: String) throws -> PropertyListValue? in
+            try PersistentStoreCoordinator.metadataForPersistentStore(at: URL(fileURLWithPath: path))[StoreMetadata.Key.versionHashes]
+        }
+        #expect(try hashes(copy.path) == hashes(reference))
+    }
+}
