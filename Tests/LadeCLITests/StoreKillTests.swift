@@ -242,4 +242,45 @@ extension StoreKillTests {
         #expect(stderr.contains("Permission denied") && stderr.contains("directory"), "\(stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: closed.path).isEmpty)
     }
+
+    @Test("SIGKILL during lade migrate, at five points: the store is whole at the old version or the new, every row there; a re-run completes")
+    func migrateKilled() throws {
+        let sandbox = try ImportSandbox()
+        let bundle = try MigrateCLITests().bundle(sandbox)
+        let original = sandbox.url("original.sqlite")
+        #expect(try LadeProcess.run(["init", original.path, "--model", bundle, "--model-version", "Things"]).status == 0)
+        let rows: Int64 = 400_000
+        let connection = try SQLiteConnection(path: original.path, mode: .readWrite(create: false))
+        try connection.execute("""
+            INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNT, ZCODE, ZOLD) \
+            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < \(rows)) \
+            SELECT x, 1, 1, 'item ' || x, x % 30000, CASE WHEN x % 2 = 0 THEN 'C' || x END, 'old' FROM n
+            """)
+        try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(rows)")
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let store = sandbox.url("things.sqlite")
+        func fresh() throws {
+            for suffix in ["", "-wal", "-shm", ".lade-lock"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+            try FileManager.default.copyItem(at: original, to: store)
+        }
+        try fresh()
+        let full = try Self.timed(["migrate", store.path, "--model", bundle], in: sandbox.directory)
+        var landed = 0
+        for fraction in [0.1, 0.3, 0.5, 0.7, 0.9] {
+            try fresh()
+            if try Self.kill(["migrate", store.path, "--model", bundle], after: full * fraction, in: sandbox.directory) { landed += 1 }
+            let match = try StoreVersionMatch(storeAt: store, bundle: URL(fileURLWithPath: bundle))
+            let version = try #require(match.version, "after a kill at \(fraction): \(match.mismatchDescription)")
+            let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: version)
+            let opened = try SQLiteStore(url: store, model: model, readOnly: true)
+            #expect(try opened.count(ofEntity: "Item") == Int(rows), "after a kill at \(fraction) (\(version))")
+            #expect(try opened.damage(thorough: false) == [])
+            #expect(try StoreReading.integrityCheck(store) == "t'ok'")
+            let rerun = try LadeProcess.run(["migrate", store.path, "--model", bundle], in: sandbox.directory)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            let migrated = try SQLiteStore(url: store, model: try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle)), readOnly: true)
+            #expect(try migrated.count(ofEntity: "Item") == Int(rows))
+        }
+        #expect(landed >= 3, "only \(landed) of 5 kills landed while lade migrate ran (\(full) s)")
+    }
 }
