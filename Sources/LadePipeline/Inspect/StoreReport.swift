@@ -15,6 +15,9 @@ public struct StoreReport {
     public let entities: [EntityCount]
     /// Which version of the model wrote the store, when that was asked (see `StoreVersionMatch`).
     public var versionMatch: StoreVersionMatch?
+    /// What the quick damage check found (rows of no entity, keys and links to missing
+    /// objects): objects the counts above leave out; `lade check` tells everything.
+    public var damage: [StoreDamage] = []
 
     /// Reads a store of any type read-only (the type is detected from the file; the file, and
     /// a SQLite store's `-wal`, are left as they were), counting each entity's objects through
@@ -29,6 +32,7 @@ public struct StoreReport {
         entities = try names.map {
             EntityCount(name: $0, count: try store.count(StoreFetchRequest(entityName: $0, includesSubentities: false)))
         }
+        damage = try store.damage(thorough: false)
     }
 
     /// A store no version of the model matches: its metadata (read without a stack) and the
@@ -70,6 +74,10 @@ public struct StoreReport {
             out.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(entity.count)")
         }
         out.append("  " + "total".padding(toLength: width, withPad: " ", startingAt: 0) + "  \(entities.reduce(0) { $0 + $1.count })")
+        if !damage.isEmpty {
+            out.append("Damage (not in the counts above; lade check \(path) --model MODEL tells everything):")
+            for item in damage { out.append("  \(item)") }
+        }
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -80,6 +88,9 @@ public struct StoreReport {
             "metadata": metadata.mapValues(Self.jsonValue),
             "entities": entities.map { ["name": $0.name, "count": $0.count] as [String: Any] },
         ]
+        if !damage.isEmpty {
+            object["damage"] = damage.map { ["kind": $0.kind.rawValue, "place": $0.place, "count": $0.count, "example": $0.example, "problem": $0.problem] as [String: Any] }
+        }
         if let match = versionMatch {
             object["modelVersion"] = match.version ?? NSNull()
             object["currentModelVersion"] = match.current ?? NSNull()
