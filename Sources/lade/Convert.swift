@@ -84,7 +84,7 @@ struct Convert: ParsableCommand {
             }
             let sourceType = try PersistentStoreCoordinator.StoreType(detectingFileAt: sourceURL)
             let started = Date()
-            let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: progress), label: "convert", unit: "objects")
+            let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: progress), label: "convert", unit: "objects", output: ProgressReporter.standardError)
             let summary = try PersistentStoreCoordinator.migrateStore(
                 at: sourceURL, ofType: sourceType, to: destinationURL, type: destinationType, model: loaded,
                 options: StoreMigrationOptions(overwrite: overwrite, batchSize: batchSize) { copied in

@@ -41,6 +41,7 @@ struct Run: ParsableCommand {
                 FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
             }
             options.onStopSignal = LadeExit.stopSignal(finishing: "finishing the current batch and committing")
+            options.progressOutput = ProgressReporter.standardError
             result = try ImportRunner(job: loaded, options: options).run()
         } catch {
             throw exitReporting(error)

@@ -102,6 +102,8 @@ public struct ImportOptions: Sendable {
     /// Told of each SIGINT/SIGTERM while the run honours them (the CLI prints a line, and
     /// ends the process at a second one).
     public var onStopSignal: StopSignals.Handler?
+    /// Where progress goes (see `ProgressReporter`); nil: nowhere.
+    public var progressOutput: ProgressReporter.Output?
     /// Told each warning about the job's model (what it accepted only as Apple's model
     /// compiler does), once, before anything is imported; the CLI prints them.
     public var onWarning: (@Sendable (String) -> Void)?
@@ -192,7 +194,7 @@ public final class ImportRunner {
         context.persistentStoreCoordinator = coordinator
         context.undoManager = nil
         let writer = BatchWriter(context: context, plan: plan, model: model)
-        let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath)
+        let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
         defer { progress.finish() }
 
         // The reader's thread: parse and map; the queue holds at most two batches ahead.

@@ -7,6 +7,8 @@ public struct SeedOptions: Sendable {
     public var progressInterval: TimeInterval?
     /// Honour SIGINT/SIGTERM: stop before the commit, writing nothing.
     public var handlesSignals = true
+    /// Where progress goes (see `ProgressReporter`); nil: nowhere.
+    public var progressOutput: ProgressReporter.Output?
     /// Told of each SIGINT/SIGTERM while the seed honours them (see `StopSignals.Handler`).
     public var onStopSignal: StopSignals.Handler?
     /// Runs between the first look at the flag and taking the lock (tests: another run's window).
@@ -137,7 +139,7 @@ public final class SeedRunner {
                 writers.append((step, writer))
                 var summary = SeedFlag.Step(entity: plan.entity.name, source: step.source.displayPath)
                 var counts = ImportCounts()
-                let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath)
+                let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
                 defer { progress.finish() }
                 while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
                     let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
@@ -169,7 +171,7 @@ public final class SeedRunner {
             }
 
             // The one commit: every step's objects and the flag, in one store save.
-            ProgressReporter.note("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)", interval: options.progressInterval)
+            ProgressReporter.note("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)", interval: options.progressInterval, output: options.progressOutput)
             let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
             var metadata = coordinator.metadata(for: store)
             metadata[flag] = value

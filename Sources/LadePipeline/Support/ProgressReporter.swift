@@ -1,9 +1,13 @@
 import Foundation
 
-/// Progress of a long run on standard error: a bar redrawn in place on a terminal (rows,
-/// rows/s, percent of the source's bytes, time left), a plain line every N seconds when asked
-/// (`--progress N`), otherwise nothing. Used from one thread at a time.
+/// Progress of a long run: a bar redrawn in place on a terminal (rows, rows/s, percent of the
+/// source's bytes, time left), a plain line every N seconds when asked (`--progress N`),
+/// otherwise nothing. The text goes to `output`, which the caller gives (the CLI writes it to
+/// standard error); without one the library writes nothing. Used from one thread at a time.
 public final class ProgressReporter: @unchecked Sendable {
+    /// Where progress text goes: bars come with a carriage return and no newline.
+    public typealias Output = @Sendable (String) -> Void
+
     public enum Mode: Equatable, Sendable {
         case bar
         case lines(every: TimeInterval)
@@ -17,11 +21,14 @@ public final class ProgressReporter: @unchecked Sendable {
     private var lastOutput = Date.distantPast
     private var drewBar = false
 
-    /// `unit` names what is counted ("rows", "objects").
-    public init(mode: Mode, label: String, unit: String = "rows") {
-        self.mode = mode
+    private let output: Output?
+
+    /// `unit` names what is counted ("rows", "objects"); nothing is shown without `output`.
+    public init(mode: Mode, label: String, unit: String = "rows", output: Output?) {
+        self.mode = output == nil ? .quiet : mode
         self.label = label
         self.unit = unit
+        self.output = output
     }
 
     /// `.bar` when standard error is a terminal, else `.lines` when an interval is given, else quiet.
@@ -53,25 +60,28 @@ public final class ProgressReporter: @unchecked Sendable {
             let width = 24
             let filled = Int((fraction ?? 0) * Double(width))
             let bar = fraction == nil ? "" : "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(bar)\(text)".utf8))
+            output?("\r\u{1B}[2K\(bar)\(text)")
             drewBar = true
         case .lines:
-            FileHandle.standardError.write(Data("\(text)\n".utf8))
+            output?("\(text)\n")
         case .quiet:
             break
         }
     }
 
     public func finish() {
-        if drewBar { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        if drewBar { output?("\r\u{1B}[2K") }
     }
 
     /// A line about the run's progress that is not a count ("committing …"), shown whenever
     /// progress is (a bar or lines), never in quiet mode.
-    public static func note(_ text: String, interval: TimeInterval?) {
+    public static func note(_ text: String, interval: TimeInterval?, output: Output?) {
         guard mode(interval: interval) != .quiet else { return }
-        FileHandle.standardError.write(Data("\(text)\n".utf8))
+        output?("\(text)\n")
     }
+
+    /// The CLI's output: standard error.
+    public static let standardError: Output = { FileHandle.standardError.write(Data($0.utf8)) }
 
     static func grouped(_ number: Int64) -> String {
         let digits = String(number)
