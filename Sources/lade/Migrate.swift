@@ -15,6 +15,11 @@ struct Migrate: ParsableCommand {
             new version's indexes and metadata. Entities and properties are matched by their \
             renaming identifiers (Xcode's Renaming ID), as Core Data's inferred mapping does.
 
+            Between versions further apart, the store goes through every version in between, \
+            in the bundle's order, one transaction per step; every step is planned, and any \
+            refusal found, before the first one runs (a kill between steps leaves the store at \
+            a version in between, and running again goes on from there).
+
             What this lightweight migration does not carry yet (hierarchy changes, to-one ↔ \
             to-many, type changes other than Integer widening, entity renumbering, renamed \
             many-to-many relationships, mapping models) is refused before anything is \
@@ -77,21 +82,40 @@ struct Migrate: ParsableCommand {
                 print("\(store): already at \(target); nothing to do")
                 return
             }
-            let source = try ManagedObjectModel(contentsOf: bundle, version: sourceVersion, compiledModel: momd)
-            let destination = try ManagedObjectModel(contentsOf: bundle, version: target, compiledModel: momd)
-            let migration = try LightweightMigration(store: url, from: source, to: destination)
-            print("\(store): \(sourceVersion) → \(target) (lightweight, in place)")
-            for step in migration.steps { print("  \(step)") }
+            // Staged: through every version between, in the bundle's order, each step planned
+            // (and any refusal found) before the first one runs.
+            guard let from = versions.names.firstIndex(of: sourceVersion), let to = versions.names.firstIndex(of: target) else {
+                throw StoreError(.modelMismatch(entities: []), path: model, "the model has no version '\(sourceVersion)'; its versions are \(versions.names.joined(separator: ", "))")
+            }
+            let path = from < to ? Array(versions.names[from...to]) : Array(versions.names[to...from].reversed())
+            var models: [ManagedObjectModel] = []
+            for name in path { models.append(try ManagedObjectModel(contentsOf: bundle, version: name, compiledModel: momd)) }
+            var migrations: [LightweightMigration] = []
+            var refusals: [String] = []
+            for index in 0..<(path.count - 1) {
+                do {
+                    migrations.append(try LightweightMigration(store: url, from: models[index], to: models[index + 1]))
+                } catch let refusal as MigrationRefusal {
+                    refusals += refusal.reasons.map { "\(path[index]) → \(path[index + 1]): \($0)" }
+                }
+            }
+            guard refusals.isEmpty else { throw MigrationRefusal(store: store, reasons: refusals) }
+            for (index, migration) in migrations.enumerated() {
+                print("\(store): \(path[index]) → \(path[index + 1]) (lightweight, in place)")
+                for step in migration.steps { print("  \(step)") }
+            }
             if dryRun {
                 print("dry run: nothing was written")
                 return
             }
-            try migration.run()
-            // The result must open with the new version and read as sound.
-            let opened = try SQLiteStore(url: url, model: destination, readOnly: true)
-            let damage = try opened.damage(thorough: false)
-            guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
-            print("migrated: \(store) is at \(target)")
+            for (index, migration) in migrations.enumerated() {
+                try migration.run()
+                // Each step's result must open with its version and read as sound.
+                let opened = try SQLiteStore(url: url, model: models[index + 1], readOnly: true)
+                let damage = try opened.damage(thorough: false)
+                guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
+            }
+            print("migrated: \(store) is at \(target)" + (migrations.count > 1 ? " (\(migrations.count) steps)" : ""))
         }
     }
 }

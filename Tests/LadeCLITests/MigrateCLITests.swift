@@ -92,6 +92,52 @@ struct MigrateCLITests {
         #expect(inspect.stdout.contains("Model version: Things 2 (current)"), "\(inspect.stdout)")
     }
 
+    /// Adds a third version, made current.
+    func addThirdVersion(_ bundle: String, item: String) throws {
+        let directory = URL(fileURLWithPath: bundle).appendingPathComponent("Things 3.xcdatamodel")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            \(item)
+            </model>
+            """.utf8).write(to: directory.appendingPathComponent("contents"))
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Things 3.xcdatamodel</string></dict></plist>
+            """.utf8).write(to: URL(fileURLWithPath: bundle).appendingPathComponent(".xccurrentversion"))
+    }
+
+    @Test("staged: from the first version to the third through the second, every step planned first; a refusal in a later step writes nothing")
+    func staged() throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox)
+        let store = try oldStore(sandbox, bundle: model)
+        try addThirdVersion(model, item: """
+            <entity name="Item"><attribute name="title" optional="YES" attributeType="String"/>
+            <attribute name="count" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
+            <attribute name="code" attributeType="String" defaultValueString="none"/>
+            <attribute name="note" optional="YES" attributeType="String" defaultValueString="n/a"/>
+            <attribute name="size" attributeType="Integer 32" defaultValueString="1" usesScalarValueType="YES"/></entity>
+            """)
+        let run = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Things → Things 2") && run.stdout.contains("Things 2 → Things 3") && run.stdout.contains("(2 steps)"), "\(run.stdout)")
+        #expect(try SQLiteConnection(path: store, mode: .readOnly).rows("SELECT ZTITLE, ZNOTE, ZSIZE FROM ZITEM ORDER BY Z_PK").first == [.text("bolt"), .text("n/a"), .integer(1)])
+
+        let other = try ImportSandbox()
+        let otherModel = try bundle(other)
+        let otherStore = try oldStore(other, bundle: otherModel)
+        try addThirdVersion(otherModel, item: """
+            <entity name="Item"><attribute name="title" optional="YES" attributeType="Date"/></entity>
+            """)
+        let before = try Data(contentsOf: URL(fileURLWithPath: otherStore))
+        let refused = try LadeProcess.run(["migrate", otherStore, "--model", otherModel])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("Things 2 → Things 3: attribute Item.title: its type changes from String to Date"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: otherStore)) == before, "no step ran")
+    }
+
     @Test("what lightweight migration cannot carry is refused with entity, property and rule, and the store is untouched")
     func refusal() throws {
         let sandbox = try ImportSandbox()

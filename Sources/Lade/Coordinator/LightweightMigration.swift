@@ -308,6 +308,11 @@ public struct MigrationRefusal: LadeError, Sendable {
     public let store: String
     public let reasons: [String]
     public var code: String { "migration.refused" }
+
+    public init(store: String, reasons: [String]) {
+        self.store = store
+        self.reasons = reasons
+    }
     public var description: String {
         "\(store): lightweight migration cannot carry this store to the new version, nothing was changed: " + reasons.joined(separator: "; ")
     }
