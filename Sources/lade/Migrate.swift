@@ -5,12 +5,13 @@ import LadePipeline
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Carry a SQLite store to another version of its model (lightweight migration, in place).",
+        abstract: "Carry a store to another version of its model (lightweight migration, in place).",
         discussion: """
             Finds the version of MODEL (a .xcdatamodeld bundle) that wrote STORE, as lade \
             inspect does (Apple's hashes with --momd, Lade's, else the tables and columns), \
-            and migrates the store in place to --to (default: the bundle's current version), \
-            in one SQLite transaction: primary keys, Z_OPT and the store UUID kept, new \
+            and migrates the store in place to --to (default: the bundle's current version): \
+            a SQLite store in one transaction, an XML or binary store written anew and renamed \
+            over the old file; primary keys, Z_OPT and the store UUID kept, new \
             attributes filled with their defaults, removed ones dropped, tables rebuilt, the \
             new version's indexes and metadata. Entities and properties are matched by their \
             renaming identifiers (Xcode's Renaming ID), as Core Data's inferred mapping does.
@@ -23,8 +24,7 @@ struct Migrate: ParsableCommand {
             What this lightweight migration does not carry yet (hierarchy changes, to-one ↔ \
             to-many, type changes other than Integer widening, entity renumbering, renamed \
             many-to-many relationships, mapping models) is refused before anything is \
-            written, naming the entity, property and rule. XML and binary stores: convert to \
-            SQLite, migrate, convert back.
+            written, naming the entity, property and rule.
 
             Examples:
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld --dry-run
@@ -34,7 +34,7 @@ struct Migrate: ParsableCommand {
             unchanged); 75 another run holds the store; 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The SQLite store to migrate, in place.", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store to migrate, in place (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The versioned model (.xcdatamodeld).", valueName: "MODEL"))
@@ -57,9 +57,6 @@ struct Migrate: ParsableCommand {
             let url = URL(fileURLWithPath: store)
             let bundle = URL(fileURLWithPath: model)
             let momd = compiledModel.map { URL(fileURLWithPath: $0) }
-            guard try PersistentStoreCoordinator.StoreType(detectingFileAt: url) == .sqlite else {
-                throw StoreError(.wrongStoreType, path: store, "lade migrate carries SQLite stores; convert this one to SQLite (lade convert), migrate it, and convert it back")
-            }
             let versions = try ManagedObjectModel.versions(at: bundle)
             let target = to ?? versions.current ?? versions.names.last!
             guard versions.names.contains(target) else {
@@ -111,7 +108,7 @@ struct Migrate: ParsableCommand {
             for (index, migration) in migrations.enumerated() {
                 try migration.run()
                 // Each step's result must open with its version and read as sound.
-                let opened = try SQLiteStore(url: url, model: models[index + 1], readOnly: true)
+                let opened = try ReadOnlyStore.open(url, model: models[index + 1])
                 let damage = try opened.damage(thorough: false)
                 guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
             }

@@ -138,6 +138,49 @@ struct MigrateCLITests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: otherStore)) == before, "no step ran")
     }
 
+    @Test("XML and binary stores migrate through their objects: keys kept, renames, defaults, removals", arguments: ["xml", "binary"])
+    func atomicStores(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox)
+        let store = sandbox.url("things.\(type)")
+        #expect(try LadeProcess.run(["init", store.path, "--model", model, "--model-version", "Things", "--type", type]).status == 0)
+        let bundleURL = URL(fileURLWithPath: model)
+        func items(_ version: String?, _ keys: [String]) throws -> [[String]] {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundleURL, version: version))
+            try coordinator.addPersistentStore(at: store)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return try context.performAndWait {
+                try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("count")])).map { item in
+                    ["\(item.objectID.primaryKey ?? 0)"] + keys.map { item.value(forKey: $0).map { "\($0)" } ?? "nil" }
+                }
+            }
+        }
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundleURL, version: "Things"))
+            try coordinator.addPersistentStore(at: store)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                for (name, count, code) in [("bolt", 7, "B1"), ("nut", 32000, nil)] as [(String, Int, String?)] {
+                    let item = try context.insertObject(forEntityName: "Item")
+                    try item.setValue(name, forKey: "name")
+                    try item.setValue(count, forKey: "count")
+                    try item.setValue(code, forKey: "code")
+                }
+                try context.save()
+            }
+        }
+        let keys = try items("Things", ["name"]).map { $0[0] }
+        let run = try LadeProcess.run(["migrate", store.path, "--model", model])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try items(nil, ["title", "count", "code", "note"]) == [
+            [keys[0], "bolt", "7", "B1", "n/a"],
+            [keys[1], "nut", "32000", "none", "n/a"],
+        ])
+        #expect(try LadeProcess.run(["check", store.path, "--model", model]).status == 0)
+    }
+
     @Test("what lightweight migration cannot carry is refused with entity, property and rule, and the store is untouched")
     func refusal() throws {
         let sandbox = try ImportSandbox()

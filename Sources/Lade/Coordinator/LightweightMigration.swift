@@ -1,7 +1,8 @@
 import Foundation
 
-/// Lightweight (inferred) migration of a SQLite store from one model version to another, in
-/// place, with SQL, in one transaction, as Core Data migrates a store on opening it.
+/// Lightweight (inferred) migration of a store from one model version to another, as Core
+/// Data migrates a store on opening it: a SQLite store in place, with SQL, in one transaction;
+/// an XML or binary store through its objects, written anew and renamed over the old file.
 ///
 /// The mapping is inferred as Core Data infers it: entities and properties matched by their
 /// renaming identifier (Xcode's "Renaming ID"; an unset one is the name), on both sides.
@@ -17,7 +18,7 @@ import Foundation
 /// - indexes, uniqueness constraints and fetch indexes of the new version.
 /// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
 /// moving), to-one ↔ to-many, unordered ↔ ordered, other type changes, changes that would
-/// renumber the store's entities.
+/// renumber a SQLite store's entities.
 ///
 /// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
 /// and identifiers become the new version's, in the same transaction. A kill at any point
@@ -43,6 +44,8 @@ public struct LightweightMigration: Sendable {
     private var attributeMap: [String: [String: String]] = [:]
     /// (destination entity, destination to-one) → source to-one.
     private var toOneMap: [String: [String: String]] = [:]
+    /// (destination entity, destination relationship) → source relationship, to-many included.
+    private var relationshipMap: [String: [String: String]] = [:]
     /// Destination join table → source join table, for many-to-many relationships kept.
     private var joinMap: [String: SQLiteSchema.JoinTable] = [:]
 
@@ -52,10 +55,15 @@ public struct LightweightMigration: Sendable {
         self.url = url
         self.source = source
         self.destination = destination
+        storeType = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
         sourceSchema = SQLiteSchema(model: source)
         destinationSchema = SQLiteSchema(model: destination)
         try plan()
     }
+
+    /// SQLite stores migrate with SQL in place; XML and binary stores through their objects and
+    /// the atomic writer (the file replaced whole, or not at all).
+    public let storeType: PersistentStoreCoordinator.StoreType
 
     private static func identifier(_ entity: EntityDescription) -> String { entity.renamingIdentifier ?? entity.name }
 
@@ -85,7 +93,7 @@ public struct LightweightMigration: Sendable {
         }
         // Entity numbers: the store keeps its numbers, so the new version must number kept
         // entities as the old one did, and new ones after them.
-        for (new, old) in entityMap {
+        for (new, old) in entityMap where storeType == .sqlite {
             let newNumber = destinationSchema.entity(named: new)!.number, oldNumber = sourceSchema.entity(named: old)!.number
             if newNumber != oldNumber {
                 refusals.append("entity \(new): the new version numbers it \(newNumber), the store \(oldNumber) (entities added or renamed before it in name order); renumbering is not migrated yet")
@@ -139,6 +147,7 @@ public struct LightweightMigration: Sendable {
                     continue
                 }
                 seenRelationships.insert(previous.name)
+                relationshipMap[entity.name, default: [:]][relationship.name] = previous.name
                 if previous.isToMany != relationship.isToMany || previous.isOrdered != relationship.isOrdered {
                     refusals.append("relationship \(place): changes between to-one, to-many and ordered; not migrated yet")
                     continue
@@ -149,6 +158,8 @@ public struct LightweightMigration: Sendable {
                 }
                 if !previous.isToMany {
                     toOneMap[entity.name, default: [:]][relationship.name] = previous.name
+                } else if storeType != .sqlite {
+                    // An atomic store keeps both sides of every relationship by name.
                 } else if let newJoin = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
                           let oldJoin = sourceSchema.joinTable(for: .init(entity: old.name, name: previous.name)) {
                     if oldJoin.name != newJoin.name || oldJoin.sourceColumn != newJoin.sourceColumn || oldJoin.destinationColumn != newJoin.destinationColumn
@@ -173,8 +184,10 @@ public struct LightweightMigration: Sendable {
         if steps.isEmpty { steps.append("no change to the stored layout (indexes and metadata only)") }
     }
 
-    /// Migrates the store in one transaction; a failure leaves it as it was.
+    /// Migrates the store: SQLite in one transaction, XML and binary by writing the whole file
+    /// anew beside the old one and renaming it over; a failure leaves it as it was.
     public func run() throws {
+        if let format = storeType.atomicFileFormat { return try runAtomic(format) }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
@@ -263,6 +276,47 @@ public struct LightweightMigration: Sendable {
         try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
         // Core Data's cached compiled model describes the old version.
         if try connection.tableNames().contains("Z_MODELCACHE") { try connection.execute("DELETE FROM Z_MODELCACHE") }
+    }
+
+    /// An atomic store: every object read with the old version, carried to the new one (entity
+    /// and property renames, defaults for new attributes and required ones without a value,
+    /// removed entities' objects dropped with the references to them), keys kept.
+    private func runAtomic(_ format: AtomicStoreFileFormat.Type) throws {
+        var contents = try format.read(at: url, model: source)
+        let oldToNew = Dictionary(entityMap.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        var graph = AtomicObjectGraph(nextKey: contents.graph.nextKey)
+        graph.externalIDs = contents.graph.externalIDs
+        let kept = Set(contents.graph.objects.compactMap { key, object in oldToNew[object.entity] == nil ? nil : key })
+        for (key, object) in contents.graph.objects {
+            guard let entity = oldToNew[object.entity] else { continue }
+            var moved = AtomicObject(entity: entity, version: object.version)
+            for attribute in destination.attributes(of: entity) where !attribute.isTransient && attribute.type != .undefined {
+                let declaring = SQLiteSchema.declaringEntity(of: attribute.name, from: entity, in: destination) ?? entity
+                var value = attributeMap[declaring]?[attribute.name].flatMap { object.attributes[$0] }
+                if value == nil, attributeMap[declaring]?[attribute.name] == nil || !attribute.isOptional { value = attribute.defaultValue }
+                if let value { moved.attributes[attribute.name] = value }
+            }
+            for relationship in destination.relationships(of: entity) where !relationship.isTransient {
+                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: destination) ?? entity
+                guard let oldName = relationshipMap[declaring]?[relationship.name] else { continue }
+                if relationship.isToMany {
+                    if let destinations = object.toMany[oldName]?.filter({ kept.contains($0) }), !destinations.isEmpty {
+                        moved.toMany[relationship.name] = destinations
+                    }
+                } else if let target = object.toOne[oldName], kept.contains(target) {
+                    moved.toOne[relationship.name] = target
+                }
+            }
+            graph.set(moved, for: key)
+        }
+        contents.graph = graph
+        let made = StoreMetadata.make(for: destination, storeType: format.storeType)
+        for key in [StoreMetadata.Key.versionHashes, StoreMetadata.Key.versionHashesVersion, StoreMetadata.Key.versionHashesDigest, StoreMetadata.Key.versionIdentifiers] {
+            contents.metadata[key] = made[key]
+        }
+        contents.metadata[StoreMetadata.Key.ladeVersionHashKind] = made[StoreMetadata.Key.ladeVersionHashKind]
+        try format.check(destination, path: url.path)
+        try AtomicFileWriter.replace(url) { try format.write(contents, model: destination, to: $0) }
     }
 
     /// The SQL that fills a new table's column from the old table's row.
