@@ -69,15 +69,22 @@ struct Inspect: ParsableCommand {
                     print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                     return
                 }
+                // A single version: the store is read with it (its open check says whether it
+                // matches), without reading the store once more to decide.
+                let modelVersions = try ManagedObjectModel.versions(at: URL(fileURLWithPath: model))
+                if modelVersions.names.count == 1 {
+                    var report = try StoreReport(storeAt: storeURL, model: try modelOptions.load(model))
+                    report.versionMatch = StoreVersionMatch(only: modelVersions.names[0])
+                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+                    return
+                }
                 // Which version wrote the store decides the model it is read with.
                 let match = try StoreVersionMatch(storeAt: storeURL, bundle: URL(fileURLWithPath: model),
                                                   compiledModel: modelOptions.compiledModel.map { URL(fileURLWithPath: $0) })
                 guard let version = match.version else {
                     let report = try StoreReport(unmatchedStoreAt: storeURL, match: match)
                     print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
-                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path,
-                                     (try ManagedObjectModel.versions(at: URL(fileURLWithPath: model))).names.count > 1
-                                        ? match.mismatchDescription : match.closest?.detail ?? match.mismatchDescription)
+                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path, match.mismatchDescription)
                 }
                 var options = modelOptions
                 options.modelVersion = version

@@ -63,6 +63,14 @@ public struct StoreVersionMatch: Sendable, Equatable {
         self.closest = matching.isEmpty ? closest : nil
     }
 
+    /// The match of a store known to open with `version`, the model's only one.
+    public init(only version: String) {
+        self.version = version
+        current = version
+        matching = [version]
+        closest = nil
+    }
+
     /// Why no version matches, for an error message.
     public var mismatchDescription: String {
         guard let closest else { return "no version of the model matches the store" }
