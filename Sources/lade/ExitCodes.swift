@@ -33,6 +33,8 @@ enum LadeExit {
     static let summary = """
         Exit codes: 0 success; 1 failure (bad job, model, source or store; a row under \
         policy: abort); 2 finished, with rejected rows; 3 not seeded (lade seed --check); 64 usage error; 75 store locked by \
-        another run; 130/143 stopped by SIGINT/SIGTERM after a commit (run again to resume).
+        another run; 130/143 stopped by SIGINT/SIGTERM after a commit (run again to resume). \
+        A failure is one line on standard error, lade: error: MESSAGE [CODE], the code stable \
+        for scripts (store.damaged, model.unknownEntity, job, source, …; see the README, Errors).
         """
 }
