@@ -42,8 +42,21 @@ public struct StoreVersionMatch: Sendable, Equatable {
         current = versions.current
         var matching: [String] = []
         var closest: Closest?
+        // XML and binary stores are checked by their hashes alone, from the metadata, when the
+        // hashes can be compared: loading every object once per version would be wasted.
+        let type = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
+        let metadata = type == .sqlite ? nil : try PersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
         for name in versions.names {
             let model = try ManagedObjectModel(contentsOf: bundle, version: versions.names.count > 1 ? name : nil, compiledModel: compiledModel)
+            if let metadata, let differing = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) {
+                if differing.isEmpty {
+                    matching.append(name)
+                } else if closest == nil || differing.count < closest!.differingEntities.count {
+                    let names = differing.sorted()
+                    closest = Closest(version: name, differingEntities: names, detail: "version hashes differ for \(names.joined(separator: ", "))")
+                }
+                continue
+            }
             do {
                 _ = try PersistentStoreCoordinator.openStore(type: nil, at: url, model: model, readOnly: true)
                 matching.append(name)
