@@ -113,6 +113,11 @@ struct Migrate: ParsableCommand {
                 guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
             }
             print("migrated: \(store) is at \(target)" + (migrations.count > 1 ? " (\(migrations.count) steps)" : ""))
+            // A summary per entity: objects whose entity is exactly that one, after the migration.
+            let migrated = try ReadOnlyStore.open(url, model: models.last!)
+            for entity in models.last!.entities where !entity.isAbstract {
+                print("  \(entity.name): \(try migrated.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false)))")
+            }
         }
     }
 }

@@ -77,6 +77,7 @@ struct MigrateCLITests {
         #expect(try connection().rows("PRAGMA table_info(ZITEM)").count == 7, "the dry run wrote nothing")
         let run = try LadeProcess.run(["migrate", store, "--model", model])
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasSuffix("migrated: \(store) is at Things 2\n  Item: 3\n"), "\(run.stdout)")
         #expect(try connection().rows("SELECT Z_PK, Z_OPT FROM ZITEM ORDER BY Z_PK") == before)
         #expect(try connection().rows("SELECT Z_UUID FROM Z_METADATA") == uuid)
         #expect(try connection().rows("SELECT ZTITLE, ZCOUNT, ZCODE, ZNOTE FROM ZITEM ORDER BY Z_PK") == [
