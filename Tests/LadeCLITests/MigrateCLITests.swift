@@ -224,4 +224,53 @@ struct MigrateCLITests {
         }
         #expect(try hashes(copy.path) == hashes(reference))
     }
+
+    @Test("removing a subentity drops its objects and clears references and links to them, so the migrated store is sound")
+    func removedSubentity() throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Fleet.xcdatamodeld")
+        let person = """
+            <entity name="Person"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="vehicle" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Vehicle" inverseName="owners" inverseEntity="Vehicle"/>
+            <relationship name="fleet" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Vehicle" inverseName="crew" inverseEntity="Vehicle"/></entity>
+            <entity name="Vehicle"><attribute name="plate" optional="YES" attributeType="String"/>
+            <relationship name="owners" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="vehicle" inverseEntity="Person"/>
+            <relationship name="crew" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="fleet" inverseEntity="Person"/></entity>
+            """
+        for (version, body) in [("Fleet", person + "<entity name=\"Zeppelin\" parentEntity=\"Vehicle\"><attribute name=\"gas\" optional=\"YES\" attributeType=\"String\"/></entity>"), ("Fleet 2", person)] {
+            let directory = bundle.appendingPathComponent("\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n\(body)\n</model>\n".utf8)
+                .write(to: directory.appendingPathComponent("contents"))
+        }
+        try Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>Fleet 2.xcdatamodel</string></dict></plist>".utf8)
+            .write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        let store = sandbox.url("fleet.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "Fleet"))
+        try coordinator.addPersistentStore(type: .sqlite, at: store)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let car = try context.insertObject(forEntityName: "Vehicle")
+            let zeppelin = try context.insertObject(forEntityName: "Zeppelin")
+            for (name, vehicle) in [("Ann", car), ("Bo", zeppelin)] {
+                let someone = try context.insertObject(forEntityName: "Person")
+                try someone.setValue(name, forKey: "name")
+                try someone.setObject(vehicle, forKey: "vehicle")
+                try someone.add(car, toKey: "fleet")
+                try someone.add(zeppelin, toKey: "fleet")
+            }
+            try context.save()
+        }
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Zeppelin: removed, with its objects"), "\(run.stdout)")
+        let connection = try SQLiteConnection(path: store.path, mode: .readOnly)
+        #expect(try connection.rows("SELECT COUNT(*) FROM ZVEHICLE") == [[.integer(1)]])
+        #expect(try connection.rows("SELECT ZNAME, ZVEHICLE IS NULL FROM ZPERSON ORDER BY ZNAME") == [[.text("Ann"), .integer(0)], [.text("Bo"), .integer(1)]])
+        let links = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')")
+        let join = try #require(links.first?.first.flatMap { if case .text(let name) = $0 { name } else { nil } })
+        #expect(try connection.rows("SELECT COUNT(*) FROM \(join)") == [[.integer(2)]], "only the links to the car are left")
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+    }
 }

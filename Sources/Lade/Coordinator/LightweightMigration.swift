@@ -8,7 +8,8 @@ import Foundation
 /// renaming identifier (Xcode's "Renaming ID"; an unset one is the name), on both sides.
 /// This first step covers what most app updates do, and refuses the rest with the entity,
 /// the property and the rule, before anything is written:
-/// - entities added or removed; entities renamed (the store's `Z_PRIMARYKEY` keeps the old
+/// - entities added or removed (references to a removed entity's objects cleared, their
+///   many-to-many links removed); entities renamed (the store's `Z_PRIMARYKEY` keeps the old
 ///   name, as Core Data's does);
 /// - attributes added (existing rows take the default), removed, renamed; optional made
 ///   required when there is a default (rows without a value take it); Integer widened
@@ -248,6 +249,25 @@ public struct LightweightMigration: Sendable {
         }
         for join in destinationSchema.joinTables where joinMap[join.name] == nil {
             try connection.execute(destinationSchema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(join.name)) ") }!)
+        }
+        // Objects of removed entities went with them: references to them are cleared, as a
+        // delete with Nullify clears them, and their many-to-many links removed.
+        for entity in destination.entities {
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let column = destinationSchema.columnName(for: .toOne(entity: entity.name, name: relationship.name)) else { continue }
+                let table = destinationSchema.entity(named: entity.name)!.tableName
+                let target = destinationSchema.entity(named: relationship.destinationEntityName)!.tableName
+                let kinds = destination.hierarchy(from: relationship.destinationEntityName).map { String(destinationSchema.entity(named: $0.name)!.number) }
+                try connection.execute("UPDATE \(SQLiteSchema.quoted(table)) SET \(SQLiteSchema.quoted(column)) = NULL WHERE \(SQLiteSchema.quoted(column)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(target)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(column)) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
+            }
+        }
+        for join in destinationSchema.joinTables {
+            guard let relationship = destination.relationship(join.relationship.name, of: join.relationship.entity) else { continue }
+            for (column, entity) in [(join.sourceColumn, join.relationship.entity), (join.destinationColumn, relationship.destinationEntityName)] {
+                let table = destinationSchema.entity(named: entity)!.tableName
+                let kinds = destination.hierarchy(from: entity).map { String(destinationSchema.entity(named: $0.name)!.number) }
+                try connection.execute("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(table)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(join.name)).\(column) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
+            }
         }
         for index in destinationSchema.indexes {
             // A kept join table keeps its index.
