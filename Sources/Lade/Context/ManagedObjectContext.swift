@@ -649,8 +649,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         // One transaction per store, in the order the changes name them (one store: one
         // transaction for the whole save).
-        for identifier in full.storeIdentifiers {
-            try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
+        let identifiers = full.storeIdentifiers
+        for identifier in identifiers {
+            // One store (the usual case): the whole request, not a filtered copy of it.
+            try save(identifiers.count == 1 ? full : full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
         }
         // Stores no change reached still get their staged metadata.
         try saveStagedMetadata(coordinator)
