@@ -46,7 +46,7 @@ struct FaultFailureTests {
         // Nothing was written: the category keeps its name.
         #expect(try stack.sql("SELECT ZNAME FROM ZCATEGORY") == [[.text("Tools")]])
         try SQLiteConnection(path: stack.url.path, mode: .readWrite(create: false)).execute("ALTER TABLE ZPRODUCT_AWAY RENAME TO ZPRODUCT")
-        try context.performAndWait {
+        context.performAndWait {
             context.rollback()
             #expect(context.faultFailure == nil)
             #expect(context.object(with: ids.product).value(forKey: "name") as? String == "Bolt")
