@@ -19,7 +19,10 @@ public final class SQLiteConnection {
         /// closes. So when the file has no companions yet (and may be written), the
         /// connection is opened read-write with `PRAGMA query_only`, which refuses every
         /// write, and SQLite itself removes the empty `-wal` and `-shm` at close when no other
-        /// connection uses them: the directory is left as it was.
+        /// connection uses them: the directory is left as it was. (Should a writer start
+        /// meanwhile and close first, SQLite may checkpoint that writer's committed pages into
+        /// the file at this connection's close, as any reader of a WAL store may: what the
+        /// store holds is never changed by this connection.)
         case readOnly
         case readWrite(create: Bool)
     }
