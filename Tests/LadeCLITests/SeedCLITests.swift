@@ -228,4 +228,33 @@ struct SeedCLITests {
         #expect(StoreMetadata.versionHashes(in: ladeMetadata) != expected)
         #expect(ladeMetadata[StoreMetadata.Key.ladeVersionHashKind] != nil)
     }
+
+    @Test("an NDJSON step whose first record lacks a listed field is seeded, as lade run and lade validate take it (its keys are not a header)")
+    func ndjsonKeysAreNotAHeader() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try Data("""
+            {"code": "A1"}
+            {"code": "B2", "email": "b@example.com"}
+
+            """.utf8).write(to: workspace.data.appendingPathComponent("suppliers.ndjson"))
+        let job = try workspace.job("suppliers.yaml", """
+            kind: seed
+            flag: com.example.suppliers.v1
+            model: ../samples/Catalog.xcdatamodeld
+            store: { type: sqlite, path: ../out/suppliers.sqlite }
+            steps:
+              - source: { path: ../data/suppliers.ndjson }
+                entity: Supplier
+                key: [code]
+                fields: { code: code, email: email }
+            """)
+        let validate = try LadeProcess.run(["validate", job], in: workspace.jobs)
+        #expect(validate.status == 0, "\(validate.stderr)")
+        let seed = try LadeProcess.run(["seed", job], in: workspace.jobs)
+        #expect(seed.status == 0, "\(seed.stderr)")
+        let rows = try SQLiteConnection(path: workspace.out.appendingPathComponent("suppliers.sqlite").path, mode: .readOnly)
+            .rows("SELECT ZCODE, ZEMAIL FROM ZSUPPLIER ORDER BY ZCODE")
+        #expect(rows == [[.text("A1"), .null], [.text("B2"), .text("b@example.com")]])
+    }
 }

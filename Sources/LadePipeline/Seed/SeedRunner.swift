@@ -129,7 +129,7 @@ public final class SeedRunner {
             for plan in plans {
                 let step = plan.step
                 let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
-                try plan.check(columns: reader.columns, sourceName: step.source.displayPath)
+                try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
                 let mapper = RowMapper(plan: plan, columns: reader.columns)
                 let writer = BatchWriter(context: context, plan: plan, model: model)
                 if !writers.isEmpty {
