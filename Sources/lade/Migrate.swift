@@ -105,8 +105,16 @@ struct Migrate: ParsableCommand {
                 print("dry run: nothing was written")
                 return
             }
+            // On a terminal, a progress line kept up to date: which step, which table.
+            let terminal = isatty(STDERR_FILENO) == 1
             for (index, migration) in migrations.enumerated() {
-                try migration.run()
+                let label = path[index] + " → " + path[index + 1]
+                var progress: (@Sendable (String) -> Void)?
+                if terminal {
+                    progress = { text in FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): \(text)".utf8)) }
+                }
+                try migration.run(progress: progress)
+                if terminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
                 // Each step's result must open with its version and read as sound.
                 let opened = try ReadOnlyStore.open(url, model: models[index + 1])
                 let damage = try opened.damage(thorough: false)

@@ -273,4 +273,24 @@ struct MigrateCLITests {
         #expect(try connection.rows("SELECT COUNT(*) FROM \(join)") == [[.integer(2)]], "only the links to the car are left")
         #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
     }
+
+    @Test("a migration tells its progress: each table rebuilt, with its rows (lade migrate shows it on a terminal)")
+    func progress() throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox)
+        let store = try oldStore(sandbox, bundle: model)
+        let bundleURL = URL(fileURLWithPath: model)
+        let migration = try LightweightMigration(
+            store: URL(fileURLWithPath: store), from: try ManagedObjectModel(contentsOf: bundleURL, version: "Things"),
+            to: try ManagedObjectModel(contentsOf: bundleURL, version: "Things 2"))
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var lines: [String] = []
+            func add(_ line: String) { lock.withLock { lines.append(line) } }
+            var all: [String] { lock.withLock { lines } }
+        }
+        let lines = Lines()
+        try migration.run { lines.add($0) }
+        #expect(lines.all == ["rebuilding ZITEM (3 rows)"])
+    }
 }

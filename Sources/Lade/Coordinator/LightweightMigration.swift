@@ -187,8 +187,14 @@ public struct LightweightMigration: Sendable {
 
     /// Migrates the store: SQLite in one transaction, XML and binary by writing the whole file
     /// anew beside the old one and renaming it over; a failure leaves it as it was.
-    public func run() throws {
-        if let format = storeType.atomicFileFormat { return try runAtomic(format) }
+    ///
+    /// `progress` is told what the migration is doing (a table being rebuilt, with its rows;
+    /// the file being written), for a progress line.
+    public func run(progress: (@Sendable (String) -> Void)? = nil) throws {
+        if let format = storeType.atomicFileFormat {
+            progress?("rewriting \(url.lastPathComponent) (\(format.storeType))")
+            return try runAtomic(format)
+        }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
@@ -197,7 +203,7 @@ public struct LightweightMigration: Sendable {
         }
         do {
             try connection.transaction {
-                try migrate(connection)
+                try migrate(connection, progress: progress)
             }
             _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
         } catch let error as SQLiteError {
@@ -205,7 +211,7 @@ public struct LightweightMigration: Sendable {
         }
     }
 
-    private func migrate(_ connection: SQLiteConnection) throws {
+    private func migrate(_ connection: SQLiteConnection, progress: (@Sendable (String) -> Void)?) throws {
         // Entity tables: each hierarchy's table rebuilt with the new columns.
         let oldTables = try connection.tableNames()
         for table in destinationSchema.tables {
@@ -215,6 +221,9 @@ public struct LightweightMigration: Sendable {
             let temporary = "\(table.name)_LADE_MIGRATING"
             try connection.execute("CREATE TABLE \(SQLiteSchema.quoted(temporary)) ( " + table.columns.map { "\(SQLiteSchema.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )")
             if let oldTable, oldTables.contains(oldTable) {
+                if let progress, case .integer(let rows)? = try connection.rows("SELECT COUNT(*) FROM \(SQLiteSchema.quoted(oldTable))").first?.first {
+                    progress("rebuilding \(table.name) (\(rows) rows)")
+                }
                 var targets: [String] = []
                 var sources: [String] = []
                 for column in table.columns {
