@@ -399,7 +399,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         var results: [ManagedObject] = []
         var seen: Set<ManagedObject> = []
-        for row in try stores.flatMap({ try $0.fetch(storeRequest) }) {
+        let rows = stores.count == 1 ? try stores[0].fetch(storeRequest) : try stores.flatMap { try $0.fetch(storeRequest) }
+        for row in rows {
             let object = registeredObject(for: row.objectID)
             if !object.hasChanges {
                 object.snapshot = row
@@ -644,15 +645,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
         try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
         let coordinator = try coordinator()
         let full = makeSaveRequest()
-        if let crossing = full.firstCrossStoreRelationship {
-            throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
-        }
-        // One transaction per store, in the order the changes name them (one store: one
-        // transaction for the whole save).
-        let identifiers = full.storeIdentifiers
-        for identifier in identifiers {
-            // One store (the usual case): the whole request, not a filtered copy of it.
-            try save(identifiers.count == 1 ? full : full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
+        let stores = coordinator.persistentStores
+        if stores.count == 1 {
+            // One store (every import): the whole request in one transaction, with no pass over
+            // its changes to split them or look for relationships across stores.
+            try save(full, to: stores[0], coordinator)
+        } else {
+            if let crossing = full.firstCrossStoreRelationship {
+                throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
+            }
+            // One transaction per store, in the order the changes name them.
+            for identifier in full.storeIdentifiers {
+                try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
+            }
         }
         // Stores no change reached still get their staged metadata.
         try saveStagedMetadata(coordinator)

@@ -166,11 +166,12 @@ enum StringComparison {
 /// The project's linear-time expressions by pattern, shared by the evaluator and SQLite connections.
 private final class LinearExpressionCache: @unchecked Sendable {
     private let lock = NSLock()
+    /// By pattern, case-sensitive ones and `[c]` ones apart (no key built per match).
     private var expressions: [String: RegularExpression] = [:]
+    private var insensitiveExpressions: [String: RegularExpression] = [:]
 
     func expression(_ pattern: String, caseInsensitive: Bool) throws -> RegularExpression {
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
-        if let cached = lock.withLock({ expressions[key] }) { return cached }
+        if let cached = lock.withLock({ caseInsensitive ? insensitiveExpressions[pattern] : expressions[pattern] }) { return cached }
         let compiled: RegularExpression
         do {
             compiled = try RegularExpression(pattern, caseInsensitive: caseInsensitive)
@@ -185,8 +186,11 @@ private final class LinearExpressionCache: @unchecked Sendable {
                 pattern: pattern, reason: "it uses a construct that needs backtracking (a backreference, lookaround, an inline flag, \\p{…} or similar), which Lade does not run in MATCHES: ICU gives up on some texts and answers \"no match\" without saying so. Rewrite it without that construct")
         }
         lock.withLock {
-            if expressions.count > 512 { expressions.removeAll() }
-            expressions[key] = compiled
+            if expressions.count + insensitiveExpressions.count > 512 {
+                expressions.removeAll()
+                insensitiveExpressions.removeAll()
+            }
+            if caseInsensitive { insensitiveExpressions[pattern] = compiled } else { expressions[pattern] = compiled }
         }
         return compiled
     }
