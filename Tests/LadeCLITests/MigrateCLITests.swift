@@ -182,6 +182,19 @@ struct MigrateCLITests {
         #expect(try LadeProcess.run(["check", store.path, "--model", model]).status == 0)
     }
 
+    @Test("a damaged store is refused before anything is written, not migrated with its stray rows dropped")
+    func damagedStore() throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox)
+        let store = try oldStore(sandbox, bundle: model)
+        try SQLiteConnection(path: store, mode: .readWrite(create: false)).execute("UPDATE ZITEM SET Z_ENT = 42 WHERE ZNAME = 'nut'")
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let run = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the store is damaged") && run.stderr.hasSuffix("[store.damaged]\n"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
     @Test("what lightweight migration cannot carry is refused with entity, property and rule, and the store is untouched")
     func refusal() throws {
         let sandbox = try ImportSandbox()

@@ -195,6 +195,10 @@ public struct LightweightMigration: Sendable {
             progress?("rewriting \(url.lastPathComponent) (\(format.storeType))")
             return try runAtomic(format)
         }
+        // Rows of no entity, or keys to missing objects, would be dropped or carried as they
+        // are: a damaged store is refused before anything is written (`lade check` says where).
+        let damage = try SQLiteStore(url: url, model: source, readOnly: true).damage(thorough: false)
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: url.path) }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
@@ -312,6 +316,8 @@ public struct LightweightMigration: Sendable {
     /// removed entities' objects dropped with the references to them), keys kept.
     private func runAtomic(_ format: AtomicStoreFileFormat.Type) throws {
         var contents = try format.read(at: url, model: source)
+        let damage = contents.graph.damage(model: source, thorough: false)
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: url.path) }
         let oldToNew = Dictionary(entityMap.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         var graph = AtomicObjectGraph(nextKey: contents.graph.nextKey)
         graph.externalIDs = contents.graph.externalIDs
