@@ -115,14 +115,14 @@ struct Migrate: ParsableCommand {
                 }
                 try migration.run(progress: progress)
                 if terminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-                // Each step's result must open with its version and read as sound.
-                let opened = try ReadOnlyStore.open(url, model: models[index + 1])
-                let damage = try opened.damage(thorough: false)
-                guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
             }
-            print("migrated: \(store) is at \(target)" + (migrations.count > 1 ? " (\(migrations.count) steps)" : ""))
-            // A summary per entity: objects whose entity is exactly that one, after the migration.
+            // Each step checks the store it starts from; the last result must open with the
+            // target version and read as sound, and gives the summary per entity (objects whose
+            // entity is exactly that one).
             let migrated = try ReadOnlyStore.open(url, model: models.last!)
+            let damage = try migrated.damage(thorough: false)
+            guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
+            print("migrated: \(store) is at \(target)" + (migrations.count > 1 ? " (\(migrations.count) steps)" : ""))
             for entity in models.last!.entities where !entity.isAbstract {
                 print("  \(entity.name): \(try migrated.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false)))")
             }

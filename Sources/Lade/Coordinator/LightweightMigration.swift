@@ -43,9 +43,7 @@ public struct LightweightMigration: Sendable {
     private var entityMap: [String: String] = [:]
     /// (destination entity, destination attribute) → source attribute, where it existed.
     private var attributeMap: [String: [String: String]] = [:]
-    /// (destination entity, destination to-one) → source to-one.
-    private var toOneMap: [String: [String: String]] = [:]
-    /// (destination entity, destination relationship) → source relationship, to-many included.
+    /// (destination entity, destination relationship) → source relationship.
     private var relationshipMap: [String: [String: String]] = [:]
     /// Destination join table → source join table, for many-to-many relationships kept.
     private var joinMap: [String: SQLiteSchema.JoinTable] = [:]
@@ -157,10 +155,9 @@ public struct LightweightMigration: Sendable {
                     refusals.append("relationship \(place): its destination changes (\(previous.destinationEntityName) → \(relationship.destinationEntityName))")
                     continue
                 }
-                if !previous.isToMany {
-                    toOneMap[entity.name, default: [:]][relationship.name] = previous.name
-                } else if storeType != .sqlite {
-                    // An atomic store keeps both sides of every relationship by name.
+                if !previous.isToMany || storeType != .sqlite {
+                    // A to-one's key column is read through `relationshipMap`; an atomic store
+                    // keeps both sides of every relationship by name: nothing more to plan.
                 } else if let newJoin = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
                           let oldJoin = sourceSchema.joinTable(for: .init(entity: old.name, name: previous.name)) {
                     if oldJoin.name != newJoin.name || oldJoin.sourceColumn != newJoin.sourceColumn || oldJoin.destinationColumn != newJoin.destinationColumn
@@ -270,7 +267,7 @@ public struct LightweightMigration: Sendable {
                 guard let column = destinationSchema.columnName(for: .toOne(entity: entity.name, name: relationship.name)) else { continue }
                 let table = destinationSchema.entity(named: entity.name)!.tableName
                 let target = destinationSchema.entity(named: relationship.destinationEntityName)!.tableName
-                let kinds = destination.hierarchy(from: relationship.destinationEntityName).map { String(destinationSchema.entity(named: $0.name)!.number) }
+                let kinds = destinationSchema.entityNumbers(from: relationship.destinationEntityName, in: destination).map(String.init)
                 try connection.execute("UPDATE \(SQLiteSchema.quoted(table)) SET \(SQLiteSchema.quoted(column)) = NULL WHERE \(SQLiteSchema.quoted(column)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(target)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(column)) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
             }
         }
@@ -278,7 +275,7 @@ public struct LightweightMigration: Sendable {
             guard let relationship = destination.relationship(join.relationship.name, of: join.relationship.entity) else { continue }
             for (column, entity) in [(join.sourceColumn, join.relationship.entity), (join.destinationColumn, relationship.destinationEntityName)] {
                 let table = destinationSchema.entity(named: entity)!.tableName
-                let kinds = destination.hierarchy(from: entity).map { String(destinationSchema.entity(named: $0.name)!.number) }
+                let kinds = destinationSchema.entityNumbers(from: entity, in: destination).map(String.init)
                 try connection.execute("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(table)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(join.name)).\(column) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
             }
         }
@@ -369,7 +366,7 @@ public struct LightweightMigration: Sendable {
             else { return fallback }
             return attribute.isOptional ? SQLiteSchema.quoted(oldColumn) : "COALESCE(\(SQLiteSchema.quoted(oldColumn)), \(fallback))"
         case .toOne(let entity, let name), .toOneEntity(let entity, let name), .orderKey(let entity, let name):
-            guard let oldEntity = entityMap[entity], let oldName = toOneMap[entity]?[name],
+            guard let oldEntity = entityMap[entity], let oldName = relationshipMap[entity]?[name],
                   let declaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source)
             else { return "NULL" }
             let role: SQLiteSchema.ColumnRole = switch column.role {

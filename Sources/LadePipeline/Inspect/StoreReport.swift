@@ -89,7 +89,8 @@ public struct StoreReport {
             "entities": entities.map { ["name": $0.name, "count": $0.count] as [String: Any] },
         ]
         if !damage.isEmpty {
-            object["damage"] = damage.map { ["kind": $0.kind.rawValue, "place": $0.place, "count": $0.count, "example": $0.example, "problem": $0.problem] as [String: Any] }
+            // StoreDamage's own Codable form, as lade check --json writes it.
+            object["damage"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(damage))
         }
         if let match = versionMatch {
             object["modelVersion"] = match.version ?? NSNull()

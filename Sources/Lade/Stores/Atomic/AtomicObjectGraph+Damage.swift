@@ -7,66 +7,71 @@ extension AtomicObjectGraph {
     /// are of another entity. Thorough adds values of the wrong type, required values,
     /// uniqueness constraints and inverses that do not point back.
     func damage(model: ManagedObjectModel, thorough: Bool) -> [StoreDamage] {
-        var tallies: [String: (kind: StoreDamage.Kind, count: Int, example: String, one: String, many: String)] = [:]
-        var order: [String] = []
-        func note(_ kind: StoreDamage.Kind, _ place: String, _ example: @autoclosure () -> String, _ one: String, _ many: String) {
-            let slot = "\(kind.rawValue) \(place)"
-            if tallies[slot] == nil {
-                order.append(slot)
-                tallies[slot] = (kind, 0, example(), one, many)
+        // Runs at every open of an XML or binary store: no sort of the keys and no string per
+        // object; each kind of damage remembers its smallest key, so the report is the same
+        // whatever order the dictionary gives.
+        struct Slot: Hashable { let kind: StoreDamage.Kind; let entity: String; let property: String }
+        struct Tally { var count = 0; var firstKey: Int64; var step: Int; var example: String; let one: String; let many: String }
+        var tallies: [Slot: Tally] = [:]
+        var step = 0
+        func note(_ kind: StoreDamage.Kind, _ entity: String, _ property: String, _ key: Int64, _ example: @autoclosure () -> String, _ one: String, _ many: String) {
+            step += 1
+            let slot = Slot(kind: kind, entity: entity, property: property)
+            if var tally = tallies[slot] {
+                tally.count += 1
+                if key < tally.firstKey { (tally.firstKey, tally.step, tally.example) = (key, step, example()) }
+                tallies[slot] = tally
+            } else {
+                tallies[slot] = Tally(count: 1, firstKey: key, step: step, example: example(), one: one, many: many)
             }
-            tallies[slot]!.count += 1
         }
-        for key in objects.keys.sorted() {
-            let object = objects[key]!
+        for (key, object) in objects {
+            step = 0
             guard let entity = model.entity(named: object.entity), !entity.isAbstract else {
-                note(.unknownEntity, object.entity, "key \(key)", "object of an entity the model has not, or of an abstract one", "objects of an entity the model has not, or of an abstract one")
+                note(.unknownEntity, object.entity, "", key, "key \(key)", "object of an entity the model has not, or of an abstract one", "objects of an entity the model has not, or of an abstract one")
                 continue
             }
             for relationship in model.relationships(of: object.entity) where !relationship.isTransient {
-                let place = "\(object.entity).\(relationship.name)"
-                let destinations: [Int64] = relationship.isToMany
-                    ? Array(object.toMany[relationship.name] ?? [])
-                    : object.toOne[relationship.name].map { [$0] } ?? []
-                for destination in destinations {
+                func check(_ destination: Int64) {
                     guard let target = objects[destination] else {
-                        note(.danglingReference, place, "key \(key) names key \(destination)", "reference to an object that is not in the store", "references to objects that are not in the store")
-                        continue
+                        note(.danglingReference, object.entity, relationship.name, key, "key \(key) names key \(destination)",
+                             "reference to an object that is not in the store", "references to objects that are not in the store")
+                        return
                     }
                     guard model.entity(target.entity, isKindOf: relationship.destinationEntityName) else {
-                        note(.danglingReference, place, "key \(key) names key \(destination), a \(target.entity)",
+                        note(.danglingReference, object.entity, relationship.name, key, "key \(key) names key \(destination), a \(target.entity)",
                              "reference to an object of an entity the relationship cannot hold", "references to objects of an entity the relationship cannot hold")
-                        continue
+                        return
                     }
-                    guard thorough, let inverse = model.inverse(of: relationship), !inverse.isTransient else { continue }
+                    guard thorough, let inverse = model.inverse(of: relationship), !inverse.isTransient else { return }
                     let back = inverse.isToMany ? target.toMany[inverse.name]?.contains(key) == true : target.toOne[inverse.name] == key
                     if !back {
-                        note(.inverseMismatch, place, "key \(key) names key \(destination), whose \(inverse.name) does not name it",
+                        note(.inverseMismatch, object.entity, relationship.name, key, "key \(key) names key \(destination), whose \(inverse.name) does not name it",
                              "reference whose inverse does not point back", "references whose inverse does not point back")
                     }
                 }
-                if thorough, !relationship.isOptional, destinations.count < max(1, relationship.minCount) {
-                    if !relationship.isToMany {
-                        note(.requiredMissing, place, "key \(key)", "object without a value for a required property", "objects without a value for a required property")
-                    }
+                if relationship.isToMany {
+                    for destination in object.toMany[relationship.name] ?? [] { check(destination) }
+                } else if let destination = object.toOne[relationship.name] {
+                    check(destination)
+                } else if thorough && !relationship.isOptional {
+                    note(.requiredMissing, object.entity, relationship.name, key, "key \(key)", "object without a value for a required property", "objects without a value for a required property")
                 }
             }
             guard thorough else { continue }
             for attribute in model.attributes(of: object.entity) where !attribute.isTransient && attribute.type != .undefined {
-                let place = "\(object.entity).\(attribute.name)"
                 if let value = object.attributes[attribute.name] {
                     if !value.fits(attribute.type) {
-                        note(.wrongType, place, "key \(key) holds \(value)", "value that cannot be \(attribute.type.rawValue) (the attribute's type)", "values that cannot be \(attribute.type.rawValue) (the attribute's type)")
+                        note(.wrongType, object.entity, attribute.name, key, "key \(key) holds \(value)", "value that cannot be \(attribute.type.rawValue) (the attribute's type)", "values that cannot be \(attribute.type.rawValue) (the attribute's type)")
                     }
                 } else if !attribute.isOptional {
-                    note(.requiredMissing, place, "key \(key)", "object without a value for a required property", "objects without a value for a required property")
+                    note(.requiredMissing, object.entity, attribute.name, key, "key \(key)", "object without a value for a required property", "objects without a value for a required property")
                 }
             }
         }
-        var found = order.map { slot in
-            let tally = tallies[slot]!
-            let place = String(slot.drop { $0 != " " }.dropFirst())
-            return StoreDamage(tally.kind, place: place, count: tally.count, example: tally.example, problem: tally.count == 1 ? tally.one : tally.many)
+        var found = tallies.sorted { ($0.value.firstKey, $0.value.step) < ($1.value.firstKey, $1.value.step) }.map { slot, tally in
+            StoreDamage(slot.kind, place: slot.property.isEmpty ? slot.entity : "\(slot.entity).\(slot.property)", count: tally.count,
+                        example: tally.example, problem: tally.count == 1 ? tally.one : tally.many)
         }
         if thorough { found += uniquenessDamage(model: model) }
         return found

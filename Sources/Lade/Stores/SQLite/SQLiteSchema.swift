@@ -300,6 +300,12 @@ public struct SQLiteSchema: Sendable {
         tables.first { $0.name == name }
     }
 
+    /// The `Z_ENT` values of `entity` and every entity below it (only the concrete ones, whose
+    /// objects can be rows, when `concreteOnly`).
+    public func entityNumbers(from entity: String, in model: ManagedObjectModel, concreteOnly: Bool = false) -> [Int64] {
+        model.hierarchy(from: entity).filter { !concreteOnly || !$0.isAbstract }.compactMap { self.entity(named: $0.name)?.number }
+    }
+
     /// The column holding `role`, if the schema has one.
     public func columnName(for role: ColumnRole) -> String? {
         columnIndex[role]

@@ -49,18 +49,11 @@ extension SQLiteStore {
         for root in schema.entities where root.name == root.rootName {
             guard case .integer(let largest) = try connection.rows("SELECT IFNULL(MAX(Z_PK), 0) FROM \(root.tableName)").first?.first else { continue }
             let counter = counters[root.number]
-            guard case .integer(let maximum)? = counter, maximum >= largest else {
-                let held = switch counter {
-                case .integer(let value)?: String(value)
-                case let other?: SQLiteValueCoding.Unreadable(other).held
-                case nil: "missing (no row)"
-                }
-                found.append(StoreDamage(
-                    .keyCounter, place: "Z_PRIMARYKEY", count: 1,
-                    example: "Z_ENT \(root.number) (\(root.name)): Z_MAX is \(held), \(root.tableName) holds Z_PK \(largest)",
-                    problem: "key counter below a key in use (new objects would take keys already taken)"))
-                continue
-            }
+            if case .integer(let maximum)? = counter, maximum >= largest { continue }
+            found.append(StoreDamage(
+                .keyCounter, place: "Z_PRIMARYKEY", count: 1,
+                example: "Z_ENT \(root.number) (\(root.name)): Z_MAX is \(counter.map(SQLiteValueCoding.shown) ?? "missing (no row)"), \(root.tableName) holds Z_PK \(largest)",
+                problem: "key counter below a key in use (new objects would take keys already taken)"))
         }
         return found
     }
@@ -68,14 +61,10 @@ extension SQLiteStore {
     private func unknownEntityDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
         var found: [StoreDamage] = []
         for table in schema.tables {
-            let concrete = model.hierarchy(from: table.rootEntity).filter { !$0.isAbstract }.map { String(schema.entity(named: $0.name)!.number) }
-            let known = concrete.isEmpty ? "" : "Z_ENT IN (\(concrete.joined(separator: ", "))) AND "
-            let rows = try connection.rows("SELECT COUNT(*), MIN(Z_PK) FROM \(table.name) WHERE NOT (\(known)Z_ENT IS NOT NULL)")
-            guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+            guard let (count, key) = try countAndFirst("SELECT COUNT(*), MIN(t.Z_PK) FROM \(table.name) t WHERE NOT (\(kinds(of: table.rootEntity, alias: "t")) AND t.Z_ENT IS NOT NULL)", connection) else { continue }
             let number = try connection.rows("SELECT Z_ENT FROM \(table.name) WHERE Z_PK = \(key)").first?.first ?? .null
-            let shown = if case .integer(let n) = number { String(n) } else { SQLiteValueCoding.Unreadable(number).held }
             found.append(StoreDamage(
-                .unknownEntity, place: table.name, count: Int(count), example: "Z_PK \(key), Z_ENT \(shown)",
+                .unknownEntity, place: table.name, count: Int(count), example: "Z_PK \(key), Z_ENT \(SQLiteValueCoding.shown(number))",
                 problem: count == 1 ? "row whose Z_ENT names no concrete entity of the model" : "rows whose Z_ENT names no concrete entity of the model"))
         }
         return found
@@ -83,8 +72,15 @@ extension SQLiteStore {
 
     /// `Z_ENT IN (…)` for the concrete entities of `entity`'s hierarchy, on table alias `alias`.
     private func kinds(of entity: String, alias: String) -> String {
-        let numbers = model.hierarchy(from: entity).filter { !$0.isAbstract }.map { String(schema.entity(named: $0.name)!.number) }
-        return numbers.isEmpty ? "0" : "\(alias).Z_ENT IN (\(numbers.joined(separator: ", ")))"
+        let numbers = schema.entityNumbers(from: entity, in: model, concreteOnly: true)
+        return numbers.isEmpty ? "0" : "\(alias).Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+    }
+
+    /// A `SELECT COUNT(*), MIN(…)` query's two answers, or nil when it counts nothing.
+    private func countAndFirst(_ sql: String, _ connection: SQLiteConnection) throws -> (count: Int64, first: Int64)? {
+        let row = try connection.rows(sql).first
+        guard case .integer(let count)? = row?[0], count > 0, case .integer(let first)? = row?[1] else { return nil }
+        return (count, first)
     }
 
     private func danglingReferenceDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
@@ -98,13 +94,11 @@ extension SQLiteStore {
                     SELECT COUNT(*), MIN(s.Z_PK) FROM \(table) s WHERE \(kinds(of: entity.name, alias: "s")) AND s.\(column) IS NOT NULL \
                     AND NOT EXISTS (SELECT 1 FROM \(destination) d WHERE d.Z_PK = s.\(column) AND \(kinds(of: relationship.destinationEntityName, alias: "d")))
                     """
-                let rows = try connection.rows(sql)
-                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                guard let (count, key) = try countAndFirst(sql, connection) else { continue }
                 let target = try connection.rows("SELECT \(column) FROM \(table) WHERE Z_PK = \(key)").first?.first ?? .null
-                let shown = if case .integer(let n) = target { String(n) } else { SQLiteValueCoding.Unreadable(target).held }
                 found.append(StoreDamage(
                     .danglingReference, place: "\(entity.name).\(relationship.name)", count: Int(count),
-                    example: "Z_PK \(key) names \(relationship.destinationEntityName) Z_PK \(shown)",
+                    example: "Z_PK \(key) names \(relationship.destinationEntityName) Z_PK \(SQLiteValueCoding.shown(target))",
                     problem: count == 1 ? "reference to an object that is not in the store" : "references to objects that are not in the store"))
             }
         }
@@ -209,8 +203,7 @@ extension SQLiteStore {
                     WHERE \(kinds(of: entity.name, alias: "t")) AND \(columns.map { "t.\($0) IS NOT NULL" }.joined(separator: " AND ")) \
                     GROUP BY \(list) HAVING COUNT(*) > 1)
                     """
-                let rows = try connection.rows(sql)
-                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                guard let (count, key) = try countAndFirst(sql, connection) else { continue }
                 found.append(StoreDamage(
                     .notUnique, place: "\(entity.name) (\(constraint.joined(separator: ", ")))", count: Int(count),
                     example: "Z_PK \(key) shares its values with another object",
@@ -236,8 +229,7 @@ extension SQLiteStore {
                     SELECT COUNT(*), MIN(s.Z_PK) FROM \(table) s JOIN \(destination) d ON d.Z_PK = s.\(column) AND \(kinds(of: relationship.destinationEntityName, alias: "d")) \
                     WHERE \(kinds(of: entity.name, alias: "s")) AND d.\(inverseColumn) IS NOT s.Z_PK
                     """
-                let rows = try connection.rows(sql)
-                guard case .integer(let count) = rows.first?[0], count > 0, case .integer(let key) = rows.first?[1] else { continue }
+                guard let (count, key) = try countAndFirst(sql, connection) else { continue }
                 found.append(StoreDamage(
                     .inverseMismatch, place: "\(entity.name).\(relationship.name)", count: Int(count),
                     example: "Z_PK \(key): its \(relationship.destinationEntityName) does not name it back in \(inverse.name)",

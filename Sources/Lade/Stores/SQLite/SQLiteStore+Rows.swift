@@ -128,13 +128,9 @@ extension SQLiteStore: PersistentStore {
 
     /// The damage of a row whose `Z_PK` or `Z_ENT` the model cannot read.
     private func unreadableRow(_ statement: SQLiteStatement, table: String) -> StoreDamage {
-        func shown(_ value: SQLiteValue) -> String {
-            if case .integer(let number) = value { return String(number) }
-            return SQLiteValueCoding.Unreadable(value).held
-        }
-        return StoreDamage(
+        StoreDamage(
             .unknownEntity, place: table, count: 1,
-            example: "Z_PK \(shown(statement.value(at: 0))), Z_ENT \(shown(statement.value(at: 1)))",
+            example: "Z_PK \(SQLiteValueCoding.shown(statement.value(at: 0))), Z_ENT \(SQLiteValueCoding.shown(statement.value(at: 1)))",
             problem: "row whose Z_ENT names no entity of the model")
     }
 

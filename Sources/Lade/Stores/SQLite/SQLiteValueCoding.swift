@@ -38,6 +38,12 @@ enum SQLiteValueCoding {
         value.map(encode) ?? .null
     }
 
+    /// A stored value as a message shows it: an integer as itself, anything else with its kind.
+    static func shown(_ value: SQLiteValue) -> String {
+        if case .integer(let number) = value { return String(number) }
+        return Unreadable(value).held
+    }
+
     /// A stored value that cannot stand for its attribute's type: the store is damaged there.
     struct Unreadable: Error {
         /// What the column holds, for a message: `TEXT "abc"`, `REAL 3.5`.
