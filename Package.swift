@@ -58,7 +58,7 @@ let package = Package(
 
         // What the test targets share (a seeded generator, store file digests); not part of the product.
         .target(
-            name: "LadeTestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/LadeTestSupport"),
+            name: "LadeTestSupport", dependencies: ["Lade", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/LadeTestSupport"),
         .testTarget(name: "LadeTests", dependencies: ["Lade", "LadeTestSupport"]),
         .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade", "LadeTestSupport"]),
         .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport"]),

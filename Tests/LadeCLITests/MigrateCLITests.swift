@@ -2,40 +2,44 @@ import Foundation
 import Lade
 import Testing
 
-/// `lade migrate`: lightweight migration of SQLite stores in place, held to Core Data's own
+/// `lade migrate`: lightweight migration of stores in place, held to Core Data's own
 /// migration of a corpus store, and refusing what it cannot carry before writing anything.
 @Suite("lade migrate, run as a process")
 struct MigrateCLITests {
+    /// Writes version `version` of the bundle at `bundle` (its `contents` holding `body`), and
+    /// makes it the current one when `current`.
+    static func writeVersion(_ version: String, of bundle: URL, _ body: String, current: Bool = false) throws {
+        let directory = bundle.appendingPathComponent("\(version).xcdatamodel")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            \(body)
+            </model>
+            """.utf8).write(to: directory.appendingPathComponent("contents"))
+        guard current else { return }
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>\(version).xcdatamodel</string></dict></plist>
+            """.utf8).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+    }
+
     /// A .xcdatamodeld with two versions of one entity: V2 renames `name` to `title`, widens
     /// `count`, adds `note` with a default, and makes `code` required with a default.
     func bundle(_ sandbox: ImportSandbox, v2Item: String? = nil) throws -> String {
         let bundle = sandbox.url("Things.xcdatamodeld")
-        func write(_ version: String, _ body: String) throws {
-            let directory = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                \(body)
-                </model>
-                """.utf8).write(to: directory.appendingPathComponent("contents"))
-        }
-        try write("Things", """
+        try Self.writeVersion("Things", of: bundle, """
             <entity name="Item"><attribute name="name" optional="YES" attributeType="String"/>
             <attribute name="count" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
             <attribute name="code" optional="YES" attributeType="String"/>
             <attribute name="old" optional="YES" attributeType="String"/></entity>
             """)
-        try write("Things 2", v2Item ?? """
+        try Self.writeVersion("Things 2", of: bundle, v2Item ?? """
             <entity name="Item"><attribute name="title" optional="YES" attributeType="String" elementID="name"/>
             <attribute name="count" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
             <attribute name="code" attributeType="String" defaultValueString="none"/>
             <attribute name="note" optional="YES" attributeType="String" defaultValueString="n/a"/></entity>
-            """)
-        try Data("""
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Things 2.xcdatamodel</string></dict></plist>
-            """.utf8).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+            """, current: true)
         return bundle.path
     }
 
@@ -44,10 +48,7 @@ struct MigrateCLITests {
         let store = sandbox.url("things.sqlite").path
         #expect(try LadeProcess.run(["init", store, "--model", bundle, "--model-version", "Things"]).status == 0)
         let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: "Things")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: store))
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try privateContext(model: model, store: URL(fileURLWithPath: store), type: .sqlite)
         try context.performAndWait {
             for (name, count, code) in [("bolt", 7, "B1"), ("nut", 32000, nil), ("gear", -3, "G1")] as [(String, Int, String?)] {
                 let item = try context.insertObject(forEntityName: "Item")
@@ -95,18 +96,7 @@ struct MigrateCLITests {
 
     /// Adds a third version, made current.
     func addThirdVersion(_ bundle: String, item: String) throws {
-        let directory = URL(fileURLWithPath: bundle).appendingPathComponent("Things 3.xcdatamodel")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data("""
-            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-            \(item)
-            </model>
-            """.utf8).write(to: directory.appendingPathComponent("contents"))
-        try Data("""
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Things 3.xcdatamodel</string></dict></plist>
-            """.utf8).write(to: URL(fileURLWithPath: bundle).appendingPathComponent(".xccurrentversion"))
+        try Self.writeVersion("Things 3", of: URL(fileURLWithPath: bundle), item, current: true)
     }
 
     @Test("staged: from the first version to the third through the second, every step planned first; a refusal in a later step writes nothing")
@@ -147,10 +137,7 @@ struct MigrateCLITests {
         #expect(try LadeProcess.run(["init", store.path, "--model", model, "--model-version", "Things", "--type", type]).status == 0)
         let bundleURL = URL(fileURLWithPath: model)
         func items(_ version: String?, _ keys: [String]) throws -> [[String]] {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundleURL, version: version))
-            try coordinator.addPersistentStore(at: store)
-            let context = ManagedObjectContext(concurrencyType: .privateQueue)
-            context.persistentStoreCoordinator = coordinator
+            let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundleURL, version: version), store: store)
             return try context.performAndWait {
                 try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("count")])).map { item in
                     ["\(item.objectID.primaryKey ?? 0)"] + keys.map { item.value(forKey: $0).map { "\($0)" } ?? "nil" }
@@ -158,10 +145,7 @@ struct MigrateCLITests {
             }
         }
         do {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundleURL, version: "Things"))
-            try coordinator.addPersistentStore(at: store)
-            let context = ManagedObjectContext(concurrencyType: .privateQueue)
-            context.persistentStoreCoordinator = coordinator
+            let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundleURL, version: "Things"), store: store)
             try context.performAndWait {
                 for (name, count, code) in [("bolt", 7, "B1"), ("nut", 32000, nil)] as [(String, Int, String?)] {
                     let item = try context.insertObject(forEntityName: "Item")
@@ -250,19 +234,10 @@ struct MigrateCLITests {
             <relationship name="owners" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="vehicle" inverseEntity="Person"/>
             <relationship name="crew" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="fleet" inverseEntity="Person"/></entity>
             """
-        for (version, body) in [("Fleet", person + "<entity name=\"Zeppelin\" parentEntity=\"Vehicle\"><attribute name=\"gas\" optional=\"YES\" attributeType=\"String\"/></entity>"), ("Fleet 2", person)] {
-            let directory = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n\(body)\n</model>\n".utf8)
-                .write(to: directory.appendingPathComponent("contents"))
-        }
-        try Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>Fleet 2.xcdatamodel</string></dict></plist>".utf8)
-            .write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        try Self.writeVersion("Fleet", of: bundle, person + "<entity name=\"Zeppelin\" parentEntity=\"Vehicle\"><attribute name=\"gas\" optional=\"YES\" attributeType=\"String\"/></entity>")
+        try Self.writeVersion("Fleet 2", of: bundle, person, current: true)
         let store = sandbox.url("fleet.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: bundle, version: "Fleet"))
-        try coordinator.addPersistentStore(type: .sqlite, at: store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Fleet"), store: store, type: .sqlite)
         try context.performAndWait {
             let car = try context.insertObject(forEntityName: "Vehicle")
             let zeppelin = try context.insertObject(forEntityName: "Zeppelin")

@@ -261,10 +261,7 @@ struct BatchRequestTests {
                 RelationshipDescription(name: "owner", destinationEntityName: "Owner", inverseName: "pets", isOptional: false),
             ]),
         ])
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: directory.appendingPathComponent("pets.sqlite"))
-        let pets = ManagedObjectContext(concurrencyType: .privateQueue)
-        pets.persistentStoreCoordinator = coordinator
+        let pets = try privateContext(model: model, store: directory.appendingPathComponent("pets.sqlite"), type: .sqlite)
         try pets.performAndWait {
             let owner = try pets.insertObject(forEntityName: "Owner")
             let pet = try pets.insertObject(forEntityName: "Pet")

@@ -229,10 +229,7 @@ struct AppleModelShapeTests {
 
         // A store of that layout, as Apple's Core Data writes it, opens and links both ways.
         let store = directory.appendingPathComponent("todo.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try privateContext(model: model, store: store, type: .sqlite)
         try context.performAndWait {
             let first = try context.insertObject(forEntityName: "TodoItem")
             let second = try context.insertObject(forEntityName: "TodoItem")
@@ -268,10 +265,7 @@ struct AppleModelShapeTests {
 
         // The store of that layout takes links on both tables and reads them back.
         let store = directory.appendingPathComponent("contacts.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try privateContext(model: model, store: store, type: .sqlite)
         try context.performAndWait {
             let contact = try context.insertObject(forEntityName: "Contact")
             let family = try context.insertObject(forEntityName: "Group")
@@ -284,7 +278,7 @@ struct AppleModelShapeTests {
         #expect(try connection.rows("SELECT COUNT(*) FROM Z_1PARENTGROUPS") == [[.integer(1)]])
         #expect(try connection.rows("SELECT COUNT(*) FROM Z_2PARENTGROUPS WHERE Z_2PARENTGROUPS1 IS NOT NULL") == [[.integer(1)]])
         let fresh = ManagedObjectContext(concurrencyType: .privateQueue)
-        fresh.persistentStoreCoordinator = coordinator
+        fresh.persistentStoreCoordinator = context.persistentStoreCoordinator
         let parents = try fresh.performAndWait {
             try fresh.fetch(FetchRequest(entityName: "Group")).map { $0.objects(forKey: "parentGroups").count }.sorted()
         }
