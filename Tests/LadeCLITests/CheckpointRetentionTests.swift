@@ -2,7 +2,7 @@ import Foundation
 import Lade
 import Testing
 
-@Suite("Import checkpoints stay bounded")
+@Suite("Import checkpoints stay bounded", .eachWriter)
 struct CheckpointRetentionTests {
     @Test("a feed with a dated file name keeps only the newest finished checkpoints, listed by lade meta checkpoints")
     func datedFeed() throws {

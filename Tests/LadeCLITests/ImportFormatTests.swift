@@ -4,7 +4,7 @@ import Testing
 
 /// `lade run` on each source format, plain and gzipped, into a fresh store; the store read
 /// back and compared field by field with what the source says.
-@Suite("lade run: every format into a fresh store, read back field by field")
+@Suite("lade run: every format into a fresh store, read back field by field", .eachWriter)
 struct ImportFormatTests {
     /// One product as the source gives it (text as a CSV holds it) and as the store must hold it.
     struct Product {

@@ -4,7 +4,7 @@ import Testing
 
 /// Bad rows: the rejects file (content and line numbers), `maxErrors`, `policy: abort`, and the
 /// exit codes that tell a cron job what happened.
-@Suite("lade run: rejected rows, policy abort, exit codes")
+@Suite("lade run: rejected rows, policy abort, exit codes", .eachWriter)
 struct ImportRejectsTests {
     /// Records over several lines, and bad rows of every kind, each at a known line.
     static let source = """

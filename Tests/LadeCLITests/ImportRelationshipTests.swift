@@ -4,7 +4,7 @@ import Testing
 
 /// Relationships wired by the destination's key: created, matched, unresolved, required,
 /// to-many from a list, and keys that rows earlier in the same run made.
-@Suite("lade run: relationships wired by key")
+@Suite("lade run: relationships wired by key", .eachWriter)
 struct ImportRelationshipTests {
     func sandboxWithSuppliers() throws -> ImportSandbox {
         let sandbox = try ImportSandbox()

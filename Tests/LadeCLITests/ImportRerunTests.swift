@@ -4,7 +4,7 @@ import Testing
 
 /// Running a job again: nothing to do on an unchanged source, nothing written with `--force`,
 /// a changed source imported again.
-@Suite("lade run: running a job again")
+@Suite("lade run: running a job again", .eachWriter)
 struct ImportRerunTests {
     static let categories = ["Tools", "Garden", "Décor", "Bath", "Kitchen"]
 

@@ -8,6 +8,10 @@ import Testing
 final class ImportSandbox {
     let directory: URL
 
+    /// The `writer:` every job this sandbox writes gets, unless the job names one; nil: none
+    /// (the job's default, `auto`). Set by the `.eachWriter` trait.
+    @TaskLocal static var writer: String?
+
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("lade-import-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -56,7 +60,10 @@ final class ImportSandbox {
         var text = "kind: import\n"
         if !yaml.contains("\nmodel:") && !yaml.hasPrefix("model:") { text += "model: \(Self.catalogModel.path)\n" }
         if !yaml.contains("\nstore:") && !yaml.hasPrefix("store:") { text += "store: { path: catalog.sqlite }\n" }
-        return try write(name, text + yaml)
+        text += yaml
+        // Last, so line numbers in the job stay as the test wrote them.
+        if let writer = Self.writer, !yaml.contains("writer:") { text += (text.hasSuffix("\n") ? "" : "\n") + "writer: \(writer)\n" }
+        return try write(name, text)
     }
 
     /// Runs `lade ARGUMENTS` in this folder and waits for it.
@@ -83,6 +90,23 @@ final class ImportSandbox {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
     }
+}
+
+/// Runs each test of a suite twice: once as its jobs say (`writer: auto`, so batch inserts
+/// wherever a job allows them) and once with `writer: objects`, so both of `lade run`'s writers
+/// meet every expectation.
+struct EachWriter: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard !test.isSuite else { return try await function() }
+        try await function()
+        try await ImportSandbox.$writer.withValue("objects") { try await function() }
+    }
+}
+
+extension Trait where Self == EachWriter {
+    static var eachWriter: EachWriter { EachWriter() }
 }
 
 /// Reads a store a `lade` child wrote, after it has ended: raw SQLite for whole-store

@@ -4,7 +4,7 @@ import Testing
 
 /// Running under cron: one writer per store, and SIGTERM ending a run after a committed batch
 /// so the next run resumes.
-@Suite("lade run: the store's lock and SIGTERM")
+@Suite("lade run: the store's lock and SIGTERM", .eachWriter)
 struct ImportUnattendedTests {
     @Test("a store whose lock another process holds: lade run exits at once with 75, naming the holder; afterwards it runs")
     func lockHeld() throws {

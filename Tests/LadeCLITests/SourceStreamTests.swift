@@ -4,7 +4,7 @@ import Testing
 
 /// Sources that are not regular files (standard input, pipes, FIFOs, devices) are read once,
 /// as streams: every row counted, no resume, and a signal still ends a run waiting for a writer.
-@Suite("Sources read as streams")
+@Suite("Sources read as streams", .eachWriter)
 struct SourceStreamTests {
     static func rows(_ count: Int) -> String {
         "code,name\n" + (0..<count).map { "S\($0),Supplier \($0)\n" }.joined()

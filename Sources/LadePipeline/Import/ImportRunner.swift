@@ -48,6 +48,9 @@ public struct ImportReport: Sendable {
     /// The source is a stream (standard input, a pipe, a FIFO, a device): read once, it has no
     /// checkpoint to resume from, and a killed run starts over.
     public var sourceIsStream = false
+    /// Which writer ran (`batch` or `objects`), and why.
+    public var writer: ImportWriterChoice = .objects
+    public var writerReason = ""
 
     public var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
 
@@ -63,6 +66,8 @@ public struct ImportReport: Sendable {
         ]
         if let resumedAtLine { object["resumedAtLine"] = resumedAtLine }
         object["resumable"] = !sourceIsStream
+        object["writer"] = writer.rawValue
+        object["writerReason"] = writerReason
         if let rejectsFile { object["rejectsFile"] = rejectsFile }
         if case .aborted(let reason) = status { object["reason"] = reason }
         if case .interrupted(let signal) = status { object["signal"] = Int(signal) }
@@ -85,6 +90,7 @@ public struct ImportReport: Sendable {
             + (c.createdDestinations > 0 ? ", related objects created \(c.createdDestinations)" : ""))
         lines.append(String(format: "%d batches, %d commits, %d resets, %.2f s, %.0f rows/s, peak memory %.1f MiB",
                             batches, commits, resets, seconds, rowsPerSecond, Double(peakResidentBytes) / 1_048_576))
+        lines.append("writer: \(writer.rawValue) (\(writerReason))")
         if c.rejected > 0, let rejectsFile { lines.append("rejected rows: \(rejectsFile)") }
         if sourceIsStream { lines.append("\(source) is a stream (standard input, a pipe or a device): it was read once and cannot be resumed; a stopped run starts over") }
         return lines.joined(separator: "\n") + "\n"
@@ -193,7 +199,10 @@ public final class ImportRunner {
         context.name = "lade import"
         context.persistentStoreCoordinator = coordinator
         context.undoManager = nil
+        (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plan: plan, model: model)
         let writer = BatchWriter(context: context, plan: plan, model: model)
+        let inserter = report.writer == .batch ? BatchInsertWriter(context: context, plan: plan, model: model) : nil
+        defer { if let inserter { context.performAndWait { inserter.rollback() } } }
         let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
         defer { progress.finish() }
 
@@ -223,6 +232,7 @@ public final class ImportRunner {
         var pendingPoint = committedPoint
         var batchesSinceCommit = 0
         var batchesSinceReset = 0
+        var lastCommit = DispatchTime.now()
         let firstRecord = committedPoint.recordIndex
         let policy = job.onError
 
@@ -260,6 +270,11 @@ public final class ImportRunner {
                     metadata[expired] = nil
                 }
                 try coordinator.setMetadata(metadata, for: store)
+                if let inserter {
+                    // Batch inserts: the store refused rows as they were written; nothing to redo.
+                    try inserter.commit()
+                    break
+                }
                 do {
                     try context.save()
                     break
@@ -300,6 +315,7 @@ public final class ImportRunner {
             writer.didCommit()
             committedPoint = pendingPoint
             batchesSinceCommit = 0
+            lastCommit = DispatchTime.now()
             report.commits += 1
             batchStates.removeAll()
             stateAtCommit = BatchState(point: committedPoint, running: runningCounts, counts: report.counts, rejectsLength: try rejectsFile?.length ?? 0)
@@ -329,7 +345,8 @@ public final class ImportRunner {
                 var rejects = batch.rejects
                 var applied = false
                 if rejects.count <= remaining {
-                    let written = try writer.write(batch, allowedRejects: remaining - rejects.count, counts: &batchCounts)
+                    let written = try inserter?.write(batch, allowedRejects: remaining - rejects.count, counts: &batchCounts)
+                        ?? writer.write(batch, allowedRejects: remaining - rejects.count, counts: &batchCounts)
                     rejects += written.rejects
                     applied = written.applied
                 }
@@ -352,10 +369,23 @@ public final class ImportRunner {
                 batchesSinceCommit += 1
                 batchesSinceReset += 1
                 let stop = signals?.received
-                if (batchesSinceCommit >= job.batch.commitEvery && !job.store.kind.isAtomic) || stop != nil {
+                let due: Bool
+                if inserter != nil {
+                    // Batch inserts commit by time (and by count when the job says so).
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - lastCommit.uptimeNanoseconds) / 1e9
+                    due = seconds >= job.batch.commitSeconds || (job.batch.commitEveryIsSet && batchesSinceCommit >= job.batch.commitEvery)
+                } else {
+                    due = batchesSinceCommit >= job.batch.commitEvery && !job.store.kind.isAtomic
+                }
+                if due || stop != nil {
                     if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
                 }
-                if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 && !job.store.kind.isAtomic {
+                if let inserter {
+                    if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 {
+                        inserter.forgetDestinations()
+                        batchesSinceReset = 0
+                    }
+                } else if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 && !job.store.kind.isAtomic {
                     context.reset()
                     writer.didReset()
                     batchesSinceReset = 0
@@ -366,6 +396,23 @@ public final class ImportRunner {
             }
             if let reason = try commit(complete: true) { return finish(.aborted(reason: reason)) }
             return finish(runningCounts.rejected > 0 || report.counts.rejected > 0 ? .completedWithRejects : .completed)
+        }
+    }
+
+    /// The writer a job gets, and why: `writer: auto` takes batch inserts unless the job needs
+    /// managed objects; `writer: batch` on such a job is refused, saying what needs them.
+    static func chooseWriter(job: Job, plan: ImportPlan, model: ManagedObjectModel) throws -> (ImportWriterChoice, String) {
+        let obstacle = BatchInsertWriter.obstacle(plan: plan, model: model, store: job.store)
+        switch job.writer {
+        case .objects: return (.objects, "writer: objects")
+        case .batch:
+            if let obstacle {
+                throw JobError(file: job.file, field: "writer", "writer: batch cannot write this job: \(obstacle); use writer: auto or writer: objects")
+            }
+            return (.batch, "writer: batch")
+        case .auto:
+            if let obstacle { return (.objects, "managed objects: " + obstacle) }
+            return (.batch, "batch inserts: the job needs nothing only managed objects do")
         }
     }
 

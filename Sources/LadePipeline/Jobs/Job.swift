@@ -29,6 +29,19 @@ public struct Job: Sendable {
     public var flag: String?
     /// For imports: how many finished checkpoints of other sources the store keeps.
     public var checkpoints: CheckpointRetention = .default
+    /// For imports: how rows reach the store (`writer:`).
+    public var writer: ImportWriterChoice = .auto
+}
+
+/// How an import writes its rows (the job's `writer:`).
+public enum ImportWriterChoice: String, Sendable, CaseIterable {
+    /// Batch inserts when the job needs nothing only managed objects can do, else objects.
+    case auto
+    /// Batch inserts straight into the SQLite store (`BatchInsertSession`); a job that needs
+    /// objects is refused, saying why.
+    case batch
+    /// Managed objects in a private-queue context, saved every `commitEvery` batches.
+    case objects
 }
 
 extension Job {
@@ -195,8 +208,21 @@ public struct BatchSettings: Sendable, Equatable {
     public var commitEvery: Int
     /// Batches between context resets (always at a commit).
     public var resetEvery: Int
+    /// Whether the job gave `commitEvery` (the batch writer then commits by count as well as
+    /// by time; otherwise by time alone).
+    public var commitEveryIsSet = false
+    /// Seconds between commits of the batch writer (at a batch's end): a kill loses at most
+    /// this much work, and fewer commits rewrite the key's index less often.
+    public var commitSeconds: Double = BatchSettings.defaultCommitSeconds
 
+    public static let defaultCommitSeconds: Double = 2
     public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 4)
+
+    public init(size: Int, commitEvery: Int, resetEvery: Int) {
+        self.size = size
+        self.commitEvery = commitEvery
+        self.resetEvery = resetEvery
+    }
 }
 
 /// What happens to a row that cannot be imported.

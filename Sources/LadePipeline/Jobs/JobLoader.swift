@@ -25,14 +25,14 @@ extension Job {
         let root = try JobNode.parse(text, file: file)
         let resolver = JobPathResolver(directory: directory)
         let common = ["kind", "model", "store", "batch", "onError"]
-        let kindNode = try root.fields(allowed: common + Self.importFields + ["checkpoints", "flag", "steps"])["kind"]
+        let kindNode = try root.fields(allowed: common + Self.importFields + ["checkpoints", "writer", "flag", "steps"])["kind"]
         guard let kindNode else {
             throw root.error("the job has no 'kind'; write 'kind: import' (lade run) or 'kind: seed' (lade seed)")
         }
         guard let kind = Kind(rawValue: try kindNode.string()) else {
             throw kindNode.error("expected import or seed, found '\(try kindNode.string())'")
         }
-        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields + ["checkpoints"] : ["flag", "steps"]))
+        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields + ["checkpoints", "writer"] : ["flag", "steps"]))
         func required(_ name: String) throws -> JobNode {
             guard let node = fields[name] else { throw root.error("the job has no '\(name)'; see jobs/README.md") }
             return node
@@ -48,6 +48,7 @@ extension Job {
         case .import:
             flag = nil
             checkpoints = try fields["checkpoints"].map(Self.checkpoints) ?? .default
+            writer = try fields["writer"].map { ImportWriterChoice(rawValue: try $0.oneOf(ImportWriterChoice.allCases.map(\.rawValue)))! } ?? .auto
             steps = [try Self.step(fields, root: root, resolver: resolver)]
         case .seed:
             if onError.policy == .skip, let node = fields["onError"] {
@@ -97,11 +98,13 @@ extension Job {
     }
 
     private static func batch(_ node: JobNode) throws -> BatchSettings {
-        let fields = try node.fields(allowed: ["size", "resetEvery", "commitEvery"])
+        let fields = try node.fields(allowed: ["size", "resetEvery", "commitEvery", "commitSeconds"])
         var batch = BatchSettings.default
         if let size = fields["size"] { batch.size = try size.positiveInt() }
         if let reset = fields["resetEvery"] { batch.resetEvery = try reset.positiveInt() }
         batch.commitEvery = try fields["commitEvery"]?.positiveInt() ?? min(batch.resetEvery, BatchSettings.default.commitEvery)
+        batch.commitEveryIsSet = fields["commitEvery"] != nil
+        if let seconds = fields["commitSeconds"] { batch.commitSeconds = try seconds.positiveNumber() }
         if batch.resetEvery % batch.commitEvery != 0, let node = fields["resetEvery"] {
             throw node.error("a context is reset only right after a commit: make resetEvery (\(batch.resetEvery)) a multiple of commitEvery (\(batch.commitEvery))")
         }

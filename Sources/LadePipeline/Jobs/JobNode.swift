@@ -113,6 +113,14 @@ struct JobNode {
         return value
     }
 
+    /// A number above 0 (`2`, `0.5`), finite.
+    func positiveNumber() throws -> Double {
+        guard let scalar = node.scalar, let value = Double(scalar.string), value.isFinite, value > 0 else {
+            throw error("expected a number above 0, found '\(node.scalar?.string ?? "a \(kind)")'")
+        }
+        return value
+    }
+
     func nonNegativeInt() throws -> Int {
         guard let scalar = node.scalar, let value = Int(scalar.string), value >= 0 else {
             throw error("expected a whole number, 0 or more, found '\(node.scalar?.string ?? "a \(kind)")'")

@@ -407,7 +407,7 @@ extension SQLiteStore: PersistentStore {
     }
 
     /// The constraint behind "UNIQUE constraint failed: ZPRODUCT.ZSKU".
-    private func uniquenessProperties(in message: String, entity: String) -> [String] {
+    func uniquenessProperties(in message: String, entity: String) -> [String] {
         let columns = Set(message.split(separator: ":").last.map { $0.split(separator: ",").compactMap { $0.split(separator: ".").last.map { String($0).trimmingCharacters(in: .whitespaces) } } } ?? [])
         for described in [model.entity(named: entity)].compactMap({ $0 }) + model.ancestors(of: entity) {
             for constraint in described.uniquenessConstraints {

@@ -1,0 +1,176 @@
+import Foundation
+
+/// Batch inserts that stay open: any number of batches written straight to a SQLite store in
+/// one transaction, committed together (with store metadata, such as an import's checkpoint,
+/// in the same transaction). `lade run`'s batch writer is built on it; one
+/// `BatchInsertRequest` is one batch committed at once.
+///
+/// A batch is an array of rows by position (the target's attributes, then its to-one
+/// relationships), found by the target's key (a uniqueness constraint) and then inserted,
+/// updated, left alone or refused, row by row, with no managed objects:
+/// - **inserted**: no object has the key; a new row with the given values, the attributes'
+///   defaults for the rest, `Z_OPT` 1, a `Z_PK` from `Z_PRIMARYKEY`.
+/// - **updated** / **unchanged** (policy `.update`): the given values that differ from the
+///   stored ones are written and `Z_OPT` advances; when none differ nothing is written.
+/// - **kept** (policy `.keep`): an object that was there before the session is left alone.
+/// - **duplicate**: an object an earlier row of this session inserted or changed (the row is
+///   applied to it as an update).
+/// - **missing** (`insertsMissing: false`, or a row that may not insert): no object has the
+///   key; nothing is written.
+/// - **refused**: another uniqueness constraint is broken, or a value cannot be stored exactly.
+///
+/// A destination whose to-many inverse gains or loses a member has its `Z_OPT` advanced once
+/// at commit, as a context's save advances it, so a store written here equals one written
+/// through managed objects with the same commits. Values are written as given: check them
+/// with the model's rules first (`AttributeValidator`), as `lade run`'s mapper does.
+///
+/// ```swift
+/// let session = try context.beginBatchInsert(entityName: "Product")
+/// let target = try session.target(entityName: "Product", attributes: ["sku", "name"], key: ["sku"])
+/// let outcomes = try session.write([.init(values: [.some(.string("A-1")), .some(.string("Bolt"))])], to: target)
+/// try session.commit()
+/// ```
+public final class BatchInsertSession {
+    /// What happens to a row whose key an existing object has.
+    public enum ConflictPolicy: Sendable, Equatable {
+        /// The row's given values are set (an import's upsert); nothing is written when they
+        /// equal the stored ones.
+        case update
+        /// The object is left as it is (an import's `mode: insert`).
+        case keep
+    }
+
+    /// A row: per target attribute, `.none` for not given (a new object takes the default,
+    /// an existing one keeps its value) or the value (nil clears); per target to-one
+    /// relationship, the same with the destination's ID.
+    public struct Row: Sendable {
+        public var values: [AttributeValue??]
+        public var destinations: [ManagedObjectID??]
+        /// False: the row may only change an existing object (it lacks what a new one needs);
+        /// when none has its key the outcome is `.missing`.
+        public var mayInsert: Bool
+
+        public init(values: [AttributeValue??], destinations: [ManagedObjectID??] = [], mayInsert: Bool = true) {
+            self.values = values
+            self.destinations = destinations
+            self.mayInsert = mayInsert
+        }
+    }
+
+    /// What one row did.
+    public enum Outcome: Sendable, Equatable {
+        case inserted(ManagedObjectID)
+        case updated(ManagedObjectID)
+        case unchanged(ManagedObjectID)
+        case duplicate(ManagedObjectID)
+        case kept(ManagedObjectID)
+        case missing
+        case refused(property: String, message: String, value: String?)
+    }
+
+    /// A batch insert cannot do this (the object path can).
+    public struct Unsupported: LadeError, CustomStringConvertible {
+        public let reason: String
+        public var code: String { "batch-insert-unsupported" }
+        public var description: String { reason }
+    }
+
+    struct TargetDescription {
+        let entity: String
+        let attributes: [String]
+        let relationships: [String]
+        let key: [String]
+        let policy: ConflictPolicy
+        let insertsMissing: Bool
+    }
+
+    /// Rows of one entity with a fixed set of attributes and to-one relationships, worked out
+    /// once (statements, column positions) and used for every batch.
+    public final class Target {
+        let plan: SQLiteBatchInsertTransaction.Plan
+        init(plan: SQLiteBatchInsertTransaction.Plan) { self.plan = plan }
+        public var entityName: String { plan.entity }
+    }
+
+    let context: ManagedObjectContext
+    let transaction: SQLiteBatchInsertTransaction
+
+    init(context: ManagedObjectContext, transaction: SQLiteBatchInsertTransaction) {
+        self.context = context
+        self.transaction = transaction
+    }
+
+    /// The store the session writes to.
+    public var store: PersistentStore { transaction.store }
+
+    /// Describes rows of `entityName`: `attributes` and to-one `relationships` in row order,
+    /// found by `key` (attributes among `attributes` forming a uniqueness constraint of the
+    /// entity; empty: every row is a new object). Relationships whose inverse is a to-one or
+    /// an ordered to-many are `Unsupported`.
+    public func target(entityName: String, attributes: [String], relationships: [String] = [], key: [String],
+                       onConflict policy: ConflictPolicy = .update, insertsMissing: Bool = true) throws -> Target {
+        context.assertOnQueue()
+        let entity = try context.model.requireEntity(entityName)
+        guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
+        let store = try context.coordinator().store(forEntity: entityName)
+        guard store === transaction.store else {
+            throw Unsupported(reason: "\(entityName) is kept in another store than the session's (\(transaction.store.fileURL.path))")
+        }
+        return Target(plan: try transaction.plan(TargetDescription(entity: entityName, attributes: attributes, relationships: relationships,
+                                                                   key: key, policy: policy, insertsMissing: insertsMissing)))
+    }
+
+    /// Writes one batch in key order as given, in a savepoint: when `accept` says no to the
+    /// outcomes, the batch is undone and nil returned.
+    @discardableResult
+    public func write(_ rows: [Row], to target: Target, accept: ([Outcome]) -> Bool = { _ in true }) throws -> [Outcome]? {
+        context.assertOnQueue()
+        return try transaction.write(rows, plan: target.plan, accept: accept)
+    }
+
+    /// Runs `body`, whose writes are undone together when it returns nil or throws (a
+    /// savepoint; `write`s inside nest in it).
+    public func batch<T>(_ body: () throws -> T?) throws -> T? {
+        context.assertOnQueue()
+        return try transaction.savepoint(body)
+    }
+
+    /// The objects of `entityName` (and its subentities) whose `attribute` has one of `values`.
+    public func objectIDs(entityName: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID] {
+        context.assertOnQueue()
+        return try transaction.objectIDs(entity: entityName, attribute: attribute, values: values)
+    }
+
+    /// Commits every batch written in one transaction, with the store metadata staged on the
+    /// coordinator (`setMetadata(_:for:)`), as a save would. The session is over afterwards.
+    public func commit() throws {
+        context.assertOnQueue()
+        let coordinator = try context.coordinator()
+        let metadata = coordinator.takeStagedMetadata(for: transaction.store)
+        do {
+            try transaction.commit(metadata: metadata)
+        } catch {
+            if let metadata { try? coordinator.setMetadata(metadata, for: transaction.store) }
+            throw error
+        }
+    }
+
+    /// Takes back every batch since the session began. The session is over afterwards.
+    public func rollback() {
+        transaction.rollback()
+    }
+}
+
+extension ManagedObjectContext {
+    /// Begins a batch insert session on the store that holds `entityName` (a SQLite store),
+    /// taking its write lock until `commit` or `rollback`. See `BatchInsertSession`.
+    public func beginBatchInsert(entityName: String) throws -> BatchInsertSession {
+        assertOnQueue()
+        _ = try model.requireEntity(entityName)
+        let store = try coordinator().store(forEntity: entityName)
+        guard let sqlite = store as? SQLiteStore else {
+            throw BatchInsertSession.Unsupported(reason: "batch insert sessions write SQLite stores; this store is \(type(of: store))")
+        }
+        return BatchInsertSession(context: self, transaction: try SQLiteBatchInsertTransaction(store: sqlite))
+    }
+}

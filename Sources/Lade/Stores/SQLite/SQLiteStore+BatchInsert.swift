@@ -1,0 +1,492 @@
+import CSQLite
+import Foundation
+
+/// The SQLite side of a `BatchInsertSession`: one write transaction (`BEGIN IMMEDIATE` …
+/// `COMMIT`) holding any number of batches, each in a savepoint of its own, with prepared
+/// statements per target and `Z_PK`s taken from `Z_PRIMARYKEY` as the context's saves take
+/// them. Used from one queue at a time (the session's context's).
+final class SQLiteBatchInsertTransaction {
+    let store: SQLiteStore
+    private var open = true
+    /// Per root table: the largest `Z_PK` handed out (written to `Z_PRIMARYKEY` at commit).
+    private var largestKeys: [Int64: Int64] = [:]
+    private var startingKeys: [Int64: Int64] = [:]
+    /// Per root entity number: rows inserted or changed by this transaction's rows (a second
+    /// row for one is a duplicate), and rows inserted by it.
+    private var touched: [Int64: Set<Int64>] = [:]
+    private var insertedHere: [Int64: Set<Int64>] = [:]
+    /// Destinations whose to-many inverse gained or lost a member (their `Z_OPT` advances once
+    /// at commit, as a context's save advances it for an object whose relationship changed).
+    private var inverseChanged: [Int64: Set<Int64>] = [:]
+
+    init(store: SQLiteStore) throws {
+        guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.fileURL.path, "the store was opened read-only") }
+        self.store = store
+        try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
+    }
+
+    deinit {
+        if open { try? store.withConnection { try $0.execute("ROLLBACK") } }
+    }
+
+    // MARK: Targets
+
+    /// What `write` needs for one target, worked out once.
+    final class Plan {
+        let entity: String
+        let entityNumber: Int64
+        let rootNumber: Int64
+        let table: String
+        let write: SQLiteWritePlan
+        /// Layout positions of the target's attributes, and their types.
+        let attributePositions: [Int]
+        let attributeTypes: [AttributeType]
+        let attributeNames: [String]
+        /// Layout positions of the target's to-one relationships.
+        let toOnePositions: [Int]
+        let toOneNames: [String]
+        /// Per to-one: the root entity number of its destination when its inverse is a
+        /// to-many (whose owner's `Z_OPT` then advances), else nil.
+        let inverseRoots: [Int64?]
+        /// Entity numbers a found row may have to be updated (the entity and its subentities).
+        let acceptedNumbers: Set<Int64>
+        /// The key's positions among the target's attributes.
+        let keyPositions: [Int]
+        let policy: BatchInsertSession.ConflictPolicy
+        let insertsMissing: Bool
+        /// Defaults by layout position, encoded once.
+        let defaults: [SQLiteValue]
+        /// For every column of the write plan: what fills it (a target attribute or to-one, or
+        /// the layout default / NULL).
+        enum Source { case attribute(Int), toOne(Int), toOneEntity(Int), fixed(SQLiteValue) }
+        let insertSources: [Source]
+        let insertSQL: String
+        let insertFirstSQL: String?
+        let lookupSQL: String?
+        /// Column names, for UPDATE statements.
+        let attributeColumns: [String]
+        let toOneColumns: [String]
+        let toOneEntityColumns: [String?]
+        var insertStatement: SQLiteStatement?
+        var insertFirstStatement: SQLiteStatement?
+        var lookupStatement: SQLiteStatement?
+        var updateStatements: [[Bool]: SQLiteStatement] = [:]
+        /// Whether the last batch found most of its rows in the store (then rows are looked
+        /// up before being inserted, not inserted first).
+        var mostlyExisting = false
+
+        init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
+             attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
+             policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, defaults: [SQLiteValue], insertSources: [Source], insertSQL: String,
+             insertFirstSQL: String?, lookupSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?]) {
+            self.entity = entity
+            self.entityNumber = number
+            self.rootNumber = rootNumber
+            self.table = table
+            self.write = write
+            self.attributePositions = attributePositions
+            self.attributeTypes = attributeTypes
+            self.attributeNames = attributeNames
+            self.toOnePositions = toOnePositions
+            self.toOneNames = toOneNames
+            self.inverseRoots = inverseRoots
+            self.acceptedNumbers = acceptedNumbers
+            self.keyPositions = keyPositions
+            self.policy = policy
+            self.insertsMissing = insertsMissing
+            self.defaults = defaults
+            self.insertSources = insertSources
+            self.insertSQL = insertSQL
+            self.insertFirstSQL = insertFirstSQL
+            self.lookupSQL = lookupSQL
+            self.attributeColumns = attributeColumns
+            self.toOneColumns = toOneColumns
+            self.toOneEntityColumns = toOneEntityColumns
+        }
+    }
+
+    func plan(_ target: BatchInsertSession.TargetDescription) throws -> Plan {
+        let model = store.model
+        let schema = store.schema
+        guard let mapped = schema.entity(named: target.entity), let write = store.writePlans[target.entity] else { throw UnknownEntityError(target.entity, in: model) }
+        guard let rootMapped = schema.entity(named: mapped.rootName) else { throw UnknownEntityError(mapped.rootName, in: model) }
+        let layout = write.layout
+        var attributeColumns: [String] = []
+        var attributePositions: [Int] = []
+        for name in target.attributes {
+            guard let position = layout.attributeIndex(of: name), !layout.attributes[position].isTransient,
+                  let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
+                  let column = schema.columnName(for: .attribute(entity: declaring, name: name)) else {
+                throw ContextError.unknownKey(entity: target.entity, key: name)
+            }
+            attributePositions.append(position)
+            attributeColumns.append(column)
+        }
+        var toOnePositions: [Int] = []
+        var toOneColumns: [String] = []
+        var toOneEntityColumns: [String?] = []
+        var inverseRoots: [Int64?] = []
+        for name in target.relationships {
+            guard let position = layout.relationshipIndex(of: name), let relationship = model.relationship(name, of: target.entity),
+                  !relationship.isToMany, !relationship.isTransient,
+                  let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
+                  let column = schema.columnName(for: .toOne(entity: declaring, name: name)) else {
+                throw ContextError.unknownKey(entity: target.entity, key: name)
+            }
+            let inverse = model.inverse(of: relationship)
+            if let inverse, !inverse.isTransient, !inverse.isToMany || inverse.isOrdered {
+                throw BatchInsertSession.Unsupported(reason: "\(target.entity).\(name)'s inverse \(relationship.destinationEntityName).\(inverse.name) is \(inverse.isToMany ? "an ordered to-many" : "a to-one"); a batch insert sets only to-one relationships whose inverse is an unordered to-many or none")
+            }
+            toOnePositions.append(position)
+            toOneColumns.append(column)
+            toOneEntityColumns.append(schema.columnName(for: .toOneEntity(entity: declaring, name: name)))
+            inverseRoots.append(inverse == nil || inverse!.isTransient ? nil : schema.entity(named: model.rootEntity(of: relationship.destinationEntityName)!.name)?.number)
+        }
+        var keyPositions: [Int] = []
+        for name in target.key {
+            guard let index = target.attributes.firstIndex(of: name) else {
+                throw BatchInsertSession.Unsupported(reason: "the key \(name) is not one of the attributes the rows give")
+            }
+            keyPositions.append(index)
+        }
+        let keyColumns = keyPositions.map { attributeColumns[$0] }
+        // The key must be a uniqueness constraint: its unique index finds a row by it, and
+        // decides conflicts when rows are inserted first.
+        let constraints = ([model.entity(named: target.entity)!] + model.ancestors(of: target.entity)).flatMap(\.uniquenessConstraints)
+        if !target.key.isEmpty, !constraints.contains(where: { Set($0) == Set(target.key) }) {
+            throw BatchInsertSession.Unsupported(reason: "the key \(target.key.joined(separator: ", ")) is not a uniqueness constraint of \(target.entity)")
+        }
+        let positionOfAttribute = Dictionary(uniqueKeysWithValues: attributePositions.enumerated().map { ($0.element, $0.offset) })
+        let positionOfToOne = Dictionary(uniqueKeysWithValues: toOnePositions.enumerated().map { ($0.element, $0.offset) })
+        var sources: [Plan.Source] = []
+        for column in write.columns {
+            switch column.kind {
+            case .attribute(_, let index):
+                sources.append(positionOfAttribute[index].map { .attribute($0) } ?? .fixed(SQLiteValueCoding.encode(layout.defaultValues[index])))
+            case .toOne(_, let index): sources.append(positionOfToOne[index].map { .toOne($0) } ?? .fixed(.null))
+            case .toOneEntity(_, let index): sources.append(positionOfToOne[index].map { .toOneEntity($0) } ?? .fixed(.null))
+            }
+        }
+        let numbers = Set(model.hierarchy(from: target.entity).compactMap { schema.entity(named: $0.name)?.number })
+        let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + toOneColumns
+        return Plan(
+            entity: target.entity, number: mapped.number, rootNumber: rootMapped.number, table: mapped.tableName, write: write,
+            attributePositions: attributePositions, attributeTypes: attributePositions.map { layout.attributeTypes[$0] }, attributeNames: target.attributes,
+            toOnePositions: toOnePositions, toOneNames: target.relationships, inverseRoots: inverseRoots, acceptedNumbers: numbers, keyPositions: keyPositions,
+            policy: target.policy, insertsMissing: target.insertsMissing, defaults: layout.defaultValues.map { SQLiteValueCoding.encode($0) },
+            insertSources: sources, insertSQL: write.insertSQL,
+            insertFirstSQL: keyColumns.isEmpty ? nil : write.insertSQL + " ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO NOTHING",
+            lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
+            attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns)
+    }
+
+    // MARK: Writing
+
+    func write(_ rows: [BatchInsertSession.Row], plan: Plan, accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
+        try savepoint {
+            try store.withConnection { connection -> [BatchInsertSession.Outcome]? in
+                var outcomes: [BatchInsertSession.Outcome] = []
+                outcomes.reserveCapacity(rows.count)
+                var existing = 0
+                for row in rows {
+                    let outcome = try write(row, plan: plan, connection)
+                    switch outcome {
+                    case .inserted, .refused: break
+                    default: existing += 1
+                    }
+                    outcomes.append(outcome)
+                }
+                plan.mostlyExisting = existing * 2 > rows.count
+                return accept(outcomes) ? outcomes : nil
+            }
+        }
+    }
+
+    /// Runs `body` in a savepoint: what it wrote is undone when it returns nil or throws.
+    func savepoint<T>(_ body: () throws -> T?) throws -> T? {
+        precondition(open, "the batch insert session was committed or rolled back")
+        try store.withConnection { try $0.execute("SAVEPOINT lade_batch") }
+        let state = (largestKeys, touched, insertedHere, inverseChanged)
+        func undo() throws {
+            try store.withConnection { connection in
+                try connection.execute("ROLLBACK TO lade_batch")
+                try connection.execute("RELEASE lade_batch")
+            }
+            (largestKeys, touched, insertedHere, inverseChanged) = state
+        }
+        let result: T?
+        do {
+            result = try body()
+        } catch {
+            try? undo()
+            throw error
+        }
+        guard let result else {
+            try undo()
+            return nil
+        }
+        try store.withConnection { try $0.execute("RELEASE lade_batch") }
+        return result
+    }
+
+    private func nextKey(root: Int64, _ connection: SQLiteConnection) throws -> Int64 {
+        if let largest = largestKeys[root] { return largest + 1 }
+        let stored = try store.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", connection).rows([.integer(root)]).first?.first
+        guard case .integer(let current) = stored ?? .integer(0) else {
+            throw StoreError.damaged([StoreDamage(.keyCounter, place: "Z_PRIMARYKEY", count: 1, example: "Z_ENT \(root)", problem: "Z_MAX that is not a number")], path: store.fileURL.path)
+        }
+        largestKeys[root] = current
+        startingKeys[root] = current
+        return current + 1
+    }
+
+    private func write(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome {
+        for (index, value) in row.values.enumerated() {
+            guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
+            return .refused(property: plan.attributeNames[index], message: reason, value: given.map { "\($0)" })
+        }
+        if plan.keyPositions.isEmpty {
+            guard row.mayInsert else { return .missing }
+            return try insert(row, plan: plan, conflictFree: false, connection) ?? .refused(property: "", message: "the row could not be inserted", value: nil)
+        }
+        if !plan.mostlyExisting && plan.insertsMissing && row.mayInsert {
+            if let inserted = try insert(row, plan: plan, conflictFree: true, connection) { return inserted }
+        }
+        guard let found = try lookup(row, plan: plan, connection) else {
+            guard plan.insertsMissing && row.mayInsert else { return .missing }
+            return try insert(row, plan: plan, conflictFree: false, connection) ?? .refused(property: "", message: "the row could not be inserted", value: nil)
+        }
+        guard plan.acceptedNumbers.contains(found.entity) else {
+            let other = store.schema.entity(number: found.entity)?.name ?? "object of entity \(found.entity)"
+            return .refused(property: plan.keyPositions.map { plan.attributeNames[$0] }.joined(separator: ", "), message: "a \(other) already has these values", value: nil)
+        }
+        let id = ManagedObjectID(entityName: store.schema.entity(number: found.entity)?.name ?? plan.entity, storeIdentifier: store.identifier, primaryKey: found.key)
+        let seen = touched[plan.rootNumber]?.contains(found.key) ?? false
+        if plan.policy == .keep && !seen { return .kept(id) }
+        // Which of the given values differ from the stored ones.
+        var changed = [Bool](repeating: false, count: plan.attributeNames.count + plan.toOneNames.count)
+        var any = false
+        for (index, value) in row.values.enumerated() {
+            guard case .some(let given) = value else { continue }
+            let stored: AttributeValue?
+            do {
+                stored = try SQLiteValueCoding.decode(found.values[index], as: plan.attributeTypes[index])
+            } catch {
+                throw StoreError.damaged([StoreDamage(.wrongType, place: "\(plan.entity).\(plan.attributeNames[index])", count: 1,
+                                                      example: "Z_PK \(found.key) holds \(error.held) in \(plan.attributeColumns[index])",
+                                                      problem: "value that cannot be \(plan.attributeTypes[index].rawValue) (the attribute's type)")], path: store.fileURL.path)
+            }
+            if stored != given { changed[index] = true; any = true }
+        }
+        var owners: [(root: Int64, key: Int64)] = []
+        for (index, destination) in row.destinations.enumerated() {
+            guard case .some(let given) = destination else { continue }
+            let stored: Int64? = if case .integer(let key) = found.values[plan.attributeNames.count + index] { key } else { nil }
+            if stored != given?.primaryKey {
+                changed[plan.attributeNames.count + index] = true
+                any = true
+                if let root = plan.inverseRoots[index] {
+                    if let stored { owners.append((root, stored)) }
+                    if let key = given?.primaryKey { owners.append((root, key)) }
+                }
+            }
+        }
+        guard any else {
+            touched[plan.rootNumber, default: []].insert(found.key)
+            return seen ? .duplicate(id) : .unchanged(id)
+        }
+        if let refused = try update(found.key, row: row, changed: changed, plan: plan, connection) { return refused }
+        touched[plan.rootNumber, default: []].insert(found.key)
+        for owner in owners { inverseChanged[owner.root, default: []].insert(owner.key) }
+        return seen ? .duplicate(id) : .updated(id)
+    }
+
+    private struct Found {
+        let key: Int64
+        let entity: Int64
+        /// The target's attribute columns, then its to-one key columns, as stored.
+        let values: [SQLiteValue]
+    }
+
+    private func lookup(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> Found? {
+        let statement: SQLiteStatement
+        if let prepared = plan.lookupStatement { statement = prepared } else {
+            statement = try connection.prepare(plan.lookupSQL!)
+            plan.lookupStatement = statement
+        }
+        statement.reset()
+        for (offset, position) in plan.keyPositions.enumerated() {
+            guard case .some(.some(let value)) = row.values[position] else { return nil }
+            statement.bind(SQLiteValueCoding.encode(value), at: Int32(offset + 1))
+        }
+        guard try statement.step() else { return nil }
+        guard case .integer(let key) = statement.value(at: 0), case .integer(let entity) = statement.value(at: 1) else {
+            throw StoreError.damaged([StoreDamage(.unknownEntity, place: plan.table, count: 1, example: "a row with key values of this batch",
+                                                  problem: "row whose Z_PK or Z_ENT is not a number")], path: store.fileURL.path)
+        }
+        let count = plan.attributeNames.count + plan.toOneNames.count
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(count)
+        for column in 0..<count { values.append(statement.value(at: 3 + column)) }
+        statement.reset()
+        return Found(key: key, entity: entity, values: values)
+    }
+
+    /// Inserts a new row; with `conflictFree`, nil when a row with the key is there already.
+    private func insert(_ row: BatchInsertSession.Row, plan: Plan, conflictFree: Bool, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome? {
+        let statement: SQLiteStatement
+        if conflictFree {
+            if let prepared = plan.insertFirstStatement { statement = prepared } else {
+                statement = try connection.prepare(plan.insertFirstSQL!)
+                plan.insertFirstStatement = statement
+            }
+        } else if let prepared = plan.insertStatement { statement = prepared } else {
+            statement = try connection.prepare(plan.insertSQL)
+            plan.insertStatement = statement
+        }
+        let key = try nextKey(root: plan.rootNumber, connection)
+        statement.reset()
+        statement.bind(.integer(key), at: 1)
+        statement.bind(.integer(plan.entityNumber), at: 2)
+        statement.bind(.integer(1), at: 3)
+        var position: Int32 = 4
+        for (column, source) in plan.insertSources.enumerated() {
+            switch source {
+            case .fixed(let value): statement.bind(value, at: position)
+            case .attribute(let index):
+                switch row.values[index] {
+                case .none:
+                    if case .attribute(_, let layoutIndex) = plan.write.columns[column].kind { statement.bind(plan.defaults[layoutIndex], at: position) }
+                case .some(let value): statement.bind(SQLiteValueCoding.encode(value), at: position)
+                }
+            case .toOne(let index): statement.bind((row.destinations[index] ?? nil)?.primaryKey.map { .integer($0) } ?? .null, at: position)
+            case .toOneEntity(let index):
+                let number = (row.destinations[index] ?? nil).flatMap { store.schema.entity(named: $0.entityName)?.number }
+                statement.bind(number.map { .integer($0) } ?? .null, at: position)
+            }
+            position += 1
+        }
+        do {
+            while try statement.step() {}
+        } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique || error.code == SQLiteError.constraintPrimaryKey {
+            let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
+            return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
+        }
+        if conflictFree && connection.changes == 0 { return nil }
+        largestKeys[plan.rootNumber] = key
+        touched[plan.rootNumber, default: []].insert(key)
+        insertedHere[plan.rootNumber, default: []].insert(key)
+        for (index, root) in plan.inverseRoots.enumerated() {
+            if let root, let destination = (row.destinations[index] ?? nil)?.primaryKey { inverseChanged[root, default: []].insert(destination) }
+        }
+        return .inserted(ManagedObjectID(entityName: plan.entity, storeIdentifier: store.identifier, primaryKey: key))
+    }
+
+    /// Writes the changed values; the refusal when another row has the new values of a
+    /// uniqueness constraint.
+    private func update(_ key: Int64, row: BatchInsertSession.Row, changed: [Bool], plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome? {
+        let statement: SQLiteStatement
+        if let prepared = plan.updateStatements[changed] { statement = prepared } else {
+            var assignments: [String] = []
+            for (index, column) in plan.attributeColumns.enumerated() where changed[index] { assignments.append("\(column) = ?") }
+            for (index, column) in plan.toOneColumns.enumerated() where changed[plan.attributeColumns.count + index] {
+                assignments.append("\(column) = ?")
+                if let entityColumn = plan.toOneEntityColumns[index] { assignments.append("\(entityColumn) = ?") }
+            }
+            assignments.append("Z_OPT = Z_OPT + 1")
+            statement = try connection.prepare("UPDATE \(plan.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?")
+            plan.updateStatements[changed] = statement
+        }
+        statement.reset()
+        var position: Int32 = 1
+        for (index, value) in row.values.enumerated() where changed[index] {
+            statement.bind(SQLiteValueCoding.encode(value ?? nil), at: position)
+            position += 1
+        }
+        for (index, destination) in row.destinations.enumerated() where changed[plan.attributeNames.count + index] {
+            let id = destination ?? nil
+            statement.bind(id?.primaryKey.map { .integer($0) } ?? .null, at: position)
+            position += 1
+            if plan.toOneEntityColumns[index] != nil {
+                statement.bind((id.flatMap { store.schema.entity(named: $0.entityName)?.number }).map { .integer($0) } ?? .null, at: position)
+                position += 1
+            }
+        }
+        statement.bind(.integer(key), at: position)
+        do {
+            while try statement.step() {}
+        } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique {
+            let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
+            return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
+        }
+        return nil
+    }
+
+    // MARK: Finding
+
+    /// The objects of `entity` (or below) whose `attribute` is one of `values`, by value.
+    func objectIDs(entity: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID] {
+        let model = store.model, schema = store.schema
+        guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
+        guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = SQLiteSchema.declaringEntity(of: attribute, from: entity, in: model),
+              let column = schema.columnName(for: .attribute(entity: declaring, name: attribute)) else {
+            throw ContextError.unknownKey(entity: entity, key: attribute)
+        }
+        let numbers = model.hierarchy(from: entity).compactMap { schema.entity(named: $0.name)?.number }.map(String.init).joined(separator: ", ")
+        var result: [AttributeValue: ManagedObjectID] = [:]
+        try store.withConnection { connection in
+            var start = 0
+            while start < values.count {
+                let chunk = values[start..<min(values.count, start + 500)]
+                start += chunk.count
+                let sql = "SELECT Z_PK, Z_ENT, \(column) FROM \(mapped.tableName) WHERE \(column) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) AND Z_ENT IN (\(numbers))"
+                let statement = try store.cachedStatement(sql, connection)
+                try statement.bind(chunk.map { SQLiteValueCoding.encode($0) })
+                while try statement.step() {
+                    guard case .integer(let key) = statement.value(at: 0), case .integer(let number) = statement.value(at: 1),
+                          let found = schema.entity(number: number),
+                          let value = try? SQLiteValueCoding.decode(statement.value(at: 2), as: attributeDescription.type) else { continue }
+                    if result[value] == nil { result[value] = ManagedObjectID(entityName: found.name, storeIdentifier: store.identifier, primaryKey: key) }
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: Ending
+
+    func commit(metadata: [String: PropertyListValue]?) throws {
+        precondition(open, "the batch insert session was committed or rolled back")
+        if let metadata {
+            for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != store.metadata[key] {
+                throw StoreError(.reservedMetadataKey, path: store.fileURL.path, "\(key) belongs to the stack and cannot be changed")
+            }
+        }
+        try store.withConnection { connection in
+            for (root, largest) in largestKeys where largest != startingKeys[root] {
+                try store.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", connection).run([.integer(largest), .integer(root)])
+            }
+            for (root, keys) in inverseChanged {
+                guard let table = store.schema.entity(number: root)?.tableName else { continue }
+                let statement = try store.cachedStatement("UPDATE \(table) SET Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", connection)
+                let inserted = insertedHere[root] ?? []
+                for key in keys.sorted() where !inserted.contains(key) { try statement.run([.integer(key)]) }
+            }
+            if let metadata {
+                try store.cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try SQLiteStore.encodedMetadata(metadata)])
+            }
+            try connection.execute("COMMIT")
+        }
+        open = false
+        if var metadata {
+            metadata[StoreMetadata.Key.storeUUID] = .string(store.identifier)
+            store.replaceMetadata(metadata)
+        }
+    }
+
+    func rollback() {
+        guard open else { return }
+        open = false
+        try? store.withConnection { try $0.execute("ROLLBACK") }
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import Lade
+
+/// Writes mapped batches as batch inserts (`BatchInsertSession`), straight into the SQLite
+/// store, no managed objects: each batch is found by key and inserted, updated or left in
+/// one savepoint, to-one relationships become foreign keys looked up per batch (destinations
+/// with `create: true` inserted first), and the batches since the last commit stay in one
+/// transaction that `commit(metadata:)` ends with the checkpoint. Counts, rejects and what
+/// is written equal `BatchWriter`'s (the object path) with the same commits. Used on the
+/// context's queue only.
+final class BatchInsertWriter {
+    let context: ManagedObjectContext
+    let plan: ImportPlan
+    let model: ManagedObjectModel
+    private var session: BatchInsertSession?
+    private var target: BatchInsertSession.Target?
+    private var destinationTargets: [Int: BatchInsertSession.Target] = [:]
+    /// Destinations by relationship position, then by key; nil records a known miss. Kept
+    /// until `forgetDestinations` (at the object path's reset points), so memory stays flat.
+    private var destinations: [Int: [AttributeValue: ManagedObjectID?]] = [:]
+    private let attributeNames: [String]
+    private let relationshipNames: [String]
+    private let requiredToOne: [Int]
+
+    /// Why this job needs managed objects, or nil when batch inserts can write it.
+    static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
+        if store.kind != .sqlite { return "the store is \(store.kind.name), and batch inserts write SQLite stores" }
+        let entity = plan.entity.name
+        if !plan.step.key.isEmpty {
+            let constraints = ([plan.entity] + model.ancestors(of: entity)).flatMap(\.uniquenessConstraints)
+            if !constraints.contains(where: { Set($0) == Set(plan.step.key) }) {
+                return "the key \(plan.step.key.joined(separator: ", ")) is not a uniqueness constraint of \(entity)"
+            }
+        }
+        for relationship in plan.relationships {
+            let description = relationship.relationship
+            let name = "\(entity).\(description.name)"
+            if description.isToMany { return "\(name) is a to-many relationship" }
+            if let inverse = model.inverse(of: description), !inverse.isTransient {
+                if !inverse.isToMany { return "\(name) is one-to-one" }
+                if inverse.isOrdered { return "\(name)'s inverse is ordered" }
+            }
+            if model.entity(entity, isKindOf: description.destinationEntityName) || model.entity(description.destinationEntityName, isKindOf: entity) {
+                return "\(name) relates \(entity) objects to each other"
+            }
+            if relationship.settings.create && plan.step.mode != .upsert {
+                return "\(name) creates destinations and mode is \(plan.step.mode.rawValue)"
+            }
+            if relationship.settings.create && plan.step.key.count > 1 {
+                return "\(name) creates destinations and the key is compound"
+            }
+        }
+        return nil
+    }
+
+    init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
+        self.context = context
+        self.plan = plan
+        self.model = model
+        attributeNames = plan.attributes.map(\.attribute.name)
+        relationshipNames = plan.relationships.map(\.relationship.name)
+        requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
+    }
+
+    private func openSession() throws -> (BatchInsertSession, BatchInsertSession.Target) {
+        if let session, let target { return (session, target) }
+        let session = try context.beginBatchInsert(entityName: plan.entity.name)
+        let target = try session.target(
+            entityName: plan.entity.name, attributes: attributeNames, relationships: relationshipNames, key: plan.step.key,
+            onConflict: plan.step.mode == .insert ? .keep : .update, insertsMissing: plan.step.mode != .update)
+        destinationTargets = [:]
+        for (index, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+            destinationTargets[index] = try session.target(entityName: relationship.relationship.destinationEntityName, attributes: [relationship.match.name], key: [])
+        }
+        self.session = session
+        self.target = target
+        return (session, target)
+    }
+
+    /// Commits the batches since the last commit with the metadata staged on the
+    /// coordinator (the checkpoint), in one transaction.
+    func commit() throws {
+        let (session, _) = try openSession()
+        self.session = nil
+        target = nil
+        try session.commit()
+    }
+
+    /// Takes back everything since the last commit.
+    func rollback() {
+        session?.rollback()
+        session = nil
+        target = nil
+        destinations.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets looked-up destinations (memory stays flat however many there are).
+    func forgetDestinations() {
+        destinations.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes one batch unless more than `allowedRejects` of its rows are rejected (then
+    /// nothing of it is written). Returns the rows rejected and whether it was written.
+    func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
+        let (session, target) = try openSession()
+        let rows = batch.rows
+        let order = BatchWriter.keyOrder(rows, keyed: !plan.keyIndices.isEmpty)
+        try resolveDestinations(rows, session: session)
+        func reject(_ row: MappedRow, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
+            RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange))
+        }
+
+        // Rows rejected whatever the store holds; what a new object would lack.
+        var rejects: [RejectedRow] = []
+        var ordered: [Int] = []
+        var newObjectProblem: [Int: RejectedRow] = [:]
+        var sessionRows: [BatchInsertSession.Row] = []
+        sessionRows.reserveCapacity(rows.count)
+        rowLoop: for index in order {
+            let row = rows[index]
+            for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+                for key in row.links[position] ?? [] {
+                    if let violation = relationship.matchValidator.violation(of: key) {
+                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
+                                              "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)"))
+                        continue rowLoop
+                    }
+                }
+            }
+            var links: [ManagedObjectID??] = []
+            links.reserveCapacity(plan.relationships.count)
+            for (position, relationship) in plan.relationships.enumerated() {
+                guard let keys = row.links[position] else { links.append(.none); continue }
+                if relationship.settings.required {
+                    if keys.isEmpty {
+                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
+                        continue rowLoop
+                    }
+                    if let absent = keys.first(where: { destinations[position]?[$0] == .some(nil) }) {
+                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
+                                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
+                        continue rowLoop
+                    }
+                }
+                if let key = keys.first {
+                    links.append(.some(destinations[position]?[key] ?? nil))
+                } else {
+                    links.append(.some(nil))
+                }
+            }
+            // A new object must end up with every required attribute and to-one relationship.
+            var problem: RejectedRow?
+            for position in plan.requiredWithoutDefault {
+                if case .none = row.values[position] {
+                    let attribute = plan.attributes[position]
+                    problem = reject(row, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
+                                     "\(attribute.attribute.name) is required and the record has no value for it")
+                    break
+                }
+            }
+            if problem == nil {
+                for position in requiredToOne {
+                    let relationship = plan.relationships[position]
+                    let keys = row.links[position] ?? []
+                    if keys.isEmpty || keys.contains(where: { destinations[position]?[$0] == .some(nil) }) {
+                        problem = reject(row, relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
+                                         "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
+                        break
+                    }
+                }
+            }
+            if let problem { newObjectProblem[index] = problem }
+            ordered.append(index)
+            sessionRows.append(BatchInsertSession.Row(values: row.values, destinations: links, mayInsert: problem == nil))
+        }
+        if rejects.count > allowedRejects { return (rejects, false) }
+        try rejectMissingNewObjects(&rejects, &ordered, &sessionRows, rows: rows, problems: newObjectProblem, session: session)
+        if rejects.count > allowedRejects { return (rejects, false) }
+        // Destinations to create, in the order rows (in key order) first need them.
+        var created: [(Int, [AttributeValue])] = []
+        for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+            var keys: [AttributeValue] = []
+            var seen = Set<AttributeValue>()
+            for index in ordered {
+                guard let key = rows[index].links[position]?.first, destinations[position]?[key] == nil, seen.insert(key).inserted else { continue }
+                keys.append(key)
+            }
+            if !keys.isEmpty { created.append((position, keys)) }
+        }
+
+        var local = ImportCounts()
+        var written = rejects
+        var attempted: [BatchInsertSession.Outcome] = []
+        let outcomes = try session.batch { () -> [BatchInsertSession.Outcome]? in
+            // Destinations first, in the order rows need them, so rows find them.
+            for (position, keys) in created {
+                guard let destinationTarget = destinationTargets[position] else { continue }
+                let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget)!
+                for (key, outcome) in zip(keys, made) {
+                    guard case .inserted(let id) = outcome else { continue }
+                    destinations[position, default: [:]][key] = .some(id)
+                    local.createdDestinations += 1
+                }
+                for (offset, index) in ordered.enumerated() {
+                    if let key = rows[index].links[position]?.first, let id = destinations[position]?[key] ?? nil {
+                        sessionRows[offset].destinations[position] = .some(id)
+                    }
+                }
+            }
+            return try session.write(sessionRows, to: target) { outcomes in
+                attempted = outcomes
+                var refused = 0
+                for outcome in outcomes {
+                    switch outcome {
+                    case .refused, .missing: refused += 1
+                    default: break
+                    }
+                }
+                return rejects.count + refused <= allowedRejects
+            }
+        }
+        guard let outcomes else {
+            // Over the limit: report this batch's rejects as the object path would.
+            for (offset, index) in ordered.enumerated() {
+                let outcome = offset < attempted.count ? attempted[offset] : nil
+                if let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch, offset: offset) { written.append(problem) }
+            }
+            return (written, false)
+        }
+        for (offset, index) in ordered.enumerated() {
+            let row = rows[index]
+            switch outcomes[offset] {
+            case .inserted: local.inserted += 1
+            case .updated: local.updated += 1
+            case .unchanged: local.unchanged += 1
+            case .duplicate: local.duplicates += 1
+            case .kept: local.existing += 1; continue
+            case .missing, .refused:
+                written.append(rejection(row, outcome: outcomes[offset], newObjectProblem[index], batch: batch, offset: offset)!)
+                continue
+            }
+            // A key no destination has leaves the relationship empty.
+            if plan.relationships.indices.contains(where: { row.links[$0]?.isEmpty == false && (sessionRows[offset].destinations[$0] ?? nil) == nil }) {
+                local.unresolved += 1
+            }
+        }
+        local.rejected = written.count
+        counts.add(local)
+        return (written, true)
+    }
+
+    /// Why a row was not written: the store's refusal, a new object's lack, or `mode: update`.
+    private func rejection(_ row: MappedRow, outcome: BatchInsertSession.Outcome?, _ problem: RejectedRow?, batch: MappedBatch, offset: Int) -> RejectedRow? {
+        let raw = RowMapper.rawText(batch.raw, row.rawRange)
+        switch outcome {
+        case .refused(let property, let message, let value)?:
+            let reason = message.hasPrefix("another ") ? message : "the store refused it: \(property) \(message)" + (value.map { " (value: \($0))" } ?? "")
+            return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
+        case .missing?:
+            if plan.step.mode == .update {
+                return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: plan.step.key.joined(separator: ", "),
+                                   value: row.key.map(\.canonicalText).joined(separator: ", "),
+                                   reason: "no \(plan.entity.name) has \(plan.step.key.joined(separator: ", ")) \(row.key.map { "'\($0.canonicalText)'" }.joined(separator: ", ")) to update (mode: update)", raw: raw)
+            }
+            return problem
+        default:
+            return nil
+        }
+    }
+
+    /// Rows that lack what a new object needs are written only when their object exists. When
+    /// such a row names a destination to create, it is checked first (by its key) and rejected
+    /// now if no object has it, so no destination is created for a row that is not written,
+    /// as the object path creates none.
+    private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
+                                         rows: [MappedRow], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
+        let creating = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
+        guard !problems.isEmpty, !creating.isEmpty else { return }
+        let suspects = ordered.indices.filter { offset in
+            let index = ordered[offset]
+            guard problems[index] != nil else { return false }
+            return creating.contains { position in rows[index].links[position]?.first.map { destinations[position]?[$0] == nil } ?? false }
+        }
+        guard !suspects.isEmpty else { return }
+        var existing: [AttributeValue: ManagedObjectID] = [:]
+        if plan.step.key.count == 1 {
+            existing = try session.objectIDs(entityName: plan.entity.name, attribute: plan.step.key[0], values: suspects.compactMap { rows[ordered[$0]].key.first })
+        }
+        var dropped = Set<Int>()
+        for offset in suspects where rows[ordered[offset]].key.first.map({ existing[$0] == nil }) ?? true {
+            rejects.append(problems[ordered[offset]]!)
+            dropped.insert(offset)
+        }
+        guard !dropped.isEmpty else { return }
+        ordered = ordered.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
+        sessionRows = sessionRows.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
+    }
+
+    /// Looks up every destination key of the batch not known yet, one query per relationship
+    /// (keys to create stay unknown until created).
+    private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession) throws {
+        for (position, relationship) in plan.relationships.enumerated() {
+            var cache = destinations[position] ?? [:]
+            var wanted: [AttributeValue] = []
+            var seen = Set<AttributeValue>()
+            for row in rows {
+                guard let keys = row.links[position] else { continue }
+                for key in keys where cache[key] == nil && seen.insert(key).inserted { wanted.append(key) }
+            }
+            if !wanted.isEmpty {
+                let found = try session.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: wanted)
+                for key in wanted {
+                    if let id = found[key] { cache[key] = .some(id) } else if !relationship.settings.create { cache[key] = .some(nil) }
+                }
+            }
+            destinations[position] = cache
+        }
+    }
+}
