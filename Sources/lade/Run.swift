@@ -13,7 +13,9 @@ struct Run: ParsableCommand {
             wired by key; bad rows stop the run (policy: abort) or go to the rejects file \
             (policy: skip). A checkpoint in the store's metadata, committed with each batch, \
             lets a killed run resume where it stopped; a finished source is not imported again \
-            unless it changes (or --force).
+            unless it changes (or --force). Rows go straight into a SQLite store as batch \
+            inserts when the job allows it, otherwise through managed objects (the job's \
+            writer: auto | batch | objects); the report says which writer ran and why.
 
             Examples:
               lade run jobs/products.yaml

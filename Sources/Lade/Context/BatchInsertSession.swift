@@ -11,7 +11,8 @@ import Foundation
 /// - **inserted**: no object has the key; a new row with the given values, the attributes'
 ///   defaults for the rest, `Z_OPT` 1, a `Z_PK` from `Z_PRIMARYKEY`.
 /// - **updated** / **unchanged** (policy `.update`): the given values that differ from the
-///   stored ones are written and `Z_OPT` advances; when none differ nothing is written.
+///   stored ones are written and `Z_OPT` advances (once per commit, however many rows change
+///   the object, as a save advances it); when none differ nothing is written.
 /// - **kept** (policy `.keep`): an object that was there before the session is left alone.
 /// - **duplicate**: an object an earlier row of this session inserted or changed (the row is
 ///   applied to it as an update).

@@ -105,7 +105,8 @@ final class BatchInsertWriter {
         let (session, target) = try openSession()
         let rows = batch.rows
         let order = BatchWriter.keyOrder(rows, keyed: !plan.keyIndices.isEmpty)
-        try resolveDestinations(rows, session: session)
+        // Per relationship, per row: its destination, a known miss, or (.none) one to create.
+        var known = try resolveDestinations(rows, session: session)
         func reject(_ row: MappedRow, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
             RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange))
         }
@@ -136,14 +137,14 @@ final class BatchInsertWriter {
                         rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
                         continue rowLoop
                     }
-                    if let absent = keys.first(where: { destinations[position]?[$0] == .some(nil) }) {
+                    if let absent = keys.first, case .some(nil) = known[position][index] {
                         rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
                                               "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
                         continue rowLoop
                     }
                 }
-                if let key = keys.first {
-                    links.append(.some(destinations[position]?[key] ?? nil))
+                if !keys.isEmpty {
+                    links.append(.some(known[position][index] ?? nil))
                 } else {
                     links.append(.some(nil))
                 }
@@ -162,7 +163,7 @@ final class BatchInsertWriter {
                 for position in requiredToOne {
                     let relationship = plan.relationships[position]
                     let keys = row.links[position] ?? []
-                    if keys.isEmpty || keys.contains(where: { destinations[position]?[$0] == .some(nil) }) {
+                    if keys.isEmpty || known[position][index] == .some(nil) {
                         problem = reject(row, relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
                                          "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
                         break
@@ -181,8 +182,8 @@ final class BatchInsertWriter {
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
             var keys: [AttributeValue] = []
             var seen = Set<AttributeValue>()
-            for index in ordered {
-                guard let key = rows[index].links[position]?.first, destinations[position]?[key] == nil, seen.insert(key).inserted else { continue }
+            for index in ordered where known[position][index] == nil {
+                guard let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
                 keys.append(key)
             }
             if !keys.isEmpty { created.append((position, keys)) }
@@ -201,9 +202,10 @@ final class BatchInsertWriter {
                     destinations[position, default: [:]][key] = .some(id)
                     local.createdDestinations += 1
                 }
-                for (offset, index) in ordered.enumerated() {
+                for (offset, index) in ordered.enumerated() where known[position][index] == nil {
                     if let key = rows[index].links[position]?.first, let id = destinations[position]?[key] ?? nil {
                         sessionRows[offset].destinations[position] = .some(id)
+                        known[position][index] = .some(id)
                     }
                 }
             }
@@ -296,24 +298,31 @@ final class BatchInsertWriter {
         sessionRows = sessionRows.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     }
 
-    /// Looks up every destination key of the batch not known yet, one query per relationship
-    /// (keys to create stay unknown until created).
-    private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession) throws {
+    /// Looks up every destination key of the batch not known yet, one query per relationship.
+    /// Returns per relationship, per row: the destination, `.some(nil)` when none has the key
+    /// (and none is to be created), `.none` when one is to be created (or no key is given).
+    private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession) throws -> [[ManagedObjectID??]] {
+        var result: [[ManagedObjectID??]] = []
         for (position, relationship) in plan.relationships.enumerated() {
-            var cache = destinations[position] ?? [:]
+            var cache = destinations.removeValue(forKey: position) ?? [:]
+            var resolved = [ManagedObjectID??](repeating: .none, count: rows.count)
             var wanted: [AttributeValue] = []
-            var seen = Set<AttributeValue>()
-            for row in rows {
-                guard let keys = row.links[position] else { continue }
-                for key in keys where cache[key] == nil && seen.insert(key).inserted { wanted.append(key) }
+            var pending: [Int] = []
+            for (index, row) in rows.enumerated() {
+                guard let key = row.links[position]?.first else { continue }
+                if let known = cache[key] { resolved[index] = .some(known) } else { pending.append(index); wanted.append(key) }
             }
             if !wanted.isEmpty {
-                let found = try session.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: wanted)
-                for key in wanted {
+                let unique = Array(Set(wanted))
+                let found = try session.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: unique)
+                for key in unique {
                     if let id = found[key] { cache[key] = .some(id) } else if !relationship.settings.create { cache[key] = .some(nil) }
                 }
+                for (index, key) in zip(pending, wanted) { resolved[index] = cache[key] }
             }
             destinations[position] = cache
+            result.append(resolved)
         }
+        return result
     }
 }

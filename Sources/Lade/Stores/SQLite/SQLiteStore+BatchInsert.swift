@@ -11,13 +11,20 @@ final class SQLiteBatchInsertTransaction {
     /// Per root table: the largest `Z_PK` handed out (written to `Z_PRIMARYKEY` at commit).
     private var largestKeys: [Int64: Int64] = [:]
     private var startingKeys: [Int64: Int64] = [:]
-    /// Per root entity number: rows inserted or changed by this transaction's rows (a second
-    /// row for one is a duplicate), and rows inserted by it.
+    /// Per root entity number: existing rows found by this transaction's rows (a second row
+    /// for one is a duplicate). Rows it inserted are those above `startingKeys`.
     private var touched: [Int64: Set<Int64>] = [:]
-    private var insertedHere: [Int64: Set<Int64>] = [:]
+    /// Per root entity number: existing rows this transaction updated. Their `Z_OPT` advanced
+    /// once (as a save advances it, however often the object changed), and so did that of
+    /// the rows it inserted (which start at 1).
+    private var updated: [Int64: Set<Int64>] = [:]
     /// Destinations whose to-many inverse gained or lost a member (their `Z_OPT` advances once
     /// at commit, as a context's save advances it for an object whose relationship changed).
     private var inverseChanged: [Int64: Set<Int64>] = [:]
+    /// What was added to `touched` and `inverseChanged` since the transaction began, so a
+    /// savepoint undone takes its additions back without copying the sets.
+    private var log: [(set: LoggedSet, root: Int64, key: Int64)] = []
+    private enum LoggedSet { case touched, updated, inverse }
 
     init(store: SQLiteStore) throws {
         guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.fileURL.path, "the store was opened read-only") }
@@ -206,13 +213,21 @@ final class SQLiteBatchInsertTransaction {
     func savepoint<T>(_ body: () throws -> T?) throws -> T? {
         precondition(open, "the batch insert session was committed or rolled back")
         try store.withConnection { try $0.execute("SAVEPOINT lade_batch") }
-        let state = (largestKeys, touched, insertedHere, inverseChanged)
+        let keys = largestKeys, mark = log.count
         func undo() throws {
             try store.withConnection { connection in
                 try connection.execute("ROLLBACK TO lade_batch")
                 try connection.execute("RELEASE lade_batch")
             }
-            (largestKeys, touched, insertedHere, inverseChanged) = state
+            largestKeys = keys
+            while log.count > mark {
+                let entry = log.removeLast()
+                switch entry.set {
+                case .touched: touched[entry.root]?.remove(entry.key)
+                case .updated: updated[entry.root]?.remove(entry.key)
+                case .inverse: inverseChanged[entry.root]?.remove(entry.key)
+                }
+            }
         }
         let result: T?
         do {
@@ -261,7 +276,7 @@ final class SQLiteBatchInsertTransaction {
             return .refused(property: plan.keyPositions.map { plan.attributeNames[$0] }.joined(separator: ", "), message: "a \(other) already has these values", value: nil)
         }
         let id = ManagedObjectID(entityName: store.schema.entity(number: found.entity)?.name ?? plan.entity, storeIdentifier: store.identifier, primaryKey: found.key)
-        let seen = touched[plan.rootNumber]?.contains(found.key) ?? false
+        let seen = found.key > (startingKeys[plan.rootNumber] ?? .max) || (touched[plan.rootNumber]?.contains(found.key) ?? false)
         if plan.policy == .keep && !seen { return .kept(id) }
         // Which of the given values differ from the stored ones.
         var changed = [Bool](repeating: false, count: plan.attributeNames.count + plan.toOneNames.count)
@@ -292,13 +307,27 @@ final class SQLiteBatchInsertTransaction {
             }
         }
         guard any else {
-            touched[plan.rootNumber, default: []].insert(found.key)
+            markTouched(root: plan.rootNumber, found.key)
             return seen ? .duplicate(id) : .unchanged(id)
         }
         if let refused = try update(found.key, row: row, changed: changed, plan: plan, connection) { return refused }
-        touched[plan.rootNumber, default: []].insert(found.key)
-        for owner in owners { inverseChanged[owner.root, default: []].insert(owner.key) }
+        markTouched(root: plan.rootNumber, found.key)
+        for owner in owners { markInverseChanged(root: owner.root, owner.key) }
         return seen ? .duplicate(id) : .updated(id)
+    }
+
+    private func markTouched(root: Int64, _ key: Int64) {
+        guard key <= (startingKeys[root] ?? .max) else { return }   // inserted here: known by its key
+        if touched[root, default: []].insert(key).inserted { log.append((.touched, root, key)) }
+    }
+
+    private func markInverseChanged(root: Int64, _ key: Int64) {
+        if inverseChanged[root, default: []].insert(key).inserted { log.append((.inverse, root, key)) }
+    }
+
+    /// Whether this transaction has set the row's `Z_OPT` already (inserted or updated it).
+    private func hasAdvanced(root: Int64, _ key: Int64) -> Bool {
+        key > (startingKeys[root] ?? .max) || (updated[root]?.contains(key) ?? false)
     }
 
     private struct Found {
@@ -374,10 +403,8 @@ final class SQLiteBatchInsertTransaction {
         }
         if conflictFree && connection.changes == 0 { return nil }
         largestKeys[plan.rootNumber] = key
-        touched[plan.rootNumber, default: []].insert(key)
-        insertedHere[plan.rootNumber, default: []].insert(key)
         for (index, root) in plan.inverseRoots.enumerated() {
-            if let root, let destination = (row.destinations[index] ?? nil)?.primaryKey { inverseChanged[root, default: []].insert(destination) }
+            if let root, let destination = (row.destinations[index] ?? nil)?.primaryKey { markInverseChanged(root: root, destination) }
         }
         return .inserted(ManagedObjectID(entityName: plan.entity, storeIdentifier: store.identifier, primaryKey: key))
     }
@@ -393,7 +420,7 @@ final class SQLiteBatchInsertTransaction {
                 assignments.append("\(column) = ?")
                 if let entityColumn = plan.toOneEntityColumns[index] { assignments.append("\(entityColumn) = ?") }
             }
-            assignments.append("Z_OPT = Z_OPT + 1")
+            assignments.append("Z_OPT = Z_OPT + ?")
             statement = try connection.prepare("UPDATE \(plan.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?")
             plan.updateStatements[changed] = statement
         }
@@ -412,13 +439,15 @@ final class SQLiteBatchInsertTransaction {
                 position += 1
             }
         }
-        statement.bind(.integer(key), at: position)
+        statement.bind(.integer(hasAdvanced(root: plan.rootNumber, key) ? 0 : 1), at: position)
+        statement.bind(.integer(key), at: position + 1)
         do {
             while try statement.step() {}
         } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique {
             let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
             return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
         }
+        if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: []].insert(key).inserted { log.append((.updated, plan.rootNumber, key)) }
         return nil
     }
 
@@ -469,8 +498,8 @@ final class SQLiteBatchInsertTransaction {
             for (root, keys) in inverseChanged {
                 guard let table = store.schema.entity(number: root)?.tableName else { continue }
                 let statement = try store.cachedStatement("UPDATE \(table) SET Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", connection)
-                let inserted = insertedHere[root] ?? []
-                for key in keys.sorted() where !inserted.contains(key) { try statement.run([.integer(key)]) }
+                // Rows inserted or updated here have had their one advance.
+                for key in keys.sorted() where !hasAdvanced(root: root, key) { try statement.run([.integer(key)]) }
             }
             if let metadata {
                 try store.cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try SQLiteStore.encodedMetadata(metadata)])
