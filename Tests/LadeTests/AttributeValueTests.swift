@@ -59,6 +59,7 @@ struct ValueTextTests {
             let value = try #require(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "\(text)")
             #expect(DecimalText.format(value) == value.description, "\(text)")
             #expect(DecimalText.parse(DecimalText.format(value)) == value, "\(text)")
+            #expect(DecimalText.significantDigits(of: value) == DecimalText.significantDigits(value.description), "\(text)")
         }
     }
 

@@ -30,36 +30,70 @@ public enum DecimalText {
         }
     }()
 
-    private static func fastText(_ value: Decimal) -> String? {
+    /// The sign, mantissa and exponent of a value whose mantissa fits 64 bits, read from its
+    /// storage; nil otherwise (or for NaN).
+    private static func parts(_ value: Decimal) -> (negative: Bool, mantissa: UInt64, exponent: Int)? {
         var copy = value
-        return withUnsafeBytes(of: &copy) { raw -> String? in
+        return withUnsafeBytes(of: &copy) { raw -> (Bool, UInt64, Int)? in
             let exponent = Int(Int8(bitPattern: raw[0]))
             // swift-foundation packs length in the high nibble, then the sign bit.
             let length = Int(raw[1] >> 4)
             let negative = raw[1] & 0x08 != 0
             guard length <= 4 else { return nil }
+            if length == 0 { return negative ? nil : (false, 0, 0) }  // a negative length 0 is NaN
             var mantissa: UInt64 = 0
             for word in 0..<length {
                 let bits = UInt64(raw[4 + word * 2]) | UInt64(raw[5 + word * 2]) << 8
                 mantissa |= bits << (16 * UInt64(word))
             }
-            if length == 0 { return negative ? nil : "0" }  // a negative length 0 is NaN
-            var digits = String(mantissa)
-            if exponent > 0 {
-                digits += String(repeating: "0", count: exponent)
-            } else if exponent < 0 {
-                let places = -exponent
-                if digits.utf8.count <= places {
-                    digits = "0." + String(repeating: "0", count: places - digits.utf8.count) + digits
-                } else {
-                    digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -places))
-                }
-                // description drops trailing zeros of the fraction
-                while digits.hasSuffix("0") { digits.removeLast() }
-                if digits.hasSuffix(".") { digits.removeLast() }
-            }
-            return negative ? "-" + digits : digits
+            return (negative, mantissa, exponent)
         }
+    }
+
+    private static func fastText(_ value: Decimal) -> String? {
+        guard var (negative, mantissa, exponent) = parts(value) else { return nil }
+        if mantissa == 0 { return "0" }
+        // description drops trailing zeros of the fraction
+        while exponent < 0 && mantissa % 10 == 0 {
+            mantissa /= 10
+            exponent += 1
+        }
+        // Digits backwards into a buffer: at most 20 of the mantissa, a point, and zeros.
+        var digits = [UInt8](repeating: 0, count: 20)
+        var count = 0
+        while mantissa > 0 {
+            digits[19 - count] = UInt8(ascii: "0") + UInt8(mantissa % 10)
+            mantissa /= 10
+            count += 1
+        }
+        let significant = digits[(20 - count)...]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + max(0, exponent) + max(0, -exponent) + 3)
+        if negative { bytes.append(UInt8(ascii: "-")) }
+        if exponent >= 0 {
+            bytes += significant
+            bytes += repeatElement(UInt8(ascii: "0"), count: exponent)
+        } else if count <= -exponent {
+            bytes += [UInt8(ascii: "0"), UInt8(ascii: ".")]
+            bytes += repeatElement(UInt8(ascii: "0"), count: -exponent - count)
+            bytes += significant
+        } else {
+            bytes += significant.prefix(count + exponent)
+            bytes.append(UInt8(ascii: "."))
+            bytes += significant.suffix(-exponent)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The significant digits of `value` as `significantDigits(format(value))` counts them,
+    /// without writing the text for values whose mantissa fits 64 bits.
+    public static func significantDigits(of value: Decimal) -> Int {
+        guard layoutIsKnown, var (_, mantissa, _) = parts(value) else { return significantDigits(format(value)) }
+        if mantissa == 0 { return 0 }
+        while mantissa % 10 == 0 { mantissa /= 10 }
+        var count = 0
+        while mantissa > 0 { mantissa /= 10; count += 1 }
+        return count
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")

@@ -21,6 +21,7 @@ final class BatchInsertWriter {
     private let attributeNames: [String]
     private let relationshipNames: [String]
     private let requiredToOne: [Int]
+    private let requiredWithoutDefault: [Int]
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
@@ -59,6 +60,7 @@ final class BatchInsertWriter {
         self.model = model
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
+        requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
     }
 
@@ -104,7 +106,7 @@ final class BatchInsertWriter {
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         let (session, target) = try openSession()
         let rows = batch.rows
-        let order = BatchWriter.keyOrder(rows, keyed: !plan.keyIndices.isEmpty)
+        let order = batch.keyOrder
         // Per relationship, per row: its destination, a known miss, or (.none) one to create.
         var known = try resolveDestinations(rows, session: session)
         func reject(_ row: MappedRow, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
@@ -151,7 +153,7 @@ final class BatchInsertWriter {
             }
             // A new object must end up with every required attribute and to-one relationship.
             var problem: RejectedRow?
-            for position in plan.requiredWithoutDefault {
+            for position in requiredWithoutDefault {
                 if case .none = row.values[position] {
                     let attribute = plan.attributes[position]
                     problem = reject(row, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,

@@ -208,7 +208,7 @@ final class BatchWriter {
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         let rows = batch.rows
         // Key order: inserts reach the unique index in order, which SQLite writes far faster.
-        let order = Self.keyOrder(rows, keyed: !plan.keyIndices.isEmpty)
+        let order = batch.keyOrder
         batchNumber += 1
         rawBatches[batchNumber] = batch.raw
         try fetchExisting(rows)

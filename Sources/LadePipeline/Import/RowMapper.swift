@@ -48,6 +48,9 @@ public struct MappedBatch: Sendable {
     public var recordCount: Int
     /// Physical bytes of the source read when the batch was made (for progress).
     public var bytesRead: Int64
+    /// Positions in `rows` in key order (see `BatchWriter.keyOrder`): worked out on the
+    /// reader's thread, so the writer's thread only writes.
+    public var keyOrder: [Int]
 }
 
 /// Maps records to rows on the reader's thread, so the writer's thread only does object work.
@@ -76,7 +79,8 @@ public struct RowMapper {
                 rejects.append(reject)
             }
         }
-        return MappedBatch(rows: rows, rejects: rejects, raw: batch.raw, endPoint: batch.endPoint, recordCount: batch.records.count, bytesRead: bytesRead)
+        return MappedBatch(rows: rows, rejects: rejects, raw: batch.raw, endPoint: batch.endPoint, recordCount: batch.records.count, bytesRead: bytesRead,
+                           keyOrder: BatchWriter.keyOrder(rows, keyed: !plan.keyIndices.isEmpty))
     }
 
     static func rawText(_ raw: [UInt8], _ range: Range<Int>) -> String {

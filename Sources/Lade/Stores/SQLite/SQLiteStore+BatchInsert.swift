@@ -61,11 +61,9 @@ final class SQLiteBatchInsertTransaction {
         let keyPositions: [Int]
         let policy: BatchInsertSession.ConflictPolicy
         let insertsMissing: Bool
-        /// Defaults by layout position, encoded once.
-        let defaults: [SQLiteValue]
         /// For every column of the write plan: what fills it (a target attribute or to-one, or
         /// the layout default / NULL).
-        enum Source { case attribute(Int), toOne(Int), toOneEntity(Int), fixed(SQLiteValue) }
+        enum Source { case attribute(Int, default: SQLiteValue), toOne(Int), toOneEntity(Int), fixed(SQLiteValue) }
         let insertSources: [Source]
         let insertSQL: String
         let insertFirstSQL: String?
@@ -84,7 +82,7 @@ final class SQLiteBatchInsertTransaction {
 
         init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
-             policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, defaults: [SQLiteValue], insertSources: [Source], insertSQL: String,
+             policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
              insertFirstSQL: String?, lookupSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?]) {
             self.entity = entity
             self.entityNumber = number
@@ -101,7 +99,6 @@ final class SQLiteBatchInsertTransaction {
             self.keyPositions = keyPositions
             self.policy = policy
             self.insertsMissing = insertsMissing
-            self.defaults = defaults
             self.insertSources = insertSources
             self.insertSQL = insertSQL
             self.insertFirstSQL = insertFirstSQL
@@ -169,7 +166,8 @@ final class SQLiteBatchInsertTransaction {
         for column in write.columns {
             switch column.kind {
             case .attribute(_, let index):
-                sources.append(positionOfAttribute[index].map { .attribute($0) } ?? .fixed(SQLiteValueCoding.encode(layout.defaultValues[index])))
+                let defaultValue = SQLiteValueCoding.encode(layout.defaultValues[index])
+                sources.append(positionOfAttribute[index].map { .attribute($0, default: defaultValue) } ?? .fixed(defaultValue))
             case .toOne(_, let index): sources.append(positionOfToOne[index].map { .toOne($0) } ?? .fixed(.null))
             case .toOneEntity(_, let index): sources.append(positionOfToOne[index].map { .toOneEntity($0) } ?? .fixed(.null))
             }
@@ -180,7 +178,7 @@ final class SQLiteBatchInsertTransaction {
             entity: target.entity, number: mapped.number, rootNumber: rootMapped.number, table: mapped.tableName, write: write,
             attributePositions: attributePositions, attributeTypes: attributePositions.map { layout.attributeTypes[$0] }, attributeNames: target.attributes,
             toOnePositions: toOnePositions, toOneNames: target.relationships, inverseRoots: inverseRoots, acceptedNumbers: numbers, keyPositions: keyPositions,
-            policy: target.policy, insertsMissing: target.insertsMissing, defaults: layout.defaultValues.map { SQLiteValueCoding.encode($0) },
+            policy: target.policy, insertsMissing: target.insertsMissing,
             insertSources: sources, insertSQL: write.insertSQL,
             insertFirstSQL: keyColumns.isEmpty ? nil : write.insertSQL + " ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO NOTHING",
             lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
@@ -379,13 +377,12 @@ final class SQLiteBatchInsertTransaction {
         statement.bind(.integer(plan.entityNumber), at: 2)
         statement.bind(.integer(1), at: 3)
         var position: Int32 = 4
-        for (column, source) in plan.insertSources.enumerated() {
+        for source in plan.insertSources {
             switch source {
             case .fixed(let value): statement.bind(value, at: position)
-            case .attribute(let index):
+            case .attribute(let index, let defaultValue):
                 switch row.values[index] {
-                case .none:
-                    if case .attribute(_, let layoutIndex) = plan.write.columns[column].kind { statement.bind(plan.defaults[layoutIndex], at: position) }
+                case .none: statement.bind(defaultValue, at: position)
                 case .some(let value): statement.bind(SQLiteValueCoding.encode(value), at: position)
                 }
             case .toOne(let index): statement.bind((row.destinations[index] ?? nil)?.primaryKey.map { .integer($0) } ?? .null, at: position)

@@ -29,7 +29,7 @@ enum SQLiteValueCoding {
     /// Why the store cannot keep `value` exactly; nil when it can.
     static func refusal(_ value: AttributeValue?) -> String? {
         guard case .decimal(let decimal)? = value else { return nil }
-        let digits = DecimalText.significantDigits(DecimalText.format(decimal))
+        let digits = DecimalText.significantDigits(of: decimal)
         guard digits > decimalDigitsKept else { return nil }
         return "has \(digits) significant digits; a SQLite store keeps \(decimalDigitsKept) of a Decimal exactly (Core Data's DECIMAL columns hold SQLite numbers): round it, or keep it in an XML or binary store"
     }
