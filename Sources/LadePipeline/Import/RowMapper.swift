@@ -29,12 +29,15 @@ public struct RejectedRow: Error, Sendable, Equatable {
     /// The record as it was in the source.
     public var raw: String
 
-    /// One line: `products.csv:1042: column 3 'price': 'abc' is not a valid Decimal value`.
+    /// One line, as `lade run` and `lade seed` both say it:
+    /// `products.csv:1042:3: field 'price': value '-1': price must be at least 0` (the value
+    /// only when the reason does not quote it already, clipped to 80 characters).
     public func description(source: String) -> String {
         var text = "\(source):\(line)"
         if let column { text += ":\(column)" }
         text += ": "
         if let field { text += "field '\(field)': " }
+        if let value, !value.isEmpty, !reason.contains(value) { text += "value '\(ValueConverter.clip(value))': " }
         return text + reason
     }
 }

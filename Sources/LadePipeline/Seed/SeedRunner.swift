@@ -220,12 +220,7 @@ public final class SeedRunner {
 
     /// `products.ndjson:7:3: field 'price': value '-1': price must be at least 0`.
     static func describe(_ reject: RejectedRow, source: String, others: Int) -> String {
-        var text = "\(source):\(reject.line)"
-        if let column = reject.column { text += ":\(column)" }
-        text += ": "
-        if let field = reject.field { text += "field '\(field)': " }
-        if let value = reject.value, !reject.reason.contains(value) { text += "value '\(ValueConverter.clip(value))': " }
-        text += reject.reason
+        var text = reject.description(source: source)
         if others > 0 { text += " (and \(others) more rejected row\(others == 1 ? "" : "s") in the same batch)" }
         return text
     }
