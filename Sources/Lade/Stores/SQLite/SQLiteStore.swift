@@ -232,7 +232,7 @@ public final class SQLiteStore: @unchecked Sendable {
                 .modelMismatch(entities: names), path: path,
                 "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))"
                     + (layout.isEmpty ? "; the tables and columns are the model's" : "; tables and columns: \(shown)")
-                    + "); open it with the model version it was made with (model migration is not supported yet)")
+                    + "); open it with the model version it was made with, or carry it to this version first (lade migrate STORE --model BUNDLE; lade inspect STORE --model BUNDLE says which version wrote it)")
         }
     }
 
