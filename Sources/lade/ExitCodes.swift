@@ -30,6 +30,11 @@ enum LadeExit {
         }
     }
 
+    /// Prints a warning about a job's model (or anything else the run accepted but should say).
+    static let printWarning: @Sendable (String) -> Void = { warning in
+        FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
+    }
+
     static let summary = """
         Exit codes: 0 success; 1 failure (bad job, model, source or store; a row under \
         policy: abort); 2 finished, with rejected rows; 3 not seeded (lade seed --check); 64 usage error; 75 store locked by \

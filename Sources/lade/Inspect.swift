@@ -16,9 +16,7 @@ struct ModelOptions: ParsableArguments {
         let model = try ManagedObjectModel(
             contentsOf: URL(fileURLWithPath: path), version: modelVersion,
             compiledModel: compiledModel.map { URL(fileURLWithPath: $0) })
-        for warning in model.warnings {
-            FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
-        }
+        for warning in model.warnings { LadeExit.printWarning(warning.description) }
         return model
     }
 }

@@ -39,9 +39,7 @@ struct Run: ParsableCommand {
         do {
             let loaded = try Job(contentsOf: URL(fileURLWithPath: job), displayPath: job)
             reportKind = try output.checkReport(against: loaded)
-            var options = ImportOptions(force: force, progressInterval: output.progress) { warning in
-                FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
-            }
+            var options = ImportOptions(force: force, progressInterval: output.progress, onWarning: LadeExit.printWarning)
             options.onStopSignal = LadeExit.stopSignal(finishing: "finishing the current batch and committing")
             options.progressOutput = ProgressReporter.standardError
             result = try ImportRunner(job: loaded, options: options).run()

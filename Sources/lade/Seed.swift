@@ -46,6 +46,7 @@ struct Seed: ParsableCommand {
             reportKind = try output.checkReport(against: loaded)
             var options = SeedOptions(progressInterval: output.progress)
             options.onStopSignal = LadeExit.stopSignal(finishing: "stopping before the commit, writing nothing")
+            options.onWarning = LadeExit.printWarning
             options.progressOutput = ProgressReporter.standardError
             let runner = SeedRunner(job: loaded, options: options)
             result = check ? try runner.check() : try runner.run()

@@ -298,7 +298,7 @@ struct HostileInputTests {
         #expect(check.stdout.contains("ZSUPPLIER: 3 rows whose Z_ENT names no concrete entity of the model (first: Z_PK 2, Z_ENT 42)"), "\(check.stdout)")
     }
 
-    @Test("a model Xcode compiles with defaultValueString NO on an Integer 64 imports, and lade run prints the warning")
+    @Test("a model Xcode compiles with defaultValueString NO on an Integer 64 imports, and lade run and lade seed print the warning")
     func integerDefaultNO() throws {
         let sandbox = try ImportSandbox()
         try sandbox.write("contents", """
@@ -318,5 +318,10 @@ struct HostileInputTests {
         #expect(run.stderr.contains("lade: warning:") && run.stderr.contains("'NO' is not a whole number; Core Data reads it as 0"), "\(run.stderr)")
         let rows = try SQLiteConnection(path: sandbox.url("things.sqlite").path, mode: .readOnly).rows("SELECT ZCODE, ZCOUNT FROM ZTHING ORDER BY ZCODE")
         #expect(rows == [[.text("A"), .integer(0)], [.text("B"), .integer(0)]])
+        // lade seed sets up its job the same way, warnings included.
+        try sandbox.write("seed.yaml", "kind: seed\nmodel: contents\nstore: { path: seeded.sqlite }\nflag: things.seeded\nsteps:\n  - { source: things.csv, entity: Thing, key: code }\n")
+        let seed = try lade(sandbox, ["seed", "seed.yaml", "--quiet"])
+        #expect(seed.status == 0, "\(seed.stderr)")
+        #expect(seed.stderr.contains("lade: warning:") && seed.stderr.contains("'NO' is not a whole number; Core Data reads it as 0"), "\(seed.stderr)")
     }
 }

@@ -146,17 +146,16 @@ public final class ImportRunner {
             throw JobError(file: job.file, field: "kind", "lade run takes an import job (kind: import); use lade seed for kind: seed")
         }
         let started = Date()
-        let model = try job.model.load()
-        for warning in model.warnings { options.onWarning?(warning.description) }
-        let plan = try ImportPlan(step: step, model: model)
+        let setup = try ImportStack(job: job, onWarning: options.onWarning)
+        let model = setup.model, plan = setup.plans[0]
         let storeURL = job.store.url
         try job.checkStorePath()
         let rejectsKind = try job.onError.rejects.map { try OutputFile.check($0, role: "onError.rejects", reads: job.reads) }
         try Self.createDirectory(for: storeURL)
         let lock = try StoreLock(store: storeURL)
         defer { lock.release() }
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try StoreOpening.open(job.store, coordinator: coordinator)
+        let stack = try setup.open(job.store, contextName: "lade import")
+        let coordinator = stack.coordinator, store = stack.store, context = stack.context
 
         let key = Checkpoint.metadataKey(entity: plan.entity.name, source: step.source.url)
         let identity = try Checkpoint.SourceIdentity.of(step.source.url)
@@ -182,10 +181,7 @@ public final class ImportRunner {
             }
         }
 
-        let reader = try RecordReader(
-            path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields,
-            resumingAt: resume, displayName: step.source.displayPath)
-        try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
+        let (reader, mapper) = try ImportStack.source(plan, resumingAt: resume)
         // Only now: opening a FIFO (and reading a CSV header) waits for a writer, and until a
         // batch is under way SIGINT and SIGTERM should end the process as they normally do.
         let signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil
@@ -195,10 +191,6 @@ public final class ImportRunner {
         }
         defer { rejectsFile?.close() }
 
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.name = "lade import"
-        context.persistentStoreCoordinator = coordinator
-        context.undoManager = nil
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plan: plan, model: model)
         let writer = BatchWriter(context: context, plan: plan, model: model)
         let inserter = report.writer == .batch ? BatchInsertWriter(context: context, plan: plan, model: model) : nil
@@ -209,8 +201,6 @@ public final class ImportRunner {
         // The reader's thread: parse and map; the queue holds one batch ahead (the reader is
         // faster than the writer, so a deeper queue only holds memory: 4 MiB less at 1M rows).
         let queue = BoundedQueue<Result<MappedBatch, Error>>(capacity: 1)
-        // Column numbers in rejects are CSV's; a JSON source's first keys number nothing.
-        let mapper = RowMapper(plan: plan, columns: reader.format.namesEveryField ? reader.columns : nil)
         let batchSize = job.batch.size
         let totalBytes = reader.totalBytes
         let handOver = ReaderHandOver(reader: reader, mapper: mapper)
@@ -280,7 +270,7 @@ public final class ImportRunner {
                     try context.save()
                     break
                 } catch {
-                    let refused = Self.refusedObjects(error, in: context)
+                    let refused = ImportStack.refusedObjects(error, in: context)
                     let failingBatch = refused.compactMap { writer.originBatch(of: $0.0) }.min()
                     var rows: [RejectedRow] = []
                     for (object, reason) in refused {
@@ -417,25 +407,6 @@ public final class ImportRunner {
         }
     }
 
-    /// The objects a failed save names, with why: validation failures and broken uniqueness
-    /// constraints. Empty for any other error (which then stops the run).
-    static func refusedObjects(_ error: Error, in context: ManagedObjectContext) -> [(ManagedObject, String)] {
-        switch error {
-        case let validation as ValidationError:
-            var seen: Set<ManagedObjectID> = []
-            return validation.failures.compactMap { failure in
-                guard seen.insert(failure.objectID).inserted else { return nil }
-                let reasons = validation.failures.filter { $0.objectID == failure.objectID }
-                    .map { "\($0.property) \($0.message)" + ($0.value.map { " (value: \($0))" } ?? "") }
-                return (context.object(with: failure.objectID), "the store refused it: " + reasons.joined(separator: "; "))
-            }
-        case ContextError.uniquenessViolation(let entity, let properties, let id):
-            return [(context.object(with: id), "another \(entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)")]
-        default:
-            return []
-        }
-    }
-
     static func createDirectory(for url: URL) throws {
         let directory = url.deletingLastPathComponent()
         guard !FileManager.default.fileExists(atPath: directory.path) else { return }
@@ -455,12 +426,5 @@ private final class ReaderHandOver: @unchecked Sendable {
     init(reader: RecordReader, mapper: RowMapper) {
         self.reader = reader
         self.mapper = mapper
-    }
-}
-
-/// Opens (creating when missing) the store a job names.
-enum StoreOpening {
-    static func open(_ reference: StoreReference, coordinator: PersistentStoreCoordinator) throws -> PersistentStore {
-        try coordinator.addPersistentStore(type: reference.kind, at: reference.url)
     }
 }

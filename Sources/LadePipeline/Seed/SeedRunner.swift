@@ -11,6 +11,8 @@ public struct SeedOptions: Sendable {
     public var progressOutput: ProgressReporter.Output?
     /// Told of each SIGINT/SIGTERM while the seed honours them (see `StopSignals.Handler`).
     public var onStopSignal: StopSignals.Handler?
+    /// Told each warning about the job's model, once, before anything is loaded (as `lade run`'s).
+    public var onWarning: (@Sendable (String) -> Void)?
     /// Runs between the first look at the flag and taking the lock (tests: another run's window).
     var beforeLock: (@Sendable () throws -> Void)?
 
@@ -83,8 +85,7 @@ public final class SeedRunner {
             report.flagValue = value
             return finish(report)
         }
-        let model = try job.model.load()
-        let plans = try job.steps.map { try ImportPlan(step: $0, model: model) }
+        let setup = try ImportStack(job: job, onWarning: options.onWarning)
         let signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil
 
         try ImportRunner.createDirectory(for: storeURL)
@@ -101,7 +102,7 @@ public final class SeedRunner {
         }
         report.storeCreated = !exists
         do {
-            let outcome = try seed(plans: plans, model: model, flag: flag, signals: signals, report: report)
+            let outcome = try seed(setup, flag: flag, signals: signals, report: report)
             if outcome.status != .seeded && report.storeCreated { removeStore() }
             return finish(outcome)
         } catch {
@@ -112,25 +113,20 @@ public final class SeedRunner {
 
     // MARK: The seed
 
-    private func seed(plans: [ImportPlan], model: ManagedObjectModel, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
+    private func seed(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
         var report = report
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try StoreOpening.open(job.store, coordinator: coordinator)
+        let model = setup.model
+        let stack = try setup.open(job.store, contextName: "lade seed")
+        let coordinator = stack.coordinator, store = stack.store, context = stack.context
         defer { coordinator.remove(store) }
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.name = "lade seed"
-        context.persistentStoreCoordinator = coordinator
-        context.undoManager = nil
 
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }
             var writers: [(step: ImportStep, writer: BatchWriter)] = []
-            for plan in plans {
+            for plan in setup.plans {
                 let step = plan.step
-                let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
-                try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
-                let mapper = RowMapper(plan: plan, columns: reader.columns)
+                let (reader, mapper) = try ImportStack.source(plan)
                 let writer = BatchWriter(context: context, plan: plan, model: model)
                 if !writers.isEmpty {
                     // Nothing is saved before the end: later steps find earlier steps' objects here.
@@ -225,19 +221,13 @@ public final class SeedRunner {
         return text
     }
 
-    /// A save the store refused, with the source line of the object it names when there is one.
+    /// A save the store refused, with the source line of the row behind the first object it
+    /// refused when there is one (the refusals read as `lade run` reads them).
     static func describe(saveError error: Error, context: ManagedObjectContext, writers: [(step: ImportStep, writer: BatchWriter)]) -> String {
-        var ids: [ManagedObjectID] = []
-        switch error {
-        case ContextError.uniquenessViolation(_, _, let id): ids = [id]
-        case let validation as ValidationError: ids = validation.failures.map(\.objectID)
-        default: break
-        }
         let message = String(describing: error)
-        for id in ids {
-            let object = context.object(with: id)
+        for (object, reason) in ImportStack.refusedObjects(error, in: context) {
             for (step, writer) in writers {
-                if let row = writer.rejectedRow(for: object, reason: message) {
+                if let row = writer.rejectedRow(for: object, reason: reason) {
                     return "\(step.source.displayPath):\(row.line): the store refused the seed: \(message)"
                 }
             }

@@ -1,0 +1,69 @@
+import Foundation
+import Lade
+
+/// What `lade run` (`ImportRunner`) and `lade seed` (`SeedRunner`) set up the same way, so
+/// they cannot drift apart: the job's model with its warnings told and a plan per step; once
+/// the caller holds the store's lock, the store opened (created when missing) in a coordinator
+/// and a private-queue context with undo off; each step's source opened and checked against its
+/// plan, with its mapper.
+struct ImportStack {
+    let model: ManagedObjectModel
+    let plans: [ImportPlan]
+
+    /// Loads the model (telling `onWarning` each of its warnings once) and plans every step.
+    init(job: Job, onWarning: (@Sendable (String) -> Void)?) throws {
+        let model = try job.model.load()
+        for warning in model.warnings { onWarning?(warning.description) }
+        self.model = model
+        plans = try job.steps.map { try ImportPlan(step: $0, model: model) }
+    }
+
+    /// The store open in a coordinator, and a context on it (call with the store's lock held).
+    struct Stack {
+        let coordinator: PersistentStoreCoordinator
+        let store: PersistentStore
+        let context: ManagedObjectContext
+    }
+
+    func open(_ reference: StoreReference, contextName: String) throws -> Stack {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: reference.kind, at: reference.url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.name = contextName
+        context.persistentStoreCoordinator = coordinator
+        context.undoManager = nil
+        return Stack(coordinator: coordinator, store: store, context: context)
+    }
+
+    /// A step's source opened (from `resume` when given) and checked against its plan (a CSV
+    /// header against the fields; JSON keys are not a header), with the mapper for its records.
+    static func source(_ plan: ImportPlan, resumingAt resume: ResumePoint? = nil) throws -> (reader: RecordReader, mapper: RowMapper) {
+        let source = plan.step.source
+        let reader = try RecordReader(path: source.url?.path ?? "-", format: source.format, fields: plan.readerFields,
+                                      resumingAt: resume, displayName: source.displayPath)
+        let namesEveryField = reader.format.namesEveryField
+        try plan.check(columns: reader.columns, sourceName: source.displayPath, isHeader: namesEveryField)
+        // Column numbers in rejects are CSV's; a JSON source's first keys number nothing.
+        return (reader, RowMapper(plan: plan, columns: namesEveryField ? reader.columns : nil))
+    }
+
+    /// The objects a save refused, each with why: validation failures and broken uniqueness
+    /// constraints. Empty for any other error (which then stops the run). The one place a
+    /// refused save becomes rows to reject (`BatchWriter.rejectedRow(for:reason:)`).
+    static func refusedObjects(_ error: Error, in context: ManagedObjectContext) -> [(ManagedObject, String)] {
+        switch error {
+        case let validation as ValidationError:
+            var seen: Set<ManagedObjectID> = []
+            return validation.failures.compactMap { failure in
+                guard seen.insert(failure.objectID).inserted else { return nil }
+                let reasons = validation.failures.filter { $0.objectID == failure.objectID }
+                    .map { "\($0.property) \($0.message)" + ($0.value.map { " (value: \($0))" } ?? "") }
+                return (context.object(with: failure.objectID), "the store refused it: " + reasons.joined(separator: "; "))
+            }
+        case ContextError.uniquenessViolation(let entity, let properties, let id):
+            return [(context.object(with: id), "another \(entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)")]
+        default:
+            return []
+        }
+    }
+}
