@@ -7,8 +7,9 @@ import Testing
 /// a bounded queue between them. `make tsan` runs these under ThreadSanitizer.
 @Suite("The import pipeline's threads, in process")
 struct ImportPipelineThreadTests {
-    @Test("20,000 rows through the reader thread, the queue and the writer: every row once, and a re-run changes nothing")
-    func pipeline() throws {
+    @Test("20,000 rows through the reader thread, the queue and the writer: every row once, and a re-run changes nothing",
+          arguments: [ImportWriterChoice.batch, .objects])
+    func pipeline(writer: ImportWriterChoice) throws {
         let directory = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var csv = "sku,name,price,stock,category\n"
@@ -21,11 +22,13 @@ struct ImportPipelineThreadTests {
             source: products.csv
             entity: Product
             key: [sku]
+            writer: \(writer.rawValue)
             batch: { size: 500, resetEvery: 4 }
             relationships:
               category: { from: category, match: name, create: true }
             """, directory: directory)
         let first = try ImportRunner(job: job, options: ImportOptions(handlesSignals: false)).run()
+        #expect(first.writer == writer)
         #expect(first.counts.inserted == 20_000, "\(first.counts)")
         #expect(first.batches == 40)
         let again = try ImportRunner(job: job, options: ImportOptions(force: true, handlesSignals: false)).run()
