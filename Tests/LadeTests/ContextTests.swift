@@ -59,6 +59,13 @@ struct ContextTests {
             #expect(throws: ContextError.self) { try category.setValue(40_000, forKey: "sortOrder") }
             #expect(throws: ContextError.self) { try product.setValue(category, forKey: "supplier") }
             #expect(throws: ContextError.self) { try context.insertObject(forEntityName: "Media") }
+            // By layout position: the same checks, the same change as by name.
+            let stock = try #require(product.layout.attributeIndex(of: "stock"))
+            try product.setAttributeValue(.integer(7), at: stock)
+            #expect(product["stock"] as? Int == 7)
+            #expect(throws: ContextError.self) { try product.setAttributeValue(.string("many"), at: stock) }
+            #expect(throws: ContextError.self) { try product.setAttributeValue(.integer(1), at: product.layout.attributes.count) }
+            #expect(throws: ContextError.self) { try product.setAttributeValue(.integer(1), at: -1) }
         }
     }
 

@@ -185,11 +185,22 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Sets an attribute from Lade's value enum (checked against the attribute's type).
     public func setAttributeValue(_ value: AttributeValue?, forKey key: String) throws {
-        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         guard let index = layout.attributeIndex(of: key) else {
             throw ContextError.unknownKey(entity: layout.name, key: key)
         }
+        try setAttributeValue(value, at: index)
+    }
+
+    /// Sets the attribute at `index` of the object's layout (`layout.attributeIndex(of:)`,
+    /// the same for an entity and its subentities), as `setAttributeValue(_:forKey:)` does,
+    /// without looking the name up: for code that sets many objects' values by position.
+    public func setAttributeValue(_ value: AttributeValue?, at index: Int) throws {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        guard layout.attributes.indices.contains(index) else {
+            throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
+        }
         let attribute = layout.attributes[index]
+        let key = attribute.name
         if let value, !value.fits(attribute.type) {
             throw ContextError.wrongType(entity: layout.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
         }

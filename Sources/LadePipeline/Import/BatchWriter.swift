@@ -107,6 +107,9 @@ final class BatchWriter {
 
     /// `plan.attributes[i].attribute.name`, without copying each plan on every row.
     private let attributeNames: [String]
+    /// Each plan attribute's position in the entity's layout.
+    private let attributePositions: [Int]
+    private let entityLayout: EntityLayout
     private let requiredWithoutDefault: [Int]
     /// Positions in `plan.relationships` of required to-one relationships.
     private let requiredToOne: [Int]
@@ -116,6 +119,8 @@ final class BatchWriter {
         self.plan = plan
         self.model = model
         attributeNames = plan.attributes.map(\.attribute.name)
+        entityLayout = model.layout(of: plan.entity.name)!
+        attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
         // A relationship whose destinations are found by the key of the entity being imported
@@ -344,9 +349,15 @@ final class BatchWriter {
     }
 
     private func apply(_ row: MappedRow, to object: ManagedObject, counts: inout ImportCounts) throws {
+        // By layout position: the entity's positions hold in its subentities' layouts too.
+        let byPosition = object.layout === entityLayout || model.entity(object.layout.name, isKindOf: plan.entity.name)
         for (index, value) in row.values.enumerated() {
             guard case .some(let newValue) = value else { continue }
-            try object.setAttributeValue(newValue, forKey: attributeNames[index])
+            if byPosition {
+                try object.setAttributeValue(newValue, at: attributePositions[index])
+            } else {
+                try object.setAttributeValue(newValue, forKey: attributeNames[index])
+            }
         }
         var unresolved = false
         for (index, relationship) in plan.relationships.enumerated() {
