@@ -222,6 +222,99 @@ struct MigrateCLITests {
         #expect(try hashes(copy.path) == hashes(reference))
     }
 
+    @Test("staged, CoreDataPlus SampleModel_V1 to SampleModel3 in one command, lightweight both steps: Person renumbered 4 → 5 behind the new Maker, every object, key and reference kept",
+          .enabled(if: StoreCLITests.corpusAvailable))
+    func stagedToThird() throws {
+        let sandbox = try ImportSandbox()
+        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let copy = sandbox.url("v1.sqlite")
+        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        let bundle = base.appendingPathComponent("SampleModel.xcdatamodeld").path, momd = base.appendingPathComponent("Fixtures/SampleModel.momd").path
+        let run = try LadeProcess.run(["migrate", copy.path, "--model", bundle, "--to", "SampleModel3", "--momd", momd])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("SampleModel → SampleModel2") && run.stdout.contains("SampleModel2 → SampleModel3"), "\(run.stdout)")
+        #expect(run.stdout.contains("Person: entity number 4 → 5"), "\(run.stdout)")
+        // Against Core Data's own V2 of the same store: the same people and cars, Person under its new number.
+        let ours = try SQLiteConnection(path: copy.path, mode: .readOnly)
+        let apple = try SQLiteConnection(path: base.appendingPathComponent("Fixtures/SampleModel_V2.sqlite").path, mode: .readOnly)
+        #expect(try ours.rows("SELECT Z_PK, Z_ENT + 1, Z_OPT, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY 1")
+                == apple.rows("SELECT Z_PK, Z_ENT + 2, Z_OPT, ZFIRSTNAME, ZLASTNAME FROM ZPERSON ORDER BY 1"))
+        #expect(try ours.rows("SELECT Z_PK, Z_ENT, Z_OPT, ZOWNER, ZNUMBERPLATE, ZMODEL FROM ZCAR ORDER BY 1")
+                == apple.rows("SELECT Z_PK, Z_ENT, Z_OPT, ZOWNER, ZNUMBERPLATE, ZMODEL FROM ZCAR ORDER BY 1"))
+        #expect(try ours.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY 1")
+                == [[.integer(1), .text("Car"), .integer(0), .integer(125)], [.integer(2), .text("SportCar"), .integer(1), .integer(0)],
+                    [.integer(3), .text("ExpensiveSportCar"), .integer(2), .integer(0)], [.integer(4), .text("Maker"), .integer(0), .integer(0)],
+                    [.integer(5), .text("Person"), .integer(0), .integer(20)]])
+        #expect(try ours.rows("SELECT Z_UUID FROM Z_METADATA") == apple.rows("SELECT Z_UUID FROM Z_METADATA"))
+        // Sound, and what the third version's compiled model says a store of it is.
+        #expect(try LadeProcess.run(["check", copy.path, "--model", bundle, "--model-version", "SampleModel3"]).status == 0)
+        let inspect = try LadeProcess.run(["inspect", copy.path, "--model", bundle, "--momd", momd, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any], "\(inspect.stderr)")
+        #expect(report["modelVersion"] as? String == "SampleModel3", "\(inspect.stdout)")
+        // Every owned car still has its owner, read through Lade's stack with the third version.
+        guard case .integer(let owned)? = try apple.rows("SELECT COUNT(ZOWNER) FROM ZCAR").first?.first else { Issue.record("no count"); return }
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: "SampleModel3")
+        let context = try privateContext(model: model, store: copy, type: .sqlite)
+        try context.performAndWait {
+            let people = try context.fetch(FetchRequest(entityName: "Person"))
+            #expect(people.count == 20)
+            #expect(people.map { $0.objects(forKey: "cars").count }.reduce(0, +) == Int(owned))
+        }
+    }
+
+    @Test("entities renumbered and a many-to-many renamed: Z_ENT, Z_PRIMARYKEY and the renamed join table follow, every link kept")
+    func renumberedAndRenamedJoin() throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Library.xcdatamodeld")
+        let book = """
+            <entity name="Book"><attribute name="title" optional="YES" attributeType="String"/>
+            <relationship name="readers" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Reader" inverseName="books" inverseEntity="Reader"/></entity>
+            """
+        try Self.writeVersion("Library", of: bundle, book + """
+            <entity name="Reader"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="readers" inverseEntity="Book"/></entity>
+            """)
+        // Author sorts first, so Book becomes 2 and Reader 3; Reader.books is renamed shelf.
+        try Self.writeVersion("Library 2", of: bundle, """
+            <entity name="Author"><attribute name="name" optional="YES" attributeType="String"/></entity>
+            <entity name="Book"><attribute name="title" optional="YES" attributeType="String"/>
+            <relationship name="readers" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Reader" inverseName="shelf" inverseEntity="Reader"/></entity>
+            <entity name="Reader"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="shelf" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="readers" inverseEntity="Book" elementID="books"/></entity>
+            """, current: true)
+        let store = sandbox.url("library.sqlite")
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Library"), store: store, type: .sqlite)
+        let shelves = ["Ann": ["Dune", "Emma"], "Bo": ["Emma"], "Cy": []]
+        try context.performAndWait {
+            var books: [String: ManagedObject] = [:]
+            for title in ["Dune", "Emma", "Faust"] {
+                books[title] = try context.insertObject(forEntityName: "Book")
+                try books[title]!.setValue(title, forKey: "title")
+            }
+            for (name, titles) in shelves {
+                let reader = try context.insertObject(forEntityName: "Reader")
+                try reader.setValue(name, forKey: "name")
+                for title in titles { try reader.add(books[title]!, toKey: "books") }
+            }
+            try context.save()
+        }
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Book: entity number 1 → 2") && run.stdout.contains("Reader: entity number 2 → 3"), "\(run.stdout)")
+        #expect(run.stdout.contains("Reader.shelf: renamed from books"), "\(run.stdout)")
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store, type: .sqlite)
+        try migrated.performAndWait {
+            var found: [String: [String]] = [:]
+            for reader in try migrated.fetch(FetchRequest(entityName: "Reader")) {
+                found[reader["name"] as! String] = reader.objects(forKey: "shelf").map { $0["title"] as! String }.sorted()
+            }
+            #expect(found == shelves)
+            let emma = try #require(try migrated.fetch(FetchRequest(entityName: "Book", predicate: try Predicate(format: "title == 'Emma'"))).first)
+            #expect(Set(emma.objects(forKey: "readers").map { $0["name"] as! String }) == ["Ann", "Bo"])
+        }
+    }
+
     @Test("removing a subentity drops its objects and clears references and links to them, so the migrated store is sound")
     func removedSubentity() throws {
         let sandbox = try ImportSandbox()

@@ -17,9 +17,11 @@ import Foundation
 /// - to-one relationships added, removed, renamed; many-to-many relationships kept, added or
 ///   removed;
 /// - indexes, uniqueness constraints and fetch indexes of the new version.
+/// - entities renumbered (an entity added or renamed before others in name order): `Z_ENT`,
+///   to-one entity columns, join tables named by number and `Z_PRIMARYKEY` follow the new
+///   version's numbers; join tables of renamed many-to-many relationships are renamed.
 /// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
-/// moving), to-one ↔ to-many, unordered ↔ ordered, other type changes, changes that would
-/// renumber a SQLite store's entities.
+/// moving), to-one ↔ to-many, unordered ↔ ordered, other type changes.
 ///
 /// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
 /// and identifiers become the new version's, in the same transaction. A kill at any point
@@ -45,8 +47,11 @@ public struct LightweightMigration: Sendable {
     private var attributeMap: [String: [String: String]] = [:]
     /// (destination entity, destination relationship) → source relationship.
     private var relationshipMap: [String: [String: String]] = [:]
-    /// Destination join table → source join table, for many-to-many relationships kept.
-    private var joinMap: [String: SQLiteSchema.JoinTable] = [:]
+    /// Destination join table → source join table, for many-to-many relationships kept, and
+    /// whether the two name the same side's column first (else the columns swap).
+    private var joinMap: [String: (table: SQLiteSchema.JoinTable, aligned: Bool)] = [:]
+    /// Source entity number → destination entity number, for entities kept (SQLite).
+    private var numberMap: [Int64: Int64] = [:]
 
     /// Plans the migration of the SQLite store at `url`, made with `source`, to `destination`;
     /// throws `MigrationRefusal` naming what lightweight migration cannot carry.
@@ -90,13 +95,13 @@ public struct LightweightMigration: Sendable {
                 refusals.append("entity \(new): its parent changes (\(oldParent ?? "none") → \(destination.entity(named: new)!.parentName ?? "none")); hierarchy changes are not migrated yet")
             }
         }
-        // Entity numbers: the store keeps its numbers, so the new version must number kept
-        // entities as the old one did, and new ones after them.
-        for (new, old) in entityMap where storeType == .sqlite {
+        // Entity numbers: the new version's (an entity added or renamed before another in
+        // name order moves it): Z_ENT values, to-one entity columns, join tables named by
+        // number and Z_PRIMARYKEY follow.
+        for (new, old) in entityMap.sorted(by: { $0.key < $1.key }) where storeType == .sqlite {
             let newNumber = destinationSchema.entity(named: new)!.number, oldNumber = sourceSchema.entity(named: old)!.number
-            if newNumber != oldNumber {
-                refusals.append("entity \(new): the new version numbers it \(newNumber), the store \(oldNumber) (entities added or renamed before it in name order); renumbering is not migrated yet")
-            }
+            numberMap[oldNumber] = newNumber
+            if newNumber != oldNumber { steps.append("\(new): entity number \(oldNumber) → \(newNumber)") }
         }
         // Properties, entity by entity (declared properties; inherited ones are checked where declared).
         for entity in destination.entities {
@@ -160,12 +165,12 @@ public struct LightweightMigration: Sendable {
                     // keeps both sides of every relationship by name: nothing more to plan.
                 } else if let newJoin = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
                           let oldJoin = sourceSchema.joinTable(for: .init(entity: old.name, name: previous.name)) {
-                    if oldJoin.name != newJoin.name || oldJoin.sourceColumn != newJoin.sourceColumn || oldJoin.destinationColumn != newJoin.destinationColumn
-                        || oldJoin.sourceOrderColumn != newJoin.sourceOrderColumn || oldJoin.destinationOrderColumn != newJoin.destinationOrderColumn {
-                        refusals.append("relationship \(place): its join table changes (\(oldJoin.name) → \(newJoin.name)); renamed many-to-many relationships are not migrated yet")
-                    } else {
-                        joinMap[newJoin.name] = oldJoin
-                    }
+                    // A renamed relationship or a renumbered entity renames the join table: its rows
+                    // are copied, column by column, whichever side names the old one.
+                    let aligned = (oldJoin.relationship == .init(entity: old.name, name: previous.name))
+                        == (newJoin.relationship == .init(entity: entity.name, name: relationship.name))
+                    joinMap[newJoin.name] = (oldJoin, aligned)
+                    if oldJoin.name != newJoin.name { steps.append("\(place): join table \(oldJoin.name) → \(newJoin.name)") }
                 } else if (destination.inverse(of: relationship)?.isToMany ?? false) != (source.inverse(of: previous)?.isToMany ?? false) {
                     refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
                 }
@@ -251,14 +256,33 @@ public struct LightweightMigration: Sendable {
             try connection.execute("INSERT INTO \(SQLiteSchema.quoted(table.name)) SELECT * FROM \(staging)")
             try connection.execute("DROP TABLE \(staging)")
         }
-        // Join tables: kept ones stay as they are (the plan refuses renamed ones); others go,
-        // new ones are created.
-        let keptJoins = Set(joinMap.values.map(\.name))
+        // Join tables: kept ones stay as they are when nothing about them changes; renamed
+        // ones (a renamed relationship, a renumbered entity) are copied through staging tables
+        // (a new name may be an old one's); others go, new ones are created.
+        var copiedJoins: [SQLiteSchema.JoinTable] = []
+        var keptJoins: Set<String> = []
+        for join in destinationSchema.joinTables {
+            guard let (old, aligned) = joinMap[join.name] else { continue }
+            if old == join && aligned { keptJoins.insert(old.name); continue }
+            let pairs = Self.joinColumns(join, from: old, aligned: aligned)
+            let staging = SQLiteSchema.quoted("\(join.name)_LADE_MIGRATING")
+            try connection.execute("CREATE TABLE \(staging) ( " + pairs.map { "\(SQLiteSchema.quoted($0.new)) INTEGER" }.joined(separator: ", ") + " )")
+            if oldTables.contains(old.name) {
+                try connection.execute("INSERT INTO \(staging) (\(pairs.map { SQLiteSchema.quoted($0.new) }.joined(separator: ", "))) SELECT \(pairs.map { $0.old.map(SQLiteSchema.quoted) ?? "NULL" }.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(old.name))")
+            }
+            copiedJoins.append(join)
+        }
         for join in sourceSchema.joinTables where oldTables.contains(join.name) && !keptJoins.contains(join.name) {
             try connection.execute("DROP TABLE \(SQLiteSchema.quoted(join.name))")
         }
-        for join in destinationSchema.joinTables where joinMap[join.name] == nil {
+        for join in destinationSchema.joinTables where !keptJoins.contains(join.name) {
             try connection.execute(destinationSchema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(join.name)) ") }!)
+        }
+        for join in copiedJoins {
+            let staging = SQLiteSchema.quoted("\(join.name)_LADE_MIGRATING")
+            let columns = Self.joinColumns(join, from: join, aligned: true).map { SQLiteSchema.quoted($0.new) }.joined(separator: ", ")
+            try connection.execute("INSERT INTO \(SQLiteSchema.quoted(join.name)) (\(columns)) SELECT \(columns) FROM \(staging)")
+            try connection.execute("DROP TABLE \(staging)")
         }
         // Objects of removed entities went with them: references to them are cleared, as a
         // delete with Nullify clears them, and their many-to-many links removed.
@@ -286,14 +310,17 @@ public struct LightweightMigration: Sendable {
                 .replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
         }
         // Z_PRIMARYKEY: kept entities keep their rows (a renamed one its old name, as Core
-        // Data's does); new entities get theirs; removed ones go.
-        let keptNumbers = Set(entityMap.values.map { sourceSchema.entity(named: $0)!.number })
-        for entity in sourceSchema.entities where !keptNumbers.contains(entity.number) {
-            try connection.prepare("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?").run([.integer(entity.number)])
+        // Data's does; its Z_MAX), under their new numbers; new entities get theirs; removed
+        // ones go.
+        var stored: [Int64: (name: SQLiteValue, max: SQLiteValue)] = [:]
+        for row in try connection.rows("SELECT Z_ENT, Z_NAME, Z_MAX FROM Z_PRIMARYKEY") {
+            if case .integer(let number) = row[0] { stored[number] = (row[1], row[2]) }
         }
-        for entity in destinationSchema.entities where entityMap[entity.name] == nil {
-            try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
-                .run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
+        try connection.execute("DELETE FROM Z_PRIMARYKEY")
+        let insertKey = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
+        for entity in destinationSchema.entities {
+            let old = entityMap[entity.name].flatMap { sourceSchema.entity(named: $0)?.number }.flatMap { stored[$0] }
+            try insertKey.run([.integer(entity.number), old?.name ?? .text(entity.name), .integer(entity.superNumber), old?.max ?? .integer(0)])
         }
         // Metadata: the new version's hashes and identifiers, the rest kept.
         let (_, old) = try SQLiteStore.readMetadata(connection, path: url.path)
@@ -355,7 +382,7 @@ public struct LightweightMigration: Sendable {
     private func sourceExpression(for column: SQLiteSchema.Column) throws -> String {
         switch column.role {
         case .primaryKey: return "Z_PK"
-        case .entity: return "Z_ENT"
+        case .entity: return Self.renumbered("Z_ENT", numberMap)
         case .optimisticLock: return "Z_OPT"
         case .attribute(let entity, let name):
             let attribute = destination.attribute(name, of: entity)!
@@ -374,8 +401,30 @@ public struct LightweightMigration: Sendable {
             case .toOneEntity: .toOneEntity(entity: declaring, name: oldName)
             default: .orderKey(entity: declaring, name: oldName)
             }
-            return sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) ?? "NULL"
+            guard let oldColumn = sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) else { return "NULL" }
+            if case .toOneEntity = column.role { return Self.renumbered(oldColumn, numberMap) }
+            return oldColumn
         }
+    }
+
+    /// `column`'s entity numbers under the new numbering (`CASE … END`; the column itself when
+    /// no number changes).
+    static func renumbered(_ column: String, _ numbers: [Int64: Int64]) -> String {
+        let changed = numbers.filter { $0.key != $0.value }.sorted { $0.key < $1.key }
+        guard !changed.isEmpty else { return column }
+        return "CASE \(column) " + changed.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ") + " ELSE \(column) END"
+    }
+
+    /// A join table's columns, each with the old table's column that fills it (nil: none, for
+    /// an order column the old table lacks).
+    static func joinColumns(_ join: SQLiteSchema.JoinTable, from old: SQLiteSchema.JoinTable, aligned: Bool) -> [(new: String, old: String?)] {
+        var pairs: [(String, String?)] = [
+            (join.sourceColumn, aligned ? old.sourceColumn : old.destinationColumn),
+            (join.destinationColumn, aligned ? old.destinationColumn : old.sourceColumn),
+        ]
+        if let order = join.destinationOrderColumn { pairs.append((order, aligned ? old.destinationOrderColumn : old.sourceOrderColumn)) }
+        if let order = join.sourceOrderColumn { pairs.append((order, aligned ? old.sourceOrderColumn : old.destinationOrderColumn)) }
+        return pairs
     }
 
     static func literal(_ value: SQLiteValue) -> String {
