@@ -21,10 +21,12 @@ struct Migrate: ParsableCommand {
             refusal found, before the first one runs (a kill between steps leaves the store at \
             a version in between, and running again goes on from there).
 
-            What this lightweight migration does not carry yet (hierarchy changes, to-one ↔ \
-            to-many, type changes other than Integer widening, entity renumbering, renamed \
-            many-to-many relationships, mapping models) is refused before anything is \
-            written, naming the entity, property and rule.
+            Entities renumbered by the new version (one added or renamed before others in \
+            name order) and renamed many-to-many relationships are carried: Z_ENT, \
+            Z_PRIMARYKEY and join tables follow. What this lightweight migration does not \
+            carry yet (hierarchy changes, to-one ↔ to-many, type changes other than Integer \
+            widening, mapping models) is refused before anything is written, naming the \
+            entity, property and rule.
 
             Examples:
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld --dry-run
