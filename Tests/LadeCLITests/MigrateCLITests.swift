@@ -315,6 +315,77 @@ struct MigrateCLITests {
         }
     }
 
+    @Test("a to-one made to-many (many-to-many, and without an inverse): each object's destination becomes its one link; to-many to to-one is refused",
+          arguments: ["sqlite", "xml", "binary"])
+    func toOneMadeToMany(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Garage.xcdatamodeld")
+        try Self.writeVersion("Garage", of: bundle, """
+            <entity name="Car"><attribute name="plate" optional="YES" attributeType="String"/>
+            <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/>
+            <relationship name="spot" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Spot"/></entity>
+            <entity name="Person"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="cars" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owner" inverseEntity="Car"/></entity>
+            <entity name="Spot"><attribute name="number" optional="YES" attributeType="Integer 32"/></entity>
+            """)
+        try Self.writeVersion("Garage 2", of: bundle, """
+            <entity name="Car"><attribute name="plate" optional="YES" attributeType="String"/>
+            <relationship name="owners" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person" elementID="owner"/>
+            <relationship name="spots" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Spot" elementID="spot"/></entity>
+            <entity name="Person"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="cars" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owners" inverseEntity="Car"/></entity>
+            <entity name="Spot"><attribute name="number" optional="YES" attributeType="Integer 32"/></entity>
+            """, current: true)
+        let store = sandbox.url("garage.\(type)")
+        let kind = try #require(PersistentStoreCoordinator.StoreType(name: type))
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Garage"), store: store, type: kind)
+        try context.performAndWait {
+            let ann = try context.insertObject(forEntityName: "Person"), bo = try context.insertObject(forEntityName: "Person")
+            try ann.setValue("Ann", forKey: "name")
+            try bo.setValue("Bo", forKey: "name")
+            for (plate, owner, spot) in [("A-1", ann, 1), ("A-2", ann, nil), ("B-1", bo, 2), ("X-0", nil, 3)] as [(String, ManagedObject?, Int?)] {
+                let car = try context.insertObject(forEntityName: "Car")
+                try car.setValue(plate, forKey: "plate")
+                try car.setObject(owner, forKey: "owner")
+                if let spot {
+                    let place = try context.insertObject(forEntityName: "Spot")
+                    try place.setValue(spot, forKey: "number")
+                    try car.setObject(place, forKey: "spot")
+                }
+            }
+            try context.save()
+        }
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Car.owners: to-one made to-many"), "\(run.stdout)")
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store, type: kind)
+        try migrated.performAndWait {
+            var found: [String: [String]] = [:]
+            for car in try migrated.fetch(FetchRequest(entityName: "Car")) {
+                found[car["plate"] as! String] = car.objects(forKey: "owners").map { $0["name"] as! String }
+                    + car.objects(forKey: "spots").map { "spot \($0["number"] as! Int)" }
+            }
+            #expect(found == ["A-1": ["Ann", "spot 1"], "A-2": ["Ann"], "B-1": ["Bo", "spot 2"], "X-0": ["spot 3"]])
+            let ann = try #require(try migrated.fetch(FetchRequest(entityName: "Person", predicate: try Predicate(format: "name == 'Ann'"))).first)
+            #expect(Set(ann.objects(forKey: "cars").map { $0["plate"] as! String }) == ["A-1", "A-2"])
+        }
+        // And back: a to-many made to-one would keep one destination of several.
+        try Self.writeVersion("Garage 3", of: bundle, """
+            <entity name="Car"><attribute name="plate" optional="YES" attributeType="String"/>
+            <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/>
+            <relationship name="spots" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Spot"/></entity>
+            <entity name="Person"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="cars" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owner" inverseEntity="Car"/></entity>
+            <entity name="Spot"><attribute name="number" optional="YES" attributeType="Integer 32"/></entity>
+            """, current: true)
+        let before = try Data(contentsOf: store)
+        let back = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(back.status == 1)
+        #expect(back.stderr.contains("relationship Car.owner: changes between to-one, to-many and ordered (to-many to to-one would keep one destination of several)"), "\(back.stderr)")
+        #expect(try Data(contentsOf: store) == before)
+    }
+
     @Test("removing a subentity drops its objects and clears references and links to them, so the migrated store is sound")
     func removedSubentity() throws {
         let sandbox = try ImportSandbox()

@@ -20,8 +20,10 @@ import Foundation
 /// - entities renumbered (an entity added or renamed before others in name order): `Z_ENT`,
 ///   to-one entity columns, join tables named by number and `Z_PRIMARYKEY` follow the new
 ///   version's numbers; join tables of renamed many-to-many relationships are renamed.
+/// - a to-one made an unordered to-many: its destination becomes its one link (on SQLite, when
+///   the to-many is kept in a join table: many-to-many, or without an inverse).
 /// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
-/// moving), to-one ↔ to-many, unordered ↔ ordered, other type changes.
+/// moving), to-many → to-one, unordered ↔ ordered, other type changes.
 ///
 /// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
 /// and identifiers become the new version's, in the same transaction. A kill at any point
@@ -52,6 +54,11 @@ public struct LightweightMigration: Sendable {
     private var joinMap: [String: (table: SQLiteSchema.JoinTable, aligned: Bool)] = [:]
     /// Source entity number → destination entity number, for entities kept (SQLite).
     private var numberMap: [Int64: Int64] = [:]
+    /// Destination join tables filled from a to-one's key column (a to-one made to-many): the
+    /// old table, its key column, the entity numbers whose rows hold the relationship, and
+    /// whether the join table is named after that relationship (its objects' keys go in the
+    /// source column) or after the inverse.
+    private var keyJoins: [String: (table: String, column: String, entities: [Int64], namedHere: Bool)] = [:]
 
     /// Plans the migration of the SQLite store at `url`, made with `source`, to `destination`;
     /// throws `MigrationRefusal` naming what lightweight migration cannot carry.
@@ -73,6 +80,7 @@ public struct LightweightMigration: Sendable {
 
     private mutating func plan() throws {
         var refusals: [String] = []
+        var inverseMadeToMany: [(join: String, place: String)] = []
         let sourceByIdentifier = Dictionary(source.entities.map { (Self.identifier($0), $0) }, uniquingKeysWith: { first, _ in first })
         var matchedSources: Set<String> = []
         for entity in destination.entities {
@@ -153,7 +161,29 @@ public struct LightweightMigration: Sendable {
                 seenRelationships.insert(previous.name)
                 relationshipMap[entity.name, default: [:]][relationship.name] = previous.name
                 if previous.isToMany != relationship.isToMany || previous.isOrdered != relationship.isOrdered {
-                    refusals.append("relationship \(place): changes between to-one, to-many and ordered; not migrated yet")
+                    // To-one made an unordered to-many kept in a join table (many-to-many, or no
+                    // inverse): each object's one destination becomes its one link.
+                    if !previous.isToMany, relationship.isToMany, !relationship.isOrdered,
+                       entityMap[relationship.destinationEntityName] == previous.destinationEntityName {
+                        if storeType != .sqlite {
+                            // An atomic store's object keeps its destination as its one member.
+                            steps.append("\(place): to-one made to-many, each object's \(previous.name) its one member")
+                            continue
+                        }
+                        if let join = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
+                           let declaring = SQLiteSchema.declaringEntity(of: previous.name, from: old.name, in: source),
+                           let column = sourceSchema.columnName(for: .toOne(entity: declaring, name: previous.name)) {
+                            keyJoins[join.name] = (sourceSchema.entity(named: old.name)!.tableName, column,
+                                                   sourceSchema.entityNumbers(from: old.name, in: source),
+                                                   join.relationship == .init(entity: entity.name, name: relationship.name))
+                            relationshipMap[entity.name, default: [:]][relationship.name] = nil
+                            steps.append("\(place): to-one made to-many, each object's \(previous.name) its one link (join table \(join.name))")
+                            continue
+                        }
+                    }
+                    refusals.append("relationship \(place): changes between to-one, to-many and ordered" + (previous.isToMany && !relationship.isToMany
+                        ? " (to-many to to-one would keep one destination of several)" : relationship.isToMany && !relationship.isOrdered && storeType == .sqlite
+                        ? " (a to-one made to-many is carried when the to-many is kept in a join table; here its inverse would hold the key)" : "") + "; not migrated yet")
                     continue
                 }
                 if entityMap[relationship.destinationEntityName] != previous.destinationEntityName {
@@ -172,7 +202,12 @@ public struct LightweightMigration: Sendable {
                     joinMap[newJoin.name] = (oldJoin, aligned)
                     if oldJoin.name != newJoin.name { steps.append("\(place): join table \(oldJoin.name) → \(newJoin.name)") }
                 } else if (destination.inverse(of: relationship)?.isToMany ?? false) != (source.inverse(of: previous)?.isToMany ?? false) {
-                    refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
+                    // Carried when the inverse is a to-one made to-many (its key fills the join table).
+                    if let join = destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)) {
+                        inverseMadeToMany.append((join.name, place))
+                    } else {
+                        refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
+                    }
                 }
                 if previous.name != relationship.name { steps.append("\(place): renamed from \(previous.name)") }
                 if previous.isOptional && !relationship.isOptional && !relationship.isToMany {
@@ -182,6 +217,9 @@ public struct LightweightMigration: Sendable {
             for relationship in old.relationships where !relationship.isTransient && !seenRelationships.contains(relationship.name) {
                 steps.append("\(entity.name).\(relationship.name): removed")
             }
+        }
+        for (join, place) in inverseMadeToMany where keyJoins[join] == nil {
+            refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
         }
         guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals) }
         if steps.isEmpty { steps.append("no change to the stored layout (indexes and metadata only)") }
@@ -218,8 +256,17 @@ public struct LightweightMigration: Sendable {
     }
 
     private func migrate(_ connection: SQLiteConnection, progress: (@Sendable (String) -> Void)?) throws {
-        // Entity tables: each hierarchy's table rebuilt with the new columns.
         let oldTables = try connection.tableNames()
+        // Links of to-ones made to-many, read from their key columns before the tables go.
+        for join in destinationSchema.joinTables {
+            guard let source = keyJoins[join.name] else { continue }
+            let (mine, theirs) = source.namedHere ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            let staging = SQLiteSchema.quoted("\(join.name)_LADE_MIGRATING")
+            try connection.execute("CREATE TABLE \(staging) ( \(SQLiteSchema.quoted(join.sourceColumn)) INTEGER, \(SQLiteSchema.quoted(join.destinationColumn)) INTEGER )")
+            guard oldTables.contains(source.table) else { continue }
+            try connection.execute("INSERT INTO \(staging) (\(SQLiteSchema.quoted(mine)), \(SQLiteSchema.quoted(theirs))) SELECT Z_PK, \(SQLiteSchema.quoted(source.column)) FROM \(SQLiteSchema.quoted(source.table)) WHERE \(SQLiteSchema.quoted(source.column)) IS NOT NULL AND Z_ENT IN (\(source.entities.map(String.init).joined(separator: ", ")))")
+        }
+        // Entity tables: each hierarchy's table rebuilt with the new columns.
         for table in destinationSchema.tables {
             let root = table.rootEntity
             let oldRoot = entityMap[root]
@@ -259,9 +306,9 @@ public struct LightweightMigration: Sendable {
         // Join tables: kept ones stay as they are when nothing about them changes; renamed
         // ones (a renamed relationship, a renumbered entity) are copied through staging tables
         // (a new name may be an old one's); others go, new ones are created.
-        var copiedJoins: [SQLiteSchema.JoinTable] = []
+        var copiedJoins = destinationSchema.joinTables.filter { keyJoins[$0.name] != nil }
         var keptJoins: Set<String> = []
-        for join in destinationSchema.joinTables {
+        for join in destinationSchema.joinTables where keyJoins[join.name] == nil {
             guard let (old, aligned) = joinMap[join.name] else { continue }
             if old == join && aligned { keptJoins.insert(old.name); continue }
             let pairs = Self.joinColumns(join, from: old, aligned: aligned)
@@ -361,6 +408,8 @@ public struct LightweightMigration: Sendable {
                 if relationship.isToMany {
                     if let destinations = object.toMany[oldName]?.filter({ kept.contains($0) }), !destinations.isEmpty {
                         moved.toMany[relationship.name] = destinations
+                    } else if let target = object.toOne[oldName], kept.contains(target) {
+                        moved.toMany[relationship.name] = [target]   // a to-one made to-many
                     }
                 } else if let target = object.toOne[oldName], kept.contains(target) {
                     moved.toOne[relationship.name] = target
