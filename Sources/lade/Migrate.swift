@@ -24,8 +24,9 @@ struct Migrate: ParsableCommand {
             Entities renumbered by the new version (one added or renamed before others in \
             name order) and renamed many-to-many relationships are carried: Z_ENT, \
             Z_PRIMARYKEY and join tables follow. What this lightweight migration does not \
-            carry yet (hierarchy changes, to-many → to-one, ordering changes, type changes \
-            other than Integer widening, mapping models; a to-one made to-many is carried) is refused before anything is written, naming the \
+            carry yet (hierarchy changes, to-many → to-one, type changes other than Integer \
+            widening, mapping models; a to-one made to-many, and a to-many made ordered or \
+            unordered, are carried) is refused before anything is written, naming the \
             entity, property and rule.
 
             Examples:

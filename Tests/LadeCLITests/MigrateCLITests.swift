@@ -386,6 +386,75 @@ struct MigrateCLITests {
         #expect(try Data(contentsOf: store) == before)
     }
 
+    @Test("to-many relationships made ordered (one-to-many and many-to-many): members numbered in the order they were made; and unordered again",
+          arguments: ["sqlite", "xml"])
+    func orderingChanges(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Deck.xcdatamodeld")
+        func version(_ name: String, ordered: Bool, current: Bool = false) throws {
+            let flag = ordered ? " ordered=\"YES\"" : ""
+            try Self.writeVersion(name, of: bundle, """
+                <entity name="Card"><attribute name="face" optional="YES" attributeType="String"/>
+                <relationship name="deck" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Deck" inverseName="cards" inverseEntity="Deck"/>
+                <relationship name="hands" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Hand" inverseName="cards" inverseEntity="Hand"/></entity>
+                <entity name="Deck"><attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="cards" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Card" inverseName="deck" inverseEntity="Card"\(flag)/></entity>
+                <entity name="Hand"><attribute name="player" optional="YES" attributeType="String"/>
+                <relationship name="cards" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Card" inverseName="hands" inverseEntity="Card"\(flag)/></entity>
+                """, current: current)
+        }
+        try version("Deck", ordered: false)
+        try version("Deck 2", ordered: true, current: true)
+        let store = sandbox.url("deck.\(type)")
+        let kind = try #require(PersistentStoreCoordinator.StoreType(name: type))
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Deck"), store: store, type: kind)
+        try context.performAndWait {
+            var decks: [ManagedObject] = [], hands: [ManagedObject] = []
+            for name in ["red", "blue"] {
+                decks.append(try context.insertObject(forEntityName: "Deck"))
+                try decks.last!.setValue(name, forKey: "name")
+                hands.append(try context.insertObject(forEntityName: "Hand"))
+                try hands.last!.setValue(name, forKey: "player")
+            }
+            for (index, face) in ["A", "K", "Q", "J", "10"].enumerated() {
+                let card = try context.insertObject(forEntityName: "Card")
+                try card.setValue(face, forKey: "face")
+                try card.setObject(decks[index % 2], forKey: "deck")
+                try card.add(hands[index % 2], toKey: "hands")
+                if index == 4 { try card.add(hands[1], toKey: "hands") }
+            }
+            try context.save()
+        }
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Deck.cards: made ordered") && run.stdout.contains("Hand.cards: made ordered"), "\(run.stdout)")
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        // The order the cards were made in.
+        func members(_ model: ManagedObjectModel) throws -> [String: [String]] {
+            let reader = try privateContext(model: model, store: store, type: kind)
+            return try reader.performAndWait {
+                var found: [String: [String]] = [:]
+                for deck in try reader.fetch(FetchRequest(entityName: "Deck")) {
+                    found["deck " + (deck["name"] as! String)] = deck.objects(forKey: "cards").map { $0["face"] as! String }
+                }
+                for hand in try reader.fetch(FetchRequest(entityName: "Hand")) {
+                    found["hand " + (hand["player"] as! String)] = hand.objects(forKey: "cards").map { $0["face"] as! String }
+                }
+                return found
+            }
+        }
+        let ordered = try members(try ManagedObjectModel(contentsOf: bundle))
+        #expect(ordered == ["deck red": ["A", "Q", "10"], "deck blue": ["K", "J"], "hand red": ["A", "Q", "10"], "hand blue": ["K", "J", "10"]])
+        // And back to unordered: the same members, the order dropped.
+        try version("Deck 3", ordered: false, current: true)
+        let back = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(back.stdout.contains("Deck.cards: made unordered"), "\(back.stdout)")
+        let unordered = try members(try ManagedObjectModel(contentsOf: bundle))
+        #expect(unordered.mapValues { $0.sorted() } == ordered.mapValues { $0.sorted() })
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+    }
+
     @Test("removing a subentity drops its objects and clears references and links to them, so the migrated store is sound")
     func removedSubentity() throws {
         let sandbox = try ImportSandbox()

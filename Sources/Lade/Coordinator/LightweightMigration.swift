@@ -22,8 +22,10 @@ import Foundation
 ///   version's numbers; join tables of renamed many-to-many relationships are renamed.
 /// - a to-one made an unordered to-many: its destination becomes its one link (on SQLite, when
 ///   the to-many is kept in a join table: many-to-many, or without an inverse).
+/// - a to-many made ordered (members numbered in the order they were made, by primary key,
+///   1024 apart as a save numbers them) or unordered (the order dropped).
 /// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
-/// moving), to-many → to-one, unordered ↔ ordered, other type changes.
+/// moving), to-many → to-one, other type changes.
 ///
 /// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
 /// and identifiers become the new version's, in the same transaction. A kill at any point
@@ -160,7 +162,12 @@ public struct LightweightMigration: Sendable {
                 }
                 seenRelationships.insert(previous.name)
                 relationshipMap[entity.name, default: [:]][relationship.name] = previous.name
-                if previous.isToMany != relationship.isToMany || previous.isOrdered != relationship.isOrdered {
+                if previous.isToMany && relationship.isToMany && previous.isOrdered != relationship.isOrdered {
+                    // Ordering changes: an order made from the primary keys (the order the
+                    // objects were made), or dropped; the join table or key column follows below.
+                    steps.append(relationship.isOrdered ? "\(place): made ordered, members numbered in the order they were made (primary key)"
+                                                        : "\(place): made unordered, the order dropped")
+                } else if previous.isToMany != relationship.isToMany || previous.isOrdered != relationship.isOrdered {
                     // To-one made an unordered to-many kept in a join table (many-to-many, or no
                     // inverse): each object's one destination becomes its one link.
                     if !previous.isToMany, relationship.isToMany, !relationship.isOrdered,
@@ -315,7 +322,7 @@ public struct LightweightMigration: Sendable {
             let staging = SQLiteSchema.quoted("\(join.name)_LADE_MIGRATING")
             try connection.execute("CREATE TABLE \(staging) ( " + pairs.map { "\(SQLiteSchema.quoted($0.new)) INTEGER" }.joined(separator: ", ") + " )")
             if oldTables.contains(old.name) {
-                try connection.execute("INSERT INTO \(staging) (\(pairs.map { SQLiteSchema.quoted($0.new) }.joined(separator: ", "))) SELECT \(pairs.map { $0.old.map(SQLiteSchema.quoted) ?? "NULL" }.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(old.name))")
+                try connection.execute("INSERT INTO \(staging) (\(pairs.map { SQLiteSchema.quoted($0.new) }.joined(separator: ", "))) SELECT \(pairs.map { $0.old ?? "NULL" }.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(old.name))")
             }
             copiedJoins.append(join)
         }
@@ -450,7 +457,14 @@ public struct LightweightMigration: Sendable {
             case .toOneEntity: .toOneEntity(entity: declaring, name: oldName)
             default: .orderKey(entity: declaring, name: oldName)
             }
-            guard let oldColumn = sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) else { return "NULL" }
+            guard let oldColumn = sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) else {
+                // A to-many made ordered, whose inverse is this to-one: each owner's members
+                // numbered in primary-key order, as a save numbers them (1024 apart).
+                if case .orderKey = column.role, let key = sourceSchema.columnName(for: .toOne(entity: declaring, name: oldName)).map(SQLiteSchema.quoted) {
+                    return "CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY Z_PK) * 1024 END"
+                }
+                return "NULL"
+            }
             if case .toOneEntity = column.role { return Self.renumbered(oldColumn, numberMap) }
             return oldColumn
         }
@@ -464,15 +478,21 @@ public struct LightweightMigration: Sendable {
         return "CASE \(column) " + changed.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ") + " ELSE \(column) END"
     }
 
-    /// A join table's columns, each with the old table's column that fills it (nil: none, for
-    /// an order column the old table lacks).
+    /// A join table's columns, each with the SQL over the old table that fills it.
     static func joinColumns(_ join: SQLiteSchema.JoinTable, from old: SQLiteSchema.JoinTable, aligned: Bool) -> [(new: String, old: String?)] {
-        var pairs: [(String, String?)] = [
-            (join.sourceColumn, aligned ? old.sourceColumn : old.destinationColumn),
-            (join.destinationColumn, aligned ? old.destinationColumn : old.sourceColumn),
-        ]
-        if let order = join.destinationOrderColumn { pairs.append((order, aligned ? old.destinationOrderColumn : old.sourceOrderColumn)) }
-        if let order = join.sourceOrderColumn { pairs.append((order, aligned ? old.sourceOrderColumn : old.destinationOrderColumn)) }
+        let mine = aligned ? old.sourceColumn : old.destinationColumn, theirs = aligned ? old.destinationColumn : old.sourceColumn
+        var pairs: [(String, String?)] = [(join.sourceColumn, SQLiteSchema.quoted(mine)), (join.destinationColumn, SQLiteSchema.quoted(theirs))]
+        // An order the old table lacks (a to-many made ordered): members numbered in
+        // primary-key order within each owner, 1024 apart, as a save numbers them.
+        func numbered(within owner: String, by member: String) -> String {
+            "ROW_NUMBER() OVER (PARTITION BY \(SQLiteSchema.quoted(owner)) ORDER BY \(SQLiteSchema.quoted(member))) * 1024"
+        }
+        if let order = join.destinationOrderColumn {
+            pairs.append((order, (aligned ? old.destinationOrderColumn : old.sourceOrderColumn).map(SQLiteSchema.quoted) ?? numbered(within: mine, by: theirs)))
+        }
+        if let order = join.sourceOrderColumn {
+            pairs.append((order, (aligned ? old.sourceOrderColumn : old.destinationOrderColumn).map(SQLiteSchema.quoted) ?? numbered(within: theirs, by: mine)))
+        }
         return pairs
     }
 

@@ -51,7 +51,8 @@ public enum DecimalText {
     }
 
     private static func fastText(_ value: Decimal) -> String? {
-        guard var (negative, mantissa, exponent) = parts(value) else { return nil }
+        guard let (negative, stored, scale) = parts(value) else { return nil }
+        var mantissa = stored, exponent = scale
         if mantissa == 0 { return "0" }
         // description drops trailing zeros of the fraction
         while exponent < 0 && mantissa % 10 == 0 {
@@ -88,7 +89,8 @@ public enum DecimalText {
     /// The significant digits of `value` as `significantDigits(format(value))` counts them,
     /// without writing the text for values whose mantissa fits 64 bits.
     public static func significantDigits(of value: Decimal) -> Int {
-        guard layoutIsKnown, var (_, mantissa, _) = parts(value) else { return significantDigits(format(value)) }
+        guard layoutIsKnown, let (_, stored, _) = parts(value) else { return significantDigits(format(value)) }
+        var mantissa = stored
         if mantissa == 0 { return 0 }
         while mantissa % 10 == 0 { mantissa /= 10 }
         var count = 0
