@@ -357,3 +357,25 @@ struct BatchInsertSessionTests {
         }
     }
 }
+
+@Suite("The keys a batch insert session has touched")
+struct PrimaryKeySetTests {
+    @Test("a hash set while small, a bitmap past the threshold: the same answers as Set throughout, keys outside 1...limit included")
+    func matchesSet() {
+        var random = SeededGenerator(seed: 20_261_125)
+        for limit in [Int64(0), 1, 100, 5_000] {
+            var keys = PrimaryKeySet(limit: limit)
+            var reference = Set<Int64>()
+            for _ in 0..<4_000 {
+                let key = Int64(random.int(Int(limit) + 20)) - 5      // some below 1, some above limit
+                if random.chance(20) {
+                    keys.remove(key)
+                    reference.remove(key)
+                } else {
+                    #expect(keys.insert(key) == reference.insert(key).inserted, "limit \(limit), key \(key)")
+                }
+            }
+            for key in -6...(limit + 16) { #expect(keys.contains(key) == reference.contains(key), "limit \(limit), key \(key)") }
+        }
+    }
+}

@@ -13,7 +13,7 @@ final class SQLiteBatchInsertTransaction {
     private var startingKeys: [Int64: Int64] = [:]
     /// Per root entity number: existing rows found by this transaction's rows (a second row
     /// for one is a duplicate). Rows it inserted are those above `startingKeys`.
-    private var touched: [Int64: Set<Int64>] = [:]
+    private var touched: [Int64: PrimaryKeySet] = [:]
     /// Per root entity number: existing rows this transaction updated. Their `Z_OPT` advanced
     /// once (as a save advances it, however often the object changed), and so did that of
     /// the rows it inserted (which start at 1).
@@ -25,6 +25,8 @@ final class SQLiteBatchInsertTransaction {
     /// savepoint undone takes its additions back without copying the sets.
     private var log: [(set: LoggedSet, root: Int64, key: Int64)] = []
     private enum LoggedSet { case touched, updated, inverse }
+    /// Savepoints open now.
+    private var depth = 0
 
     init(store: SQLiteStore) throws {
         guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.fileURL.path, "the store was opened read-only") }
@@ -212,6 +214,8 @@ final class SQLiteBatchInsertTransaction {
         precondition(open, "the batch insert session was committed or rolled back")
         try store.withConnection { try $0.execute("SAVEPOINT lade_batch") }
         let keys = largestKeys, mark = log.count
+        depth += 1
+        defer { depth -= 1 }
         func undo() throws {
             try store.withConnection { connection in
                 try connection.execute("ROLLBACK TO lade_batch")
@@ -239,18 +243,27 @@ final class SQLiteBatchInsertTransaction {
             return nil
         }
         try store.withConnection { try $0.execute("RELEASE lade_batch") }
+        // Once the outermost savepoint is released its additions can no longer be undone
+        // alone (only with the whole transaction): the log need not hold them.
+        if depth == 1 { log.removeAll(keepingCapacity: true) }
         return result
     }
 
     private func nextKey(root: Int64, _ connection: SQLiteConnection) throws -> Int64 {
         if let largest = largestKeys[root] { return largest + 1 }
+        return try startingKey(root: root, connection) + 1
+    }
+
+    /// `Z_MAX` of a hierarchy when the transaction began: rows above it were inserted here.
+    private func startingKey(root: Int64, _ connection: SQLiteConnection) throws -> Int64 {
+        if let start = startingKeys[root] { return start }
         let stored = try store.cachedStatement("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", connection).rows([.integer(root)]).first?.first
         guard case .integer(let current) = stored ?? .integer(0) else {
             throw StoreError.damaged([StoreDamage(.keyCounter, place: "Z_PRIMARYKEY", count: 1, example: "Z_ENT \(root)", problem: "Z_MAX that is not a number")], path: store.fileURL.path)
         }
         largestKeys[root] = current
         startingKeys[root] = current
-        return current + 1
+        return current
     }
 
     private func write(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome {
@@ -274,7 +287,8 @@ final class SQLiteBatchInsertTransaction {
             return .refused(property: plan.keyPositions.map { plan.attributeNames[$0] }.joined(separator: ", "), message: "a \(other) already has these values", value: nil)
         }
         let id = ManagedObjectID(entityName: store.schema.entity(number: found.entity)?.name ?? plan.entity, storeIdentifier: store.identifier, primaryKey: found.key)
-        let seen = found.key > (startingKeys[plan.rootNumber] ?? .max) || (touched[plan.rootNumber]?.contains(found.key) ?? false)
+        let start = try startingKey(root: plan.rootNumber, connection)
+        let seen = found.key > start || (touched[plan.rootNumber]?.contains(found.key) ?? false)
         if plan.policy == .keep && !seen { return .kept(id) }
         // Which of the given values differ from the stored ones.
         var changed = [Bool](repeating: false, count: plan.attributeNames.count + plan.toOneNames.count)
@@ -315,8 +329,8 @@ final class SQLiteBatchInsertTransaction {
     }
 
     private func markTouched(root: Int64, _ key: Int64) {
-        guard key <= (startingKeys[root] ?? .max) else { return }   // inserted here: known by its key
-        if touched[root, default: []].insert(key).inserted { log.append((.touched, root, key)) }
+        guard let start = startingKeys[root], key <= start else { return }   // inserted here: known by its key
+        if touched[root, default: PrimaryKeySet(limit: start)].insert(key) { log.append((.touched, root, key)) }
     }
 
     private func markInverseChanged(root: Int64, _ key: Int64) {
@@ -514,5 +528,52 @@ final class SQLiteBatchInsertTransaction {
         guard open else { return }
         open = false
         try? store.withConnection { try $0.execute("ROLLBACK") }
+    }
+}
+
+/// Primary keys of one table, 1 through `limit`: a hash set while few, a bitmap once that is
+/// smaller (a re-run touches every row, and a set of a million keys takes megabytes).
+struct PrimaryKeySet {
+    private let limit: Int64
+    private var small: Set<Int64> = []
+    private var bits: [UInt64] = []
+
+    init(limit: Int64) { self.limit = max(0, limit) }
+
+    func contains(_ key: Int64) -> Bool {
+        guard !bits.isEmpty else { return small.contains(key) }
+        guard key >= 1 && key <= limit else { return small.contains(key) }
+        return bits[Int((key - 1) >> 6)] & (1 << UInt64((key - 1) & 63)) != 0
+    }
+
+    /// Adds `key`; false when it was there already.
+    @discardableResult
+    mutating func insert(_ key: Int64) -> Bool {
+        if bits.isEmpty {
+            guard small.insert(key).inserted else { return false }
+            // About 16 bytes a key in a set, a bit a key in the bitmap.
+            if Int64(small.count) * 128 > limit && limit > 0 {
+                bits = [UInt64](repeating: 0, count: Int((limit + 63) >> 6))
+                for member in small where member >= 1 && member <= limit { setBit(member) }
+                small = small.filter { $0 < 1 || $0 > limit }
+            }
+            return true
+        }
+        guard key >= 1 && key <= limit else { return small.insert(key).inserted }
+        if contains(key) { return false }
+        setBit(key)
+        return true
+    }
+
+    mutating func remove(_ key: Int64) {
+        if !bits.isEmpty, key >= 1 && key <= limit {
+            bits[Int((key - 1) >> 6)] &= ~(1 << UInt64((key - 1) & 63))
+        } else {
+            small.remove(key)
+        }
+    }
+
+    private mutating func setBit(_ key: Int64) {
+        bits[Int((key - 1) >> 6)] |= 1 << UInt64((key - 1) & 63)
     }
 }
