@@ -24,6 +24,15 @@ struct MigrateCLITests {
             """.utf8).write(to: bundle.appendingPathComponent(".xccurrentversion"))
     }
 
+    /// `lade migrate STORE --model BUNDLE` to the bundle's current version: exit 0, the plan
+    /// naming each of `changes`, and a sound store after it (`lade check`).
+    static func migrate(_ store: URL, _ bundle: URL, saying changes: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 0, "\(run.stderr)", sourceLocation: sourceLocation)
+        for change in changes { #expect(run.stdout.contains(change), "\(change): \(run.stdout)", sourceLocation: sourceLocation) }
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0, "lade check after the migration", sourceLocation: sourceLocation)
+    }
+
     /// A .xcdatamodeld with two versions of one entity: V2 renames `name` to `title`, widens
     /// `count`, adds `note` with a default, and makes `code` required with a default.
     func bundle(_ sandbox: ImportSandbox, v2Item: String? = nil) throws -> String {
@@ -298,11 +307,7 @@ struct MigrateCLITests {
             }
             try context.save()
         }
-        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("Book: entity number 1 → 2") && run.stdout.contains("Reader: entity number 2 → 3"), "\(run.stdout)")
-        #expect(run.stdout.contains("Reader.shelf: renamed from books"), "\(run.stdout)")
-        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        try Self.migrate(store, bundle, saying: ["Book: entity number 1 → 2", "Reader: entity number 2 → 3", "Reader.shelf: renamed from books"])
         let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store, type: .sqlite)
         try migrated.performAndWait {
             var found: [String: [String]] = [:]
@@ -355,10 +360,7 @@ struct MigrateCLITests {
             }
             try context.save()
         }
-        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("Car.owners: to-one made to-many"), "\(run.stdout)")
-        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        try Self.migrate(store, bundle, saying: ["Car.owners: to-one made to-many"])
         let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store, type: kind)
         try migrated.performAndWait {
             var found: [String: [String]] = [:]
@@ -425,10 +427,7 @@ struct MigrateCLITests {
             }
             try context.save()
         }
-        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("Deck.cards: made ordered") && run.stdout.contains("Hand.cards: made ordered"), "\(run.stdout)")
-        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+        try Self.migrate(store, bundle, saying: ["Deck.cards: made ordered", "Hand.cards: made ordered"])
         // The order the cards were made in.
         func members(_ model: ManagedObjectModel) throws -> [String: [String]] {
             let reader = try privateContext(model: model, store: store, type: kind)
@@ -447,12 +446,9 @@ struct MigrateCLITests {
         #expect(ordered == ["deck red": ["A", "Q", "10"], "deck blue": ["K", "J"], "hand red": ["A", "Q", "10"], "hand blue": ["K", "J", "10"]])
         // And back to unordered: the same members, the order dropped.
         try version("Deck 3", ordered: false, current: true)
-        let back = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
-        #expect(back.status == 0, "\(back.stderr)")
-        #expect(back.stdout.contains("Deck.cards: made unordered"), "\(back.stdout)")
+        try Self.migrate(store, bundle, saying: ["Deck.cards: made unordered"])
         let unordered = try members(try ManagedObjectModel(contentsOf: bundle))
         #expect(unordered.mapValues { $0.sorted() } == ordered.mapValues { $0.sorted() })
-        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
     }
 
     @Test("removing a subentity drops its objects and clears references and links to them, so the migrated store is sound")
@@ -483,16 +479,13 @@ struct MigrateCLITests {
             }
             try context.save()
         }
-        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("Zeppelin: removed, with its objects"), "\(run.stdout)")
+        try Self.migrate(store, bundle, saying: ["Zeppelin: removed, with its objects"])
         let connection = try SQLiteConnection(path: store.path, mode: .readOnly)
         #expect(try connection.rows("SELECT COUNT(*) FROM ZVEHICLE") == [[.integer(1)]])
         #expect(try connection.rows("SELECT ZNAME, ZVEHICLE IS NULL FROM ZPERSON ORDER BY ZNAME") == [[.text("Ann"), .integer(0)], [.text("Bo"), .integer(1)]])
         let links = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')")
         let join = try #require(links.first?.first.flatMap { if case .text(let name) = $0 { name } else { nil } })
         #expect(try connection.rows("SELECT COUNT(*) FROM \(join)") == [[.integer(2)]], "only the links to the car are left")
-        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
     }
 
     @Test("a migration tells its progress: each table rebuilt, with its rows (lade migrate shows it on a terminal)")
