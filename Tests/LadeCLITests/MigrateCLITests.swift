@@ -207,13 +207,20 @@ struct MigrateCLITests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
     }
 
+    /// The corpus' CoreDataPlus `SampleModel` folder, and a copy of its `SampleModel_V1.sqlite`
+    /// (written by Core Data) in the sandbox.
+    static func sampleModelV1(in sandbox: ImportSandbox) throws -> (base: URL, copy: URL) {
+        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let copy = sandbox.url("v1.sqlite")
+        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        return (base, copy)
+    }
+
     @Test("Core Data's own migration of CoreDataPlus SampleModel_V1 to V2 is what lade migrate gives: rows, keys, Z_PRIMARYKEY, schema, UUID and, with the .momd, Apple's hashes",
           .enabled(if: StoreCLITests.corpusAvailable))
     func golden() throws {
         let sandbox = try ImportSandbox()
-        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
-        let copy = sandbox.url("v1.sqlite")
-        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        let (base, copy) = try Self.sampleModelV1(in: sandbox)
         let reference = base.appendingPathComponent("Fixtures/SampleModel_V2.sqlite").path
         let run = try LadeProcess.run(["migrate", copy.path, "--model", base.appendingPathComponent("SampleModel.xcdatamodeld").path,
                                        "--to", "SampleModel2", "--momd", base.appendingPathComponent("Fixtures/SampleModel.momd").path])
@@ -235,9 +242,7 @@ struct MigrateCLITests {
           .enabled(if: StoreCLITests.corpusAvailable))
     func stagedToThird() throws {
         let sandbox = try ImportSandbox()
-        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
-        let copy = sandbox.url("v1.sqlite")
-        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        let (base, copy) = try Self.sampleModelV1(in: sandbox)
         let bundle = base.appendingPathComponent("SampleModel.xcdatamodeld").path, momd = base.appendingPathComponent("Fixtures/SampleModel.momd").path
         let run = try LadeProcess.run(["migrate", copy.path, "--model", bundle, "--to", "SampleModel3", "--momd", momd])
         #expect(run.status == 0, "\(run.stderr)")
