@@ -20,7 +20,8 @@ struct ImportValidateTests {
         let result = try sandbox.lade(["validate", "job.yaml"])
         #expect(result.status == 0, "\(result.stderr)")
         for line in ["products.csv → Product, mode upsert, key sku", "  createdAt ← created_at", "  price ← price (matched by name)",
-                     "  category → Category by name ← sku, created when missing", "will be created with the model", "ok"] {
+                     "  category → Category by name ← sku, created when missing", "will be created with the model",
+                     "writer: batch (batch inserts: the job needs nothing only managed objects do)", "batches of 5000, commit every 2 s;", "ok"] {
             #expect(result.stdout.contains(line), "missing \(line): \(result.stdout)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["job.yaml", "products.csv"],
@@ -47,6 +48,7 @@ struct ImportValidateTests {
         ("key: sku\nrelationships:\n  supplier: { from: supplier_code, match: code }\n",
          "job.yaml: relationships.supplier.from: column 'supplier_code' is not in products.csv's header"),
         ("key: code\n", "job.yaml: key: Product has no attribute 'code'"),
+        ("key: name\nwriter: batch\n", "job.yaml: writer: batch cannot write this job: the key name is not a uniqueness constraint of Product; use writer: auto or writer: objects"),
     ])
     func badJob(_ body: String, _ message: String) throws {
         let sandbox = try ImportSandbox()

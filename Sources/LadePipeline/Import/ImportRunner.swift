@@ -398,7 +398,7 @@ public final class ImportRunner {
         case .objects: return (.objects, "writer: objects")
         case .batch:
             if let obstacle {
-                throw JobError(file: job.file, field: "writer", "writer: batch cannot write this job: \(obstacle); use writer: auto or writer: objects")
+                throw JobError(file: job.file, field: "writer", "batch cannot write this job: \(obstacle); use writer: auto or writer: objects")
             }
             return (.batch, "writer: batch")
         case .auto:

@@ -16,11 +16,18 @@ public struct JobValidation {
         public func text() -> String { lines.joined(separator: "\n") + "\n" }
     }
 
+    /// `2` for 2 s, `0.5` for half of one: no locale, no trailing `.0`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
     public func run() throws -> Result {
         let model = try job.model.load()
         var lines = ["\(job.file): \(job.kind.rawValue) job, model \(job.model.url.path) (\(model.entities.count) entities)"]
+        var plans: [ImportPlan] = []
         for (number, step) in job.steps.enumerated() {
             let plan = try ImportPlan(step: step, model: model)
+            plans.append(plan)
             let prefix = job.steps.count > 1 ? "step \(number + 1): " : ""
             let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
             let matched = try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
@@ -56,7 +63,12 @@ public struct JobValidation {
             lines.append("ok")
             return Result(lines: lines)
         }
-        lines.append("batches of \(job.batch.size), commit every \(job.batch.commitEvery), reset every \(job.batch.resetEvery); on error: \(job.onError.policy.rawValue)"
+        let (writer, why) = try ImportRunner.chooseWriter(job: job, plan: plans[0], model: model)
+        let commits = writer == .batch
+            ? "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEveryIsSet ? " or \(job.batch.commitEvery) batches" : "")
+            : "commit every \(job.batch.commitEvery), reset every \(job.batch.resetEvery)"
+        lines.append("writer: \(writer.rawValue) (\(why))")
+        lines.append("batches of \(job.batch.size), \(commits); on error: \(job.onError.policy.rawValue)"
             + (job.onError.policy == .skip ? " (up to \(job.onError.maxErrors), rejects to \(job.onError.rejects?.path ?? "-"))" : ""))
         lines.append("ok")
         return Result(lines: lines)
