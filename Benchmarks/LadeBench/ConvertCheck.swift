@@ -5,9 +5,10 @@ import Lade
 /// `lade-bench convert` (`make test-slow`): a generated Catalog store of N objects with every
 /// kind of relationship, converted by the real `lade` binary SQLite → XML → binary → SQLite and
 /// SQLite → SQLite, each step timed with its peak RSS; the first and last stores compared
-/// through `lade export`; metadata read from the big stores and from empty ones; `lade meta
-/// set` shown to change no table but Z_METADATA. Exits 1 when anything differs, or the SQLite
-/// to SQLite copy or an export peaks at 128 MiB or more.
+/// through `lade export`; `lade migrate` of a copy to a next model version, timed with its peak
+/// RSS and checked; metadata read from the big stores and from empty ones; `lade meta set`
+/// shown to change no table but Z_METADATA. Exits 1 when anything differs, or the SQLite to
+/// SQLite copy, an export or the migration peaks at 128 MiB or more.
 enum ConvertCheck {
     static let sqliteToSQLiteLimit: Int64 = 128 * 1_048_576
 
@@ -92,6 +93,10 @@ enum ConvertCheck {
             print(String(format: "| %@ (%d objects) | %.3f | %.3f |", name, reference.lines, big, small))
         }
 
+        // lade migrate in place, beside the SQLite → SQLite copy: a second version of the model
+        // adds an attribute with a default (every table is rebuilt), on a copy of the store.
+        if !(try migrate(directory: directory, lade: lade, modelPath: modelPath, log: log, objects: reference.lines)) { ok = false }
+
         // meta set on SQLite touches Z_METADATA only.
         let target = directory.appendingPathComponent("d.sqlite")
         let before = try tableDigests(target)
@@ -104,6 +109,53 @@ enum ConvertCheck {
             ok = false
         }
         print(ok ? "\nconvert check passed" : "\nconvert check FAILED")
+        return ok
+    }
+
+    // MARK: Migrating
+
+    /// A bundle of two versions (the Catalog model, and the same with `Product.rating`, an
+    /// Integer 16 defaulting to 3), `lade migrate` of a copy of the store from the first to the
+    /// second, timed with its peak RSS, then `lade check`ed and counted.
+    static func migrate(directory: URL, lade: String, modelPath: String, log: URL, objects: Int) throws -> Bool {
+        // The bundle's current version (the store's), and a next one.
+        let current = try String(contentsOf: URL(fileURLWithPath: modelPath).appendingPathComponent(".xccurrentversion"), encoding: .utf8)
+        guard let name = current.split(separator: "<string>").last?.split(separator: "<").first.map(String.init) else {
+            print("FAIL: no current version in \(modelPath)")
+            return false
+        }
+        let text = try String(contentsOf: URL(fileURLWithPath: modelPath).appendingPathComponent("\(name)/contents"), encoding: .utf8)
+        let bundle = directory.appendingPathComponent("Catalog-versions.xcdatamodeld")
+        try? FileManager.default.removeItem(at: bundle)
+        for (version, body) in [("Catalog", text), ("Catalog 2", text.replacingOccurrences(
+            of: "<attribute name=\"sku\"", with: "<attribute name=\"rating\" attributeType=\"Integer 16\" defaultValueString=\"3\" usesScalarValueType=\"YES\"/>\n        <attribute name=\"sku\""))] {
+            let folder = bundle.appendingPathComponent("\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try body.write(to: folder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        }
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Catalog 2.xcdatamodel</string></dict></plist>
+            """.write(to: bundle.appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
+        let store = directory.appendingPathComponent("m.sqlite")
+        for suffix in ["", "-wal", "-shm", ".lade-lock"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("d.sqlite"), to: store)
+        let measured = measure([lade, "migrate", store.path, "--model", bundle.path, "--from", "Catalog"], log: log)
+        let check = measure([lade, "check", store.path, "--model", bundle.path], log: log)
+        let connection = try SQLiteConnection(path: store.path, mode: .readOnly)
+        let rated = try connection.rows("SELECT COUNT(*) FROM ZPRODUCT WHERE ZRATING = 3").first?.first
+        let products = try connection.rows("SELECT COUNT(*) FROM ZPRODUCT").first?.first
+        print(String(format: "\nlade migrate (Product.rating added, every table rebuilt) of %d objects: %.1f s, peak RSS %.1f MiB; lade check %.1f s",
+                     objects, measured.seconds, Double(measured.peakBytes) / 1_048_576, check.seconds))
+        var ok = true
+        if measured.peakBytes >= sqliteToSQLiteLimit {
+            print("FAIL: lade migrate peaked at \(measured.peakBytes / 1_048_576) MiB, not under 128 MiB")
+            ok = false
+        }
+        if rated == nil || rated != products {
+            print("FAIL: after the migration \(String(describing: rated)) of \(String(describing: products)) products have the new attribute's default")
+            ok = false
+        }
         return ok
     }
 
