@@ -111,7 +111,22 @@ struct Measurement {
     var peakBytes: Int64
 }
 
-/// Runs a command, its output to a log file, and returns wall time and its peak RSS (wait4).
+/// A process's peak resident set size so far, from `/proc/PID/status` (`VmHWM`, kB); nil when
+/// it cannot be read (the process is gone).
+func highWaterMark(_ pid: pid_t) -> Int64? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kilobytes = Int64(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
+    return kilobytes * 1024
+}
+
+/// Runs a command, its output to a log file, and returns wall time and its peak RSS.
+///
+/// The peak is the child's own. `wait4`'s `ru_maxrss` is not enough alone: Linux keeps, across
+/// `exec`, the high-water mark of the memory the child started in, which is this process's (a
+/// spawned `/bin/true` reports this process's size). So when `ru_maxrss` is no more than this
+/// process's own peak at the spawn, the child's `VmHWM`, polled every 2 ms while it runs, is
+/// taken instead.
 func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement {
     var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -122,17 +137,26 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
     let argv = command.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
+    let inherited = highWaterMark(getpid()) ?? 0
     let start = DispatchTime.now()
     guard posix_spawnp(&pid, command[0], &actions, nil, argv, environ) == 0 else { fail("cannot start \(command[0])") }
     var status: Int32 = 0
     var usage = rusage()
-    wait4(pid, &status, 0, &usage)
+    var polled: Int64 = 0
+    while true {
+        let done = wait4(pid, &status, WNOHANG, &usage)
+        if done == pid { break }
+        if done < 0 && errno != EINTR { fail("waiting for \(command[0]): \(String(cString: strerror(errno)))") }
+        if let mark = highWaterMark(pid) { polled = max(polled, mark) }
+        usleep(2_000)
+    }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     if exited != 0 && exited != 2 {
         fail("\(command.joined(separator: " ")) exited with \(exited); see \(log.path)")
     }
-    return Measurement(seconds: seconds, peakBytes: Int64(usage.ru_maxrss) * 1024)
+    let reported = Int64(usage.ru_maxrss) * 1024
+    return Measurement(seconds: seconds, peakBytes: reported > inherited ? reported : polled)
 }
 
 func removeStore(_ url: URL) {
