@@ -326,7 +326,7 @@ struct BatchInserter {
         var validators: [String: AttributeValidator] = [:]
         for attribute in layout.attributes where !attribute.isTransient { validators[attribute.name] = AttributeValidator(attribute) }
         self.validators = validators
-        let inherited = ([model.entity(named: entity)!] + model.ancestors(of: entity)).flatMap(\.uniquenessConstraints)
+        let inherited = model.uniquenessConstraints(of: entity)
         constraints = inherited.filter { constraint in !constraint.isEmpty && constraint.allSatisfy { validators[$0] != nil } }
     }
 

@@ -150,6 +150,16 @@ public struct ManagedObjectModel: Sendable, Equatable {
         (resolved[name]?.ancestors ?? []).map { entities[indexByName[$0]!] }
     }
 
+    /// An entity's uniqueness constraints with those it inherits (its own first).
+    public func uniquenessConstraints(of name: String) -> [[String]] {
+        ((entity(named: name).map { [$0] } ?? []) + ancestors(of: name)).flatMap(\.uniquenessConstraints)
+    }
+
+    /// Whether `properties` (in any order) are one of the entity's uniqueness constraints.
+    public func isUniquenessConstraint(_ properties: [String], of name: String) -> Bool {
+        uniquenessConstraints(of: name).contains { Set($0) == Set(properties) }
+    }
+
     /// The root of the entity's inheritance hierarchy (the entity itself when it has no parent).
     public func rootEntity(of name: String) -> EntityDescription? {
         ancestors(of: name).last ?? entity(named: name)

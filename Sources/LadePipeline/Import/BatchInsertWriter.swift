@@ -22,14 +22,17 @@ final class BatchInsertWriter {
     private let relationshipNames: [String]
     private let requiredToOne: [Int]
     private let requiredWithoutDefault: [Int]
+    /// Positions in `plan.relationships` with `create: true`, and whether each is `required`
+    /// by the job: looked up once, not per row.
+    private let creating: [Int]
+    private let requiredLinks: [Bool]
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
         if store.kind != .sqlite { return "the store is \(store.kind.name), and batch inserts write SQLite stores" }
         let entity = plan.entity.name
         if !plan.step.key.isEmpty {
-            let constraints = ([plan.entity] + model.ancestors(of: entity)).flatMap(\.uniquenessConstraints)
-            if !constraints.contains(where: { Set($0) == Set(plan.step.key) }) {
+            if !model.isUniquenessConstraint(plan.step.key, of: entity) {
                 return "the key \(plan.step.key.joined(separator: ", ")) is not a uniqueness constraint of \(entity)"
             }
         }
@@ -61,6 +64,8 @@ final class BatchInsertWriter {
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
         requiredWithoutDefault = plan.requiredWithoutDefault
+        creating = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
+        requiredLinks = plan.relationships.map(\.settings.required)
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
     }
 
@@ -121,9 +126,10 @@ final class BatchInsertWriter {
         sessionRows.reserveCapacity(rows.count)
         rowLoop: for index in order {
             let row = rows[index]
-            for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+            for position in creating {
                 for key in row.links[position] ?? [] {
-                    if let violation = relationship.matchValidator.violation(of: key) {
+                    if let violation = plan.relationships[position].matchValidator.violation(of: key) {
+                        let relationship = plan.relationships[position]
                         rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
                                               "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)"))
                         continue rowLoop
@@ -132,9 +138,10 @@ final class BatchInsertWriter {
             }
             var links: [ManagedObjectID??] = []
             links.reserveCapacity(plan.relationships.count)
-            for (position, relationship) in plan.relationships.enumerated() {
+            for position in plan.relationships.indices {
                 guard let keys = row.links[position] else { links.append(.none); continue }
-                if relationship.settings.required {
+                if requiredLinks[position] {
+                    let relationship = plan.relationships[position]
                     if keys.isEmpty {
                         rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
                         continue rowLoop
@@ -227,7 +234,7 @@ final class BatchInsertWriter {
             // Over the limit: report this batch's rejects as the object path would.
             for (offset, index) in ordered.enumerated() {
                 let outcome = offset < attempted.count ? attempted[offset] : nil
-                if let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch, offset: offset) { written.append(problem) }
+                if let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) { written.append(problem) }
             }
             return (written, false)
         }
@@ -240,7 +247,7 @@ final class BatchInsertWriter {
             case .duplicate: local.duplicates += 1
             case .kept: local.existing += 1; continue
             case .missing, .refused:
-                written.append(rejection(row, outcome: outcomes[offset], newObjectProblem[index], batch: batch, offset: offset)!)
+                written.append(rejection(row, outcome: outcomes[offset], newObjectProblem[index], batch: batch)!)
                 continue
             }
             // A key no destination has leaves the relationship empty.
@@ -254,7 +261,7 @@ final class BatchInsertWriter {
     }
 
     /// Why a row was not written: the store's refusal, a new object's lack, or `mode: update`.
-    private func rejection(_ row: MappedRow, outcome: BatchInsertSession.Outcome?, _ problem: RejectedRow?, batch: MappedBatch, offset: Int) -> RejectedRow? {
+    private func rejection(_ row: MappedRow, outcome: BatchInsertSession.Outcome?, _ problem: RejectedRow?, batch: MappedBatch) -> RejectedRow? {
         let raw = RowMapper.rawText(batch.raw, row.rawRange)
         switch outcome {
         case .refused(let property, let message, let value)?:
@@ -278,7 +285,6 @@ final class BatchInsertWriter {
     /// as the object path creates none.
     private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
                                          rows: [MappedRow], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
-        let creating = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
         guard !problems.isEmpty, !creating.isEmpty else { return }
         let suspects = ordered.indices.filter { offset in
             let index = ordered[offset]

@@ -181,7 +181,7 @@ public final class ImportRunner {
             }
         }
 
-        let (reader, mapper) = try ImportStack.source(plan, resumingAt: resume)
+        let (reader, mapper, _) = try ImportStack.source(plan, resumingAt: resume)
         // Only now: opening a FIFO (and reading a CSV header) waits for a writer, and until a
         // batch is under way SIGINT and SIGTERM should end the process as they normally do.
         let signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil

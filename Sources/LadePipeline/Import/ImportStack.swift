@@ -36,15 +36,16 @@ struct ImportStack {
     }
 
     /// A step's source opened (from `resume` when given) and checked against its plan (a CSV
-    /// header against the fields; JSON keys are not a header), with the mapper for its records.
-    static func source(_ plan: ImportPlan, resumingAt resume: ResumePoint? = nil) throws -> (reader: RecordReader, mapper: RowMapper) {
+    /// header against the fields; JSON keys are not a header), with the mapper for its records
+    /// and the attributes matched to columns by name (`ImportPlan.check`).
+    static func source(_ plan: ImportPlan, resumingAt resume: ResumePoint? = nil) throws -> (reader: RecordReader, mapper: RowMapper, matched: [(String, String)]) {
         let source = plan.step.source
         let reader = try RecordReader(path: source.url?.path ?? "-", format: source.format, fields: plan.readerFields,
                                       resumingAt: resume, displayName: source.displayPath)
         let namesEveryField = reader.format.namesEveryField
-        try plan.check(columns: reader.columns, sourceName: source.displayPath, isHeader: namesEveryField)
+        let matched = try plan.check(columns: reader.columns, sourceName: source.displayPath, isHeader: namesEveryField)
         // Column numbers in rejects are CSV's; a JSON source's first keys number nothing.
-        return (reader, RowMapper(plan: plan, columns: namesEveryField ? reader.columns : nil))
+        return (reader, RowMapper(plan: plan, columns: namesEveryField ? reader.columns : nil), matched)
     }
 
     /// The objects a save refused, each with why: validation failures and broken uniqueness

@@ -29,8 +29,7 @@ public struct JobValidation {
             let plan = try ImportPlan(step: step, model: model)
             plans.append(plan)
             let prefix = job.steps.count > 1 ? "step \(number + 1): " : ""
-            let reader = try RecordReader(path: step.source.url?.path ?? "-", format: step.source.format, fields: plan.readerFields, displayName: step.source.displayPath)
-            let matched = try plan.check(columns: reader.columns, sourceName: step.source.displayPath, isHeader: reader.format.namesEveryField)
+            let (reader, _, matched) = try ImportStack.source(plan)
             lines.append("\(prefix)\(step.source.displayPath) → \(plan.entity.name), mode \(step.mode.rawValue)" + (step.key.isEmpty ? ", no key (insert only)" : ", key \(step.key.joined(separator: ", "))"))
             for attribute in plan.attributes where attribute.listed {
                 let origin = attribute.constant.map { "constant \($0.canonicalText)" }

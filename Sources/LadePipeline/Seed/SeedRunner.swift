@@ -126,7 +126,7 @@ public final class SeedRunner {
             var writers: [(step: ImportStep, writer: BatchWriter)] = []
             for plan in setup.plans {
                 let step = plan.step
-                let (reader, mapper) = try ImportStack.source(plan)
+                let (reader, mapper, _) = try ImportStack.source(plan)
                 let writer = BatchWriter(context: context, plan: plan, model: model)
                 if !writers.isEmpty {
                     // Nothing is saved before the end: later steps find earlier steps' objects here.

@@ -158,8 +158,7 @@ final class SQLiteBatchInsertTransaction {
         let keyColumns = keyPositions.map { attributeColumns[$0] }
         // The key must be a uniqueness constraint: its unique index finds a row by it, and
         // decides conflicts when rows are inserted first.
-        let constraints = ([model.entity(named: target.entity)!] + model.ancestors(of: target.entity)).flatMap(\.uniquenessConstraints)
-        if !target.key.isEmpty, !constraints.contains(where: { Set($0) == Set(target.key) }) {
+        if !target.key.isEmpty, !model.isUniquenessConstraint(target.key, of: target.entity) {
             throw BatchInsertSession.Unsupported(reason: "the key \(target.key.joined(separator: ", ")) is not a uniqueness constraint of \(target.entity)")
         }
         let positionOfAttribute = Dictionary(uniqueKeysWithValues: attributePositions.enumerated().map { ($0.element, $0.offset) })
