@@ -9,6 +9,8 @@ struct XMLElementTree: Sendable {
     var attributes: [String: String]
     var children: [XMLElementTree]
     var line: Int
+    /// The element's own text and CDATA, joined (not its children's).
+    var text: String = ""
 
     subscript(attribute: String) -> String? { attributes[attribute] }
 
@@ -16,12 +18,17 @@ struct XMLElementTree: Sendable {
         children.filter { $0.name == name }
     }
 
-    /// Parses `data` as XML. Network access and external entities are refused.
-    static func parse(_ data: Data, file: String) throws -> XMLElementTree {
+    /// Parses `data` as XML. Network access and external entities are refused; a document
+    /// type declaration too, unless `externalDocumentType` allows one that only names an
+    /// external DTD (never loaded), as Core Data's XML stores do.
+    static func parse(_ data: Data, file: String, externalDocumentType: Bool = false) throws -> XMLElementTree {
         // Xcode never writes a document type declaration into a model; one with entities can
         // expand a small file into gigabytes ("billion laughs"), so a DTD is refused outright.
-        if let at = data.firstRange(of: Data("<!DOCTYPE".utf8)) {
-            let line = data[..<at.lowerBound].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        if let (at, internalSubset) = documentType(in: data), internalSubset || !externalDocumentType {
+            let line = data[..<at].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+            if externalDocumentType {
+                throw ModelError(file: file, line: line, "the document type declaration declares its own entities ([ … ]), which Core Data's XML files never do; Lade refuses it")
+            }
             throw ModelError(file: file, line: line, "the model has a document type declaration (<!DOCTYPE …>), which Xcode never writes; Lade refuses DTDs and entities in models: remove it")
         }
         xmlInitParser()
@@ -64,6 +71,15 @@ struct XMLElementTree: Sendable {
         return element(root)
     }
 
+    /// Where `data`'s document type declaration starts, and whether it has an internal subset
+    /// (`[ … ]`, where entities are declared); nil without one.
+    static func documentType(in data: Data) -> (offset: Data.Index, internalSubset: Bool)? {
+        guard let doctype = data.firstRange(of: Data("<!DOCTYPE".utf8)) else { return nil }
+        let rest = data[doctype.upperBound...]
+        let bracket = rest.firstIndex(of: UInt8(ascii: "[")), close = rest.firstIndex(of: UInt8(ascii: ">"))
+        return (doctype.lowerBound, bracket.map { bracket in close.map { bracket < $0 } ?? true } ?? false)
+    }
+
     private static func element(_ node: xmlNodePtr) -> XMLElementTree {
         var attributes: [String: String] = [:]
         var property = node.pointee.properties
@@ -79,16 +95,19 @@ struct XMLElementTree: Sendable {
             property = attribute.pointee.next
         }
         var children: [XMLElementTree] = []
+        var text = ""
         var child = node.pointee.children
         while let current = child {
             if current.pointee.type == XML_ELEMENT_NODE {
                 children.append(element(current))
+            } else if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE, let content = current.pointee.content {
+                text += String(cString: content)
             }
             child = current.pointee.next
         }
         return XMLElementTree(
             name: String(cString: node.pointee.name), attributes: attributes, children: children,
-            line: Int(xmlGetLineNo(node)))
+            line: Int(xmlGetLineNo(node)), text: text)
     }
 }
 

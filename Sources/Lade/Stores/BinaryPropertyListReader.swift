@@ -25,11 +25,15 @@ struct BinaryPropertyListReader {
     private let offsetTable: Int
     private var values = 0
     private var onPath: Set<Int> = []
+    /// Whether UIDs (keyed archives' object references) are read, as `["CF$UID": n]`, the
+    /// form Apple's XML property lists give them; metadata holds none.
+    private var readsUIDs = false
 
     static func isBinaryPropertyList(_ data: Data) -> Bool { data.starts(with: Array("bplist".utf8)) }
 
-    static func read(_ data: Data) throws -> PropertyListValue {
+    static func read(_ data: Data, readingUIDs: Bool = false) throws -> PropertyListValue {
         var reader = try BinaryPropertyListReader(bytes: [UInt8](data))
+        reader.readsUIDs = readingUIDs
         let top = try reader.integer(at: data.count - 16, size: 8)
         guard top < reader.objectCount else { throw PropertyListError(damaged: "the top object \(top) is outside the \(reader.objectCount) objects") }
         return try reader.object(Int(top), depth: 0)
@@ -179,6 +183,8 @@ struct BinaryPropertyListReader {
                 array.append(try object(try self.reference(at: content + index * referenceSize), depth: depth + 1))
             }
             return .array(array)
+        case 0x8 where readsUIDs:
+            return .dictionary(["CF$UID": .integer(Int64(try integer(at: start + 1, size: Int(nibble) + 1)))])
         default:
             throw PropertyListError(damaged: "object \(reference) has the marker \(String(marker, radix: 16)), which metadata cannot hold (UID, set or unknown)")
         }

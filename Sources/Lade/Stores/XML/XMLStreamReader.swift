@@ -53,11 +53,8 @@ final class XMLStreamReader {
         guard let handle = FileHandle(forReadingAtPath: path) else { return }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 65_536)) ?? Data()
-        guard let doctype = head.firstRange(of: Data("<!DOCTYPE".utf8)) else { return }
-        let rest = head[doctype.upperBound...]
-        let bracket = rest.firstIndex(of: UInt8(ascii: "[")), close = rest.firstIndex(of: UInt8(ascii: ">"))
-        if let bracket, close.map({ bracket < $0 }) ?? true {
-            let line = head[..<doctype.lowerBound].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        if let (at, internalSubset) = XMLElementTree.documentType(in: head), internalSubset {
+            let line = head[..<at].reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
             throw StoreError(.notAStore, path: path, "line \(line): the document type declaration declares its own entities ([ … ]), which Core Data's XML stores never do; Lade refuses it")
         }
     }

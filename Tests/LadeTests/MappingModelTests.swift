@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import Lade
+
+/// Mapping models of the corpus (Xcode's `.xcmappingmodel` and a compiled `.cdm`), read and
+/// fitted to their model versions. Skipped when the corpus is absent.
+@Suite("Mapping models", .enabled(if: Fixtures.corpusAvailable))
+struct MappingModelTests {
+    static let sampleModel = "alemar11/CoreDataPlus/Tests/Resources/SampleModel/"
+    static let moody = "objcio/core-data/Migrations/Migrations/"
+    static let unCloudNotes = "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes/"
+    static let coreStore = "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/"
+
+    static func versions(_ bundle: String, _ from: String, _ to: String) throws -> (ManagedObjectModel, ManagedObjectModel) {
+        let url = Fixtures.corpusFile(bundle)
+        return (try ManagedObjectModel(contentsOf: url, version: from), try ManagedObjectModel(contentsOf: url, version: to))
+    }
+
+    @Test("CoreDataPlus V2toV3: Xcode's document, with its automatic expressions made, reads as the compiled .cdm")
+    func documentEqualsCompiled() throws {
+        let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
+        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        #expect(document.sourceVersionName == "SampleModel2")
+        #expect(document.destinationVersionName == "SampleModel3")
+        #expect(compiled.sourceVersionName == nil)
+        let fromDocument = try document.resolved(from: v2, to: v3)
+        let fromCompiled = try compiled.resolved(from: v2, to: v3)
+        #expect(fromDocument.entityMappings.map(\.name) == ["CarToCar", "LuxuryCarToLuxuryCar", "PersonToPerson", "SportCarToSportCar", "Maker"])
+        #expect(fromCompiled.entityMappings.map(\.kind) == [.custom, .custom, .copy, .custom, .add])
+        for (a, b) in zip(fromDocument.entityMappings, fromCompiled.entityMappings) {
+            #expect(a == b, "\(a.name)")
+        }
+        let person = try #require(fromCompiled.entityMappings.first { $0.name == "PersonToPerson" })
+        #expect(person.relationshipMappings.map { $0.valueExpression?.description ?? "nil" } == [
+            "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)",
+            "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)",
+        ])
+        #expect(person.sourceFetch?.entity == "Person")
+        #expect(person.sourceFetch?.predicate == "TRUEPREDICATE")
+    }
+
+    @Test("custom code is named with the entity mappings that use it", arguments: [
+        ("alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/V2toV3.cdm",
+         "the migration policy class V2to3MakerPolicy (REPLACE_AT_RUNTIME.V2to3MakerPolicy), used by entity mappings CarToCar, LuxuryCarToLuxuryCar, SportCarToSportCar"),
+        ("alemar11/CoreDataPlus/Tests/Resources/SampleModel/MappingModels/V2toV3.xcmappingmodel",
+         "the migration policy class V2to3MakerPolicy (REPLACE_AT_RUNTIME.V2to3MakerPolicy), used by entity mappings CarToCar, LuxuryCarToLuxuryCar, SportCarToSportCar"),
+        ("objcio/core-data/Migrations/Migrations/Moody 5-Moody 6.xcmappingmodel",
+         "the migration policy class Country5ToCountry6Policy (Migrations.Country5ToCountry6Policy), used by entity mapping CountryToCountry"),
+        ("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes/UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel",
+         "the migration policy class AttachmentToImageAttachmentMigrationPolicyV3toV4 (UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4), used by entity mapping AttachmentToImageAttachment"),
+        ("JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V2.FromV1.xcmappingmodel",
+         "the migration policy class Advanced_EvolutionDemo_V2_FromV1MigrationPolicy, used by entity mapping CreatureToCreature"),
+    ])
+    func customCode(path: String, expected: String) throws {
+        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        #expect(mapping.customCode == [expected])
+    }
+
+    @Test("a CAST to an app class and a FUNCTION on it are named (fruitsamples MigrationV2)")
+    func castToAppClass() throws {
+        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile("fruitsamples/MigrationV2/Models/MappingModel.xcmappingmodel"))
+        let code = mapping.customCode
+        #expect(code.first == "the migration policy class CuisineMigrationPolicy, used by entity mapping RecipeToCuisine")
+        #expect(code.contains("CAST(\"MigrationFunctions\", \"Class\") (the app class MigrationFunctions), in entity mapping ChefToChef, property firstName"))
+        #expect(code.contains("FUNCTION(…, \"getLastName:\", …) on a class of the app's, in entity mapping ChefToChef, property lastName"))
+    }
+
+    @Test("mappings that need no code: none named, and they fit their versions", arguments: [
+        ("objcio/core-data/Migrations/Migrations/Moody 2-Moody 3.xcmappingmodel", "objcio/core-data/Migrations/Migrations/Moody.xcdatamodeld"),
+        ("objcio/core-data/Migrations/Migrations/Moody 3-Moody 4.xcmappingmodel", "objcio/core-data/Migrations/Migrations/Moody.xcdatamodeld"),
+        ("objcio/core-data/Migrations/Migrations/Moody 4-Moody 5.xcmappingmodel", "objcio/core-data/Migrations/Migrations/Moody.xcdatamodeld"),
+        ("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+         "CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld"),
+        ("JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.FromV2.xcmappingmodel",
+         "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.xcdatamodeld"),
+    ])
+    func runnable(path: String, bundle: String) throws {
+        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        #expect(mapping.customCode == [])
+        let (source, destination) = try Self.versions(bundle, try #require(mapping.sourceVersionName), try #require(mapping.destinationVersionName))
+        let resolved = try mapping.resolved(from: source, to: destination)
+        for entity in resolved.entityMappings {
+            print("\(entity.name) [\(entity.kind)] from \(entity.sourceFetch.map { "\($0.entity) where \($0.predicate)" } ?? "nothing")")
+            for property in entity.attributeMappings + entity.relationshipMappings {
+                print("  \(property.name) = \(property.valueExpression?.description ?? "nil")")
+            }
+        }
+    }
+}
