@@ -52,6 +52,9 @@ struct Migrate: ParsableCommand {
     @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model, for Apple's version hashes.", valueName: "DIR"))
     var compiledModel: String?
 
+    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (.xcmappingmodel or compiled .cdm) for the step between the versions it maps; give it again for another step, or for another pass of the same step.", valueName: "FILE"))
+    var mappings: [String] = []
+
     @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing.")
     var dryRun = false
 
@@ -90,18 +93,44 @@ struct Migrate: ParsableCommand {
             let path = from < to ? Array(versions.names[from...to]) : Array(versions.names[to...from].reversed())
             var models: [ManagedObjectModel] = []
             for name in path { models.append(try ManagedObjectModel(contentsOf: bundle, version: name, compiledModel: momd)) }
-            var migrations: [LightweightMigration] = []
+            // Mapping models, each to the step between the versions it names (a compiled .cdm
+            // names none: the one step it fits).
+            var mapped: [Int: [MappingModel]] = [:]
+            for file in mappings {
+                let mapping = try MappingModel(contentsOf: URL(fileURLWithPath: file))
+                let steps = Array(0..<(path.count - 1))
+                let fitting: [Int]
+                if let source = mapping.sourceVersionName, let destination = mapping.destinationVersionName {
+                    fitting = steps.filter { path[$0] == source && path[$0 + 1] == destination }
+                    guard !fitting.isEmpty else {
+                        throw MappingModelError(file, "it maps \(source) → \(destination), which is not a step of this migration (\(path.joined(separator: " → ")))")
+                    }
+                } else {
+                    fitting = steps.filter { (try? mapping.resolved(from: models[$0], to: models[$0 + 1])) != nil }
+                    guard fitting.count == 1 else {
+                        throw MappingModelError(file, fitting.isEmpty
+                            ? "it fits no step of this migration (\(path.joined(separator: " → ")))"
+                            : "it fits several steps of this migration (\(fitting.map { "\(path[$0]) → \(path[$0 + 1])" }.joined(separator: ", "))); give the .xcmappingmodel, which names its versions")
+                    }
+                }
+                mapped[fitting[0], default: []].append(mapping)
+            }
+            var migrations: [MigrationStep] = []
             var refusals: [String] = []
             for index in 0..<(path.count - 1) {
                 do {
-                    migrations.append(try LightweightMigration(store: url, from: models[index], to: models[index + 1]))
+                    if let passes = mapped[index] {
+                        migrations.append(.mapping(try MigrationManager(store: url, from: models[index], to: models[index + 1], mappings: passes)))
+                    } else {
+                        migrations.append(.lightweight(try LightweightMigration(store: url, from: models[index], to: models[index + 1])))
+                    }
                 } catch let refusal as MigrationRefusal {
                     refusals += refusal.reasons.map { "\(path[index]) → \(path[index + 1]): \($0)" }
                 }
             }
-            guard refusals.isEmpty else { throw MigrationRefusal(store: store, reasons: refusals) }
+            guard refusals.isEmpty else { throw MigrationRefusal(store: store, reasons: refusals, mapping: !mapped.isEmpty) }
             for (index, migration) in migrations.enumerated() {
-                print("\(store): \(path[index]) → \(path[index + 1]) (lightweight, in place)")
+                print("\(store): \(path[index]) → \(path[index + 1]) (\(migration.kind))")
                 for step in migration.steps { print("  \(step)") }
             }
             if dryRun {
@@ -129,6 +158,33 @@ struct Migrate: ParsableCommand {
             for entity in models.last!.entities where !entity.isAbstract {
                 print("  \(entity.name): \(try migrated.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false)))")
             }
+        }
+    }
+}
+
+/// One step of a staged migration: lightweight (inferred, in place) or by mapping models.
+enum MigrationStep {
+    case lightweight(LightweightMigration)
+    case mapping(MigrationManager)
+
+    var kind: String {
+        switch self {
+        case .lightweight: "lightweight, in place"
+        case .mapping(let manager): "mapping model" + (manager.mappings.count > 1 ? "s, \(manager.mappings.count) passes" : "") + ", the store rebuilt beside it"
+        }
+    }
+
+    var steps: [String] {
+        switch self {
+        case .lightweight(let migration): migration.steps
+        case .mapping(let manager): manager.steps
+        }
+    }
+
+    func run(progress: (@Sendable (String) -> Void)?) throws {
+        switch self {
+        case .lightweight(let migration): try migration.run(progress: progress)
+        case .mapping(let manager): try manager.run(progress: progress)
         }
     }
 }

@@ -513,11 +513,16 @@ public struct MigrationRefusal: LadeError, Sendable {
     public let reasons: [String]
     public var code: String { "migration.refused" }
 
-    public init(store: String, reasons: [String]) {
+    /// Whether the refusal is of a mapping model's (else of lightweight migration's rules).
+    public let byMapping: Bool
+
+    public init(store: String, reasons: [String], mapping: Bool = false) {
         self.store = store
         self.reasons = reasons
+        self.byMapping = mapping
     }
     public var description: String {
-        "\(store): lightweight migration cannot carry this store to the new version, nothing was changed: " + reasons.joined(separator: "; ")
+        "\(store): " + (byMapping ? "the mapping model" : "lightweight migration")
+            + " cannot carry this store to the new version, nothing was changed: " + reasons.joined(separator: "; ")
     }
 }

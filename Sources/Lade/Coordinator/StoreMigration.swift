@@ -126,8 +126,10 @@ struct StoreMigration {
     private var batchSize: Int { max(1, options.batchSize) }
 
     /// Copies `source` to a new store of `type` at `url`; an in-memory destination (no `url`)
-    /// is returned as `built`.
-    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
+    /// is returned as `built`. The new store takes `source`'s metadata, or `metadata` (a
+    /// mapping migration's: the old store's, with the new version's hashes).
+    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType,
+              metadata given: [String: PropertyListValue]? = nil) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
         if let url {
             try checkDestination(url, source: source)
         } else if type != .inMemory {
@@ -140,7 +142,7 @@ struct StoreMigration {
         // with counts, before anything is written.
         let damage = try source.damage(thorough: false)
         guard damage.isEmpty else { throw StoreError.damaged(damage, path: source.url?.path ?? source.type) }
-        var metadata = source.metadata
+        var metadata = given ?? source.metadata
         let identifier = metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? source.identifier
         switch type {
         case .sqlite:

@@ -158,7 +158,7 @@ public struct MappingModelError: LadeError, Sendable {
     public let reason: String
     public var code: String { "migration.mapping" }
 
-    init(_ path: String, _ reason: String) {
+    public init(_ path: String, _ reason: String) {
         self.path = path
         self.reason = reason
     }
