@@ -55,10 +55,14 @@ struct Migrate: ParsableCommand {
     @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (.xcmappingmodel or compiled .cdm) for the step between the versions it maps; give it again for another step, or for another pass of the same step.", valueName: "FILE"))
     var mappings: [String] = []
 
+    @Option(name: .customLong("batch-size"), help: ArgumentHelp("With a mapping model: objects read, made and saved at a time.", valueName: "N"))
+    var batchSize = 5_000
+
     @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing.")
     var dryRun = false
 
     func run() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         try reportingFailures {
             let url = URL(fileURLWithPath: store)
             let bundle = URL(fileURLWithPath: model)
@@ -70,6 +74,11 @@ struct Migrate: ParsableCommand {
             }
             let lock = try StoreLock(store: url)
             defer { lock.release() }
+            // A mapping migration killed while it built the new store beside this one left it.
+            let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: url)
+            if !removed.isEmpty {
+                FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(store)\n".utf8))
+            }
             let sourceVersion: String
             if let from {
                 sourceVersion = from
@@ -120,7 +129,9 @@ struct Migrate: ParsableCommand {
             for index in 0..<(path.count - 1) {
                 do {
                     if let passes = mapped[index] {
-                        migrations.append(.mapping(try MigrationManager(store: url, from: models[index], to: models[index + 1], mappings: passes)))
+                        var manager = try MigrationManager(store: url, from: models[index], to: models[index + 1], mappings: passes)
+                        manager.batchSize = batchSize
+                        migrations.append(.mapping(manager))
                     } else {
                         migrations.append(.lightweight(try LightweightMigration(store: url, from: models[index], to: models[index + 1])))
                     }

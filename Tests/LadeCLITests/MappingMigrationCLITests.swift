@@ -126,14 +126,15 @@ struct MappingMigrationCLITests {
 
     static func mapping(_ name: String) -> String { moody.appendingPathComponent("\(name).xcmappingmodel").path }
 
-    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command", arguments: [PersistentStoreCoordinator.StoreType.sqlite, .xml, .binary])
-    func moody(type: PersistentStoreCoordinator.StoreType) throws {
+    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command (batches of 5,000 and of 1)",
+          arguments: [PersistentStoreCoordinator.StoreType.sqlite, .xml, .binary], ["5000", "1"])
+    func moody(type: PersistentStoreCoordinator.StoreType, batch: String) throws {
         let sandbox = try ImportSandbox()
         let store = sandbox.url("moody.\(type.name)")
         let bundle = Self.moody.appendingPathComponent("Moody.xcdatamodeld").path
         try Self.moody2Store(at: store, type: type)
         let uuid = try PersistentStoreCoordinator.metadataForPersistentStore(at: store)["NSStoreUUID"]
-        var run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 3", "--mapping", Self.mapping("Moody 2-Moody 3")])
+        var run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 3", "--batch-size", batch, "--mapping", Self.mapping("Moody 2-Moody 3")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Moody 2 → Moody 3 (mapping model"), "\(run.stdout)")
         #expect(run.stdout.contains("ContinentToContinent (copy): Continent → Continent"), "\(run.stdout)")
@@ -141,17 +142,17 @@ struct MappingMigrationCLITests {
         #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: store)["NSStoreUUID"] == uuid)
         #expect(try LadeProcess.run(["check", store.path, "--model", bundle, "--model-version", "Moody 3"]).status == 0)
         // 3 → 4 removes the abstract parent: only the layout changes (objc.io checks v3's data).
-        run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 4", "--mapping", Self.mapping("Moody 3-Moody 4")])
+        run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 4", "--batch-size", batch, "--mapping", Self.mapping("Moody 3-Moody 4")])
         #expect(run.status == 0, "\(run.stderr)")
         try Self.expectMoodyV3(store, version: "Moody 4")
-        run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 5", "--mapping", Self.mapping("Moody 4-Moody 5")])
+        run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 5", "--batch-size", batch, "--mapping", Self.mapping("Moody 4-Moody 5")])
         #expect(run.status == 0, "\(run.stderr)")
         try Self.expectMoodyV5(store)
         #expect(run.stdout.contains("Country: 3"), "\(run.stdout)")
         // Staged: 2 → 5 in one command, each step with its own mapping model.
         let staged = sandbox.url("staged.\(type.name)")
         try Self.moody2Store(at: staged, type: type)
-        run = try LadeProcess.run(["migrate", staged.path, "--model", bundle, "--to", "Moody 5",
+        run = try LadeProcess.run(["migrate", staged.path, "--model", bundle, "--to", "Moody 5", "--batch-size", batch,
                                    "--mapping", Self.mapping("Moody 4-Moody 5"), "--mapping", Self.mapping("Moody 2-Moody 3"), "--mapping", Self.mapping("Moody 3-Moody 4")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("migrated: \(staged.path) is at Moody 5 (3 steps)"), "\(run.stdout)")

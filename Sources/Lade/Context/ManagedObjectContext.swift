@@ -151,6 +151,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return object
     }
 
+    /// The objects of rows a store gave (a batch read by `forEachBatch` or `rows(for:)`),
+    /// registered with those rows as their saved values, as a fetch registers its results.
+    func registeredObjects(for rows: [StoreRow]) -> [ManagedObject] {
+        assertOnQueue()
+        return rows.map { row in
+            let object = registeredObject(for: row.objectID)
+            if !object.hasChanges { object.snapshot = row }
+            return object
+        }
+    }
+
     func registeredObject(for id: ManagedObjectID) -> ManagedObject {
         if let object = registered[id]?.object { return object }
         let object = ManagedObject(objectID: id, layout: model.layout(of: id.entityName)!, context: self)
@@ -635,7 +646,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             return
         }
         try applyDeleteRules()
-        try validate()
+        if validatesOnSave { try validate() }
         if let parent {
             let changes = pushedChanges()
             try parent.performAndWait { try parent.apply(changes) }
@@ -747,6 +758,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
             failures += validationFailures(of: object)
         }
         guard failures.isEmpty else { throw ValidationError(failures: failures) }
+    }
+
+    /// Whether `save` validates the changed objects (a mapping migration saves its new objects
+    /// in batches before their relationships are set, and validates them all at the end).
+    var validatesOnSave = true
+
+    /// What breaks the model's validation rules in `objects` (their attributes' rules,
+    /// required relationships and counts), as `save` checks them.
+    func validationFailures(of objects: [ManagedObject]) -> [ValidationError.Failure] {
+        assertOnQueue()
+        return objects.flatMap(validationFailures)
     }
 
     private func validationFailures(of object: ManagedObject) -> [ValidationError.Failure] {

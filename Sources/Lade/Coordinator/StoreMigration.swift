@@ -230,13 +230,28 @@ struct StoreMigration {
     // MARK: To SQLite
 
     private func copyToSQLite(from source: PersistentStore, at url: URL, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
-        let directory = url.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
+        let temporary = Self.temporaryURL(beside: url)
         var movedIntoPlace = false
         defer {
             if !movedIntoPlace { removeFileAndCompanions(temporary.path) }
         }
         let summary = try fillSQLite(at: temporary, for: url, from: source, identifier: identifier, metadata: metadata)
+        try moveIntoPlace(temporary, at: url)
+        movedIntoPlace = true
+        return summary
+    }
+
+    /// A temporary name beside `url` for a new store built there (`.NAME.lade-convert-UUID`,
+    /// which `removeInterruptedWrites(beside:)` removes after a kill).
+    static func temporaryURL(beside url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
+    }
+
+    /// Moves the closed SQLite store at `temporary` to `url`, durably: refused while its
+    /// `-wal` or `-journal` holds anything; with `overwrite`, over the store there (retired
+    /// first), else only where no file is.
+    func moveIntoPlace(_ temporary: URL, at url: URL) throws {
+        let directory = url.deletingLastPathComponent()
         for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
             let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path + suffix)[.size] as? Int) ?? 0
             guard size == 0 else {
@@ -258,9 +273,7 @@ struct StoreMigration {
             }
             unlink(temporary.path)
         }
-        movedIntoPlace = true
         try FileSystem.fsync(path: directory.path)
-        return summary
     }
 
     /// Builds the new store at `temporary` and closes it (the store goes out of scope here).
@@ -427,7 +440,7 @@ struct StoreMigration {
         for suffix in ["-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }
 
-    private func removeFileAndCompanions(_ path: String) {
+    func removeFileAndCompanions(_ path: String) {
         unlink(path)
         removeCompanions(path)
     }

@@ -61,62 +61,104 @@ public struct MigrationManager: Sendable {
         self.steps = steps
     }
 
+    /// Objects read, made and saved at a time: what bounds the memory a migration takes.
+    public var batchSize = 5_000
+
     /// Runs the migration; returns the number of objects of each destination entity (exactly
     /// that entity). On any failure the store is as it was.
+    ///
+    /// A SQLite store's destination is a SQLite store built beside it, batch by batch (the
+    /// objects of a batch forgotten once saved; the links from each source object to its new
+    /// one kept as two numbers), then validated, batch by batch, and moved over the old file.
+    /// An XML or binary store, which is read whole anyway, is rebuilt in memory and written
+    /// anew by the atomic writer.
     @discardableResult
     public func run(progress: (@Sendable (String) -> Void)? = nil) throws -> [String: Int] {
-        let (built, metadata, counts) = try buildDestination(progress: progress)
-        progress?("writing \(url.lastPathComponent)")
         var options = StoreMigrationOptions()
         options.overwrite = true
-        _ = try StoreMigration(model: destination, options: options).copy(from: built, to: url, type: storeType, metadata: metadata)
+        let placement = StoreMigration(model: destination, options: options)
+        let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: source)
+        var metadata: [String: PropertyListValue] = [:]
+        let made = StoreMetadata.make(for: destination, storeType: storeType == .sqlite ? StoreMetadata.sqliteStoreType : StoreMetadata.xmlStoreType)
+        let counts: [String: Int]
+        if storeType == .sqlite {
+            let temporary = StoreMigration.temporaryURL(beside: url)
+            var placed = false
+            defer { if !placed { placement.removeFileAndCompanions(temporary.path) } }
+            do {
+                let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
+                metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
+                let created = try SQLiteStore.create(at: temporary, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
+                counts = try migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress)
+                try created.checkpoint()
+            }
+            progress?("moving the new store into place")
+            try placement.moveIntoPlace(temporary, at: url)
+            placed = true
+        } else {
+            let built: InMemoryStore
+            do {
+                let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
+                metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
+                built = try InMemoryStore(model: destination)
+                counts = try migrate(from: sourceStore, sourceCoordinator, to: built, progress: progress)
+            }
+            progress?("writing \(url.lastPathComponent)")
+            _ = try placement.copy(from: built, to: url, type: storeType, metadata: metadata)
+        }
         return counts
     }
 
-    /// Stages 1–3 into an in-memory store of the destination version, the source store open
-    /// read-only (and closed when this returns).
-    private func buildDestination(progress: (@Sendable (String) -> Void)?) throws -> (InMemoryStore, [String: PropertyListValue], [String: Int]) {
-        let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: source)
-        let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
+    /// The old store's metadata with the new version's hashes and identifiers.
+    private static func carried(_ old: [String: PropertyListValue], _ made: [String: PropertyListValue]) -> [String: PropertyListValue] {
+        var metadata = old
+        for key in [StoreMetadata.Key.versionHashes, StoreMetadata.Key.versionHashesVersion, StoreMetadata.Key.versionHashesDigest,
+                    StoreMetadata.Key.versionIdentifiers, StoreMetadata.Key.ladeVersionHashKind] {
+            metadata[key] = made[key]
+        }
+        return metadata
+    }
+
+    /// Stages 1–3 from the source store into the destination store.
+    private func migrate(from sourceStore: PersistentStore, _ sourceCoordinator: PersistentStoreCoordinator, to destinationStore: PersistentStore,
+                         progress: (@Sendable (String) -> Void)?) throws -> [String: Int] {
         let damage = try sourceStore.damage(thorough: false)
         guard damage.isEmpty else { throw StoreError.damaged(damage, path: url.path) }
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destination)
-        guard let built = try destinationCoordinator.addPersistentStore(type: .inMemory, at: nil) as? InMemoryStore else {
-            throw StoreError(.io, path: url.path, "could not make the in-memory destination")
-        }
+        try destinationCoordinator.appendStore(destinationStore)
         let sourceContext = ManagedObjectContext(concurrencyType: .privateQueue)
         sourceContext.persistentStoreCoordinator = sourceCoordinator
         let destinationContext = ManagedObjectContext(concurrencyType: .privateQueue)
         destinationContext.persistentStoreCoordinator = destinationCoordinator
         destinationContext.undoManager = nil
-        var metadata = sourceCoordinator.metadata(for: sourceStore)
-        let made = StoreMetadata.make(for: destination, storeType: sourceStore.type)
-        for key in [StoreMetadata.Key.versionHashes, StoreMetadata.Key.versionHashesVersion, StoreMetadata.Key.versionHashesDigest,
-                    StoreMetadata.Key.versionIdentifiers, StoreMetadata.Key.ladeVersionHashKind] {
-            metadata[key] = made[key]
-        }
+        destinationContext.validatesOnSave = false
         var counts: [String: Int] = [:]
         try sourceContext.performAndWait {
             try destinationContext.performAndWait {
                 for (pass, mapping) in mappings.enumerated() {
-                    var run = MappingRun(mapping: mapping, pass: pass, source: sourceContext, destination: destinationContext, progress: progress)
+                    var run = MappingRun(mapping: mapping, pass: pass, path: url.path, batchSize: max(1, batchSize),
+                                         source: (sourceContext, sourceStore), destination: (destinationContext, destinationStore), progress: progress)
                     try run.createDestinationInstances()
                     try run.createRelationships()
                 }
-                progress?("validating and saving the new objects")
-                do {
-                    try destinationContext.save()
-                } catch let error as LadeError {
-                    throw MigrationFailure(store: url.path, "the migrated objects cannot be saved: \(error)")
-                }
+                // Stage 3: every new object checked against the new version's rules.
+                progress?("validating the new objects")
+                var failures: [ValidationError.Failure] = []
                 for entity in destination.entities where !entity.isAbstract {
-                    var request = FetchRequest(entityName: entity.name)
-                    request.includesSubentities = false
-                    counts[entity.name] = try destinationContext.count(for: request)
+                    var count = 0
+                    try destinationStore.forEachBatch(ofEntity: entity.name, batchSize: max(1, batchSize)) { rows in
+                        count += rows.count
+                        if failures.count < 20 { failures += destinationContext.validationFailures(of: destinationContext.registeredObjects(for: rows)) }
+                        destinationContext.reset()
+                    }
+                    counts[entity.name] = count
+                }
+                guard failures.isEmpty else {
+                    throw MigrationFailure(store: url.path, "the migrated objects do not meet the new version's rules: \(ValidationError(failures: Array(failures.prefix(20))))")
                 }
             }
         }
-        return (built, metadata, counts)
+        return counts
     }
 }
 
@@ -137,24 +179,47 @@ public struct MigrationFailure: LadeError, Sendable {
 
 // MARK: One pass
 
-/// One mapping model's run: the associations between source and destination objects (by
-/// entity mapping), and the value expressions' evaluation.
+/// One mapping model's run: which new object each source object became (per entity mapping),
+/// and the value expressions' evaluation. Objects are read, made and saved a batch at a time;
+/// both contexts are reset after each batch.
 private struct MappingRun {
     let mapping: MappingModel
     let pass: Int
+    let path: String
+    let batchSize: Int
     let source: ManagedObjectContext
+    let sourceStore: PersistentStore
     let destination: ManagedObjectContext
+    let destinationStore: PersistentStore
     let progress: (@Sendable (String) -> Void)?
-    /// Entity mapping name → source object → its destination objects.
-    var associations: [String: [ManagedObjectID: [ManagedObject]]] = [:]
-    /// Entity mapping name → (source, destination) in the order they were made.
-    var pairs: [String: [(source: ManagedObject, destination: ManagedObject)]] = [:]
+    /// Per entity mapping: its source objects' keys (in increasing order) and the keys of the
+    /// objects each became, in the mapping's destination entity.
+    var associations: [String: Association] = [:]
 
-    init(mapping: MappingModel, pass: Int, source: ManagedObjectContext, destination: ManagedObjectContext, progress: (@Sendable (String) -> Void)?) {
+    struct Association {
+        var sourceEntity: String
+        var destinationEntity: String
+        var sourceKeys: [Int64] = []
+        var destinationKeys: [Int64] = []
+
+        func destinationKey(of source: Int64) -> Int64? {
+            var low = 0, high = sourceKeys.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sourceKeys[middle] < source { low = middle + 1 } else { high = middle }
+            }
+            return low < sourceKeys.count && sourceKeys[low] == source ? destinationKeys[low] : nil
+        }
+    }
+
+    init(mapping: MappingModel, pass: Int, path: String, batchSize: Int, source: (ManagedObjectContext, PersistentStore),
+         destination: (ManagedObjectContext, PersistentStore), progress: (@Sendable (String) -> Void)?) {
         self.mapping = mapping
         self.pass = pass
-        self.source = source
-        self.destination = destination
+        self.path = path
+        self.batchSize = batchSize
+        (self.source, self.sourceStore) = source
+        (self.destination, self.destinationStore) = destination
         self.progress = progress
     }
 
@@ -163,30 +228,36 @@ private struct MappingRun {
     mutating func createDestinationInstances() throws {
         for entity in mapping.entityMappings {
             guard let fetch = entity.sourceFetch, let destinationName = entity.destinationEntityName else { continue }
-            progress?("\(entity.name): making \(destinationName) objects")
-            var request = FetchRequest(entityName: fetch.entity)
-            request.includesSubentities = false
+            var predicate: Predicate?
             if fetch.predicate != "TRUEPREDICATE" {
                 do {
-                    request.predicate = try Predicate(format: fetch.predicate, arguments: [])
+                    predicate = try Predicate(format: fetch.predicate, arguments: [])
                 } catch {
                     throw MappingModelError(mapping.origin, "entity mapping \(entity.name): its filter predicate '\(fetch.predicate)' does not parse: \(error)")
                 }
             }
-            let objects = try source.fetch(request).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-            var made: [(ManagedObject, ManagedObject)] = []
-            made.reserveCapacity(objects.count)
-            for object in objects {
-                let new = try destination.insertObject(forEntityName: destinationName)
-                for property in entity.attributeMappings {
-                    guard let expression = property.valueExpression else { continue }
-                    let value = try evaluate(expression, source: object, destination: new, entity: entity, property: property.name)
-                    try set(value, attribute: property.name, of: new, entity: entity, source: object)
+            var association = Association(sourceEntity: fetch.entity, destinationEntity: destinationName)
+            try sourceStore.forEachBatch(ofEntity: fetch.entity, batchSize: batchSize) { rows in
+                var made: [(Int64, ManagedObject)] = []
+                for object in source.registeredObjects(for: rows) where try predicate?.evaluate(with: object) ?? true {
+                    let new = try destination.insertObject(forEntityName: destinationName)
+                    for property in entity.attributeMappings {
+                        guard let expression = property.valueExpression else { continue }
+                        let value = try evaluate(expression, source: object, destination: new, entity: entity, property: property.name)
+                        try set(value, attribute: property.name, of: new, entity: entity, source: object)
+                    }
+                    made.append((object.objectID.primaryKey!, new))
                 }
-                associations[entity.name, default: [:]][object.objectID, default: []].append(new)
-                made.append((object, new))
+                try destination.save()
+                for (key, new) in made {
+                    association.sourceKeys.append(key)
+                    association.destinationKeys.append(new.objectID.primaryKey!)
+                }
+                source.reset()
+                destination.reset()
+                progress?("\(entity.name): \(association.sourceKeys.count) \(destinationName) objects made")
             }
-            pairs[entity.name] = made.map { (source: $0.0, destination: $0.1) }
+            associations[entity.name] = association
         }
     }
 
@@ -194,23 +265,46 @@ private struct MappingRun {
     mutating func createRelationships() throws {
         for entity in mapping.entityMappings {
             let relationships = entity.relationshipMappings.filter { $0.valueExpression != nil }
-            guard !relationships.isEmpty, let made = pairs[entity.name] else { continue }
-            progress?("\(entity.name): relationships")
-            for (object, new) in made {
-                for property in relationships {
-                    let value = try evaluate(property.valueExpression!, source: object, destination: new, entity: entity, property: property.name)
-                    let targets = try destinationObjects(value, entity: entity, property: property.name, source: object)
-                    let relationship = destination.model.relationship(property.name, of: new.entity.name)!
-                    if relationship.isToMany {
-                        try new.setValue(targets, forKey: property.name)
-                    } else {
-                        guard targets.count <= 1 else {
-                            throw failure(entity, property.name, object, "it gives \(targets.count) objects for the to-one relationship \(property.name)")
+            guard !relationships.isEmpty, let association = associations[entity.name] else { continue }
+            var start = 0
+            while start < association.sourceKeys.count {
+                let range = start..<min(start + batchSize, association.sourceKeys.count)
+                start = range.upperBound
+                let sources = source.registeredObjects(for: try sourceStore.rows(for: range.map { ManagedObjectID(entityName: association.sourceEntity, storeIdentifier: sourceStore.identifier, primaryKey: association.sourceKeys[$0]) }))
+                let news = destination.registeredObjects(for: try destinationStore.rows(for: range.map { ManagedObjectID(entityName: association.destinationEntity, storeIdentifier: destinationStore.identifier, primaryKey: association.destinationKeys[$0]) }))
+                guard sources.count == range.count, news.count == range.count else {
+                    throw MigrationFailure(store: path, "entity mapping \(entity.name): objects went missing while the migration ran")
+                }
+                for (object, new) in zip(sources, news) {
+                    for property in relationships {
+                        let value = try evaluate(property.valueExpression!, source: object, destination: new, entity: entity, property: property.name)
+                        let targets = try destinationObjects(value, entity: entity, property: property.name, source: object)
+                        let relationship = destination.model.relationship(property.name, of: new.entity.name)!
+                        if relationship.isToMany {
+                            try new.setValue(targets, forKey: property.name)
+                        } else {
+                            guard targets.count <= 1 else {
+                                throw failure(entity, property.name, object, "it gives \(targets.count) objects for the to-one relationship \(property.name)")
+                            }
+                            try new.setObject(targets.first, forKey: property.name)
                         }
-                        try new.setObject(targets.first, forKey: property.name)
                     }
                 }
+                try destination.save()
+                source.reset()
+                destination.reset()
+                progress?("\(entity.name): relationships of \(start) objects set")
             }
+        }
+    }
+
+    /// The new objects `sources` became through the entity mapping `name` (as faults).
+    func destinations(of sources: [ManagedObject], mapping name: String) -> [ManagedObject] {
+        guard let association = associations[name] else { return [] }
+        return sources.compactMap { object in
+            guard object.entity.name == association.sourceEntity, let key = object.objectID.primaryKey,
+                  let made = association.destinationKey(of: key) else { return nil }
+            return destination.registeredObject(for: ManagedObjectID(entityName: association.destinationEntity, storeIdentifier: destinationStore.identifier, primaryKey: made))
         }
     }
 
@@ -234,7 +328,7 @@ private struct MappingRun {
     }
 
     func failure(_ entity: MappingModel.EntityMapping, _ property: String, _ object: ManagedObject, _ reason: String) -> MigrationFailure {
-        MigrationFailure(store: source.persistentStoreCoordinator?.persistentStores.first?.url?.path ?? "store",
+        MigrationFailure(store: path,
                          "entity mapping \(entity.name), property \(property), on \(object.entity.name) \(object.objectID.primaryKey.map(String.init) ?? "?"): \(reason)")
     }
 
@@ -261,10 +355,10 @@ private struct MappingRun {
             let given = try sub(arguments[1])
             switch selector {
             case "destinationInstancesForEntityMappingNamed:sourceInstances:":
-                guard let found = associations[name] ?? (mapping.entityMappings.contains { $0.name == name } ? [:] : nil) else {
+                guard mapping.entityMappings.contains(where: { $0.name == name }) else {
                     throw fail("the mapping model has no entity mapping named \(name)" + (pass > 0 ? " in this pass" : ""))
                 }
-                return .collection(try sourceObjects(given, fail).flatMap { found[$0.objectID] ?? [] }.map(Value.object))
+                return .collection(destinations(of: try sourceObjects(given, fail), mapping: name).map(Value.object))
             case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
                 // Whichever mapping each source object went through, into the destination
                 // relationship's entity hierarchy (each object once, in order).
@@ -277,16 +371,19 @@ private struct MappingRun {
                 for member in try sourceObjects(given, fail) {
                     for candidate in mapping.entityMappings where candidate.sourceEntityName == member.entity.name
                         && candidate.destinationEntityName.map(kinds.contains) == true {
-                        for made in associations[candidate.name]?[member.objectID] ?? [] where seen.insert(ObjectIdentifier(made)).inserted {
+                        for made in destinations(of: [member], mapping: candidate.name) where seen.insert(ObjectIdentifier(made)).inserted {
                             result.append(.object(made))
                         }
                     }
                 }
                 return .collection(result)
             case "sourceInstancesForEntityMappingNamed:destinationInstances:":
-                guard let found = associations[name] else { throw fail("the mapping model has no entity mapping named \(name)") }
-                let wanted = Set(try sourceObjects(given, fail).map(ObjectIdentifier.init))
-                return .collection(pairs[name, default: []].filter { wanted.contains(ObjectIdentifier($0.destination)) && found[$0.source.objectID] != nil }.map { .object($0.source) })
+                guard let association = associations[name] else { throw fail("the mapping model has no entity mapping named \(name)") }
+                let wanted = try sourceObjects(given, fail).compactMap(\.objectID.primaryKey)
+                return .collection(wanted.compactMap { key -> Value? in
+                    guard let index = association.destinationKeys.firstIndex(of: key) else { return nil }
+                    return .object(source.registeredObject(for: ManagedObjectID(entityName: association.sourceEntity, storeIdentifier: sourceStore.identifier, primaryKey: association.sourceKeys[index])))
+                })
             default:
                 throw fail("the migration manager has no method \(selector) a value expression may call")
             }
