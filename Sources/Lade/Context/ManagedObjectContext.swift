@@ -162,6 +162,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// How many objects the context has registered (released ones until the next prune).
+    var registeredCount: Int { registered.count }
+
     func registeredObject(for id: ManagedObjectID) -> ManagedObject {
         if let object = registered[id]?.object { return object }
         let object = ManagedObject(objectID: id, layout: model.layout(of: id.entityName)!, context: self)

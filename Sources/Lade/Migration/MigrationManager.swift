@@ -261,7 +261,9 @@ private struct MappingRun {
         }
     }
 
-    /// Stage 2: every destination object's relationships, from its mapping's expressions.
+    /// Stage 2: every destination object's relationships, from its mapping's expressions. A
+    /// batch ends early, saved and forgotten, once the objects it reached (a category's
+    /// thousands of products) pass `memoryBound`.
     mutating func createRelationships() throws {
         for entity in mapping.entityMappings {
             let relationships = entity.relationshipMappings.filter { $0.valueExpression != nil }
@@ -269,13 +271,13 @@ private struct MappingRun {
             var start = 0
             while start < association.sourceKeys.count {
                 let range = start..<min(start + batchSize, association.sourceKeys.count)
-                start = range.upperBound
                 let sources = source.registeredObjects(for: try sourceStore.rows(for: range.map { ManagedObjectID(entityName: association.sourceEntity, storeIdentifier: sourceStore.identifier, primaryKey: association.sourceKeys[$0]) }))
                 let news = destination.registeredObjects(for: try destinationStore.rows(for: range.map { ManagedObjectID(entityName: association.destinationEntity, storeIdentifier: destinationStore.identifier, primaryKey: association.destinationKeys[$0]) }))
                 guard sources.count == range.count, news.count == range.count else {
                     throw MigrationFailure(store: path, "entity mapping \(entity.name): objects went missing while the migration ran")
                 }
                 for (object, new) in zip(sources, news) {
+                    start += 1
                     for property in relationships {
                         let value = try evaluate(property.valueExpression!, source: object, destination: new, entity: entity, property: property.name)
                         let targets = try destinationObjects(value, entity: entity, property: property.name, source: object)
@@ -289,6 +291,7 @@ private struct MappingRun {
                             try new.setObject(targets.first, forKey: property.name)
                         }
                     }
+                    if source.registeredCount + destination.registeredCount > memoryBound { break }
                 }
                 try destination.save()
                 source.reset()
@@ -297,6 +300,9 @@ private struct MappingRun {
             }
         }
     }
+
+    /// Objects the two contexts may hold before a batch is cut short.
+    var memoryBound: Int { max(batchSize * 8, 1_000) }
 
     /// The new objects `sources` became through the entity mapping `name` (as faults).
     func destinations(of sources: [ManagedObject], mapping name: String) -> [ManagedObject] {
