@@ -5,7 +5,7 @@ import LadePipeline
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Carry a store to another version of its model (lightweight migration, in place).",
+        abstract: "Carry a store to another version of its model (lightweight, or by Xcode mapping models).",
         discussion: """
             Finds the version of MODEL (a .xcdatamodeld bundle) that wrote STORE, as lade \
             inspect does (Apple's hashes with --momd, Lade's, else the tables and columns), \
@@ -25,13 +25,24 @@ struct Migrate: ParsableCommand {
             name order) and renamed many-to-many relationships are carried: Z_ENT, \
             Z_PRIMARYKEY and join tables follow. What this lightweight migration does not \
             carry yet (hierarchy changes, to-many → to-one, type changes other than Integer \
-            widening, mapping models; a to-one made to-many, and a to-many made ordered or \
-            unordered, are carried) is refused before anything is written, naming the \
-            entity, property and rule.
+            widening; a to-one made to-many, and a to-many made ordered or unordered, are \
+            carried) is refused before anything is written, naming the entity, property and \
+            rule.
+
+            With --mapping, the step between the versions a mapping model names runs that \
+            mapping model (Xcode's .xcmappingmodel or a compiled .cdm) as Core Data's \
+            NSMigrationManager does with the default policy: new objects from each entity \
+            mapping's source objects, then their relationships, then validation; the new \
+            store is built beside the old one, --batch-size objects at a time, and moved over \
+            it only when complete (new primary keys; the store UUID kept). Several mapping \
+            models for one step run as passes. A mapping model that needs the app's code (a \
+            migration policy class, a FUNCTION on an app object, a CAST to an app class) is \
+            refused before anything is written, naming the class and its entity mappings.
 
             Examples:
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld --dry-run
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld
+              lade migrate moody.sqlite --model Moody.xcdatamodeld --to "Moody 3" --mapping "Moody 2-Moody 3.xcmappingmodel"
 
             Exit codes: 0 migrated, or already at the version; 1 refused or failed (the store \
             unchanged); 75 another run holds the store; 64 usage error.

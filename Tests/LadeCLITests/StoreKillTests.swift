@@ -243,13 +243,21 @@ extension StoreKillTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: closed.path).isEmpty)
     }
 
-    @Test("SIGKILL during lade migrate, at five points: the store is whole at the old version or the new, every row there; a re-run completes")
-    func migrateKilled() throws {
+    /// Rows of the migrate kill tests: `LADE_MIGRATE_KILL_ROWS` (1,000,000 with a release
+    /// binary, `LADE_BINARY=.build/release/lade`), else what keeps `make test` quick.
+    static func killRows(mapping: Bool) -> Int64 {
+        if let text = ProcessInfo.processInfo.environment["LADE_MIGRATE_KILL_ROWS"], let rows = Int64(text), rows > 0 { return rows }
+        return mapping ? 40_000 : 400_000
+    }
+
+    @Test("SIGKILL during lade migrate, at five points, lightweight (every table rebuilt) and by a mapping model (the store rebuilt beside it): the store is whole at the old version or the new, every row there; a re-run completes",
+          arguments: [false, true])
+    func migrateKilled(mapping: Bool) throws {
         let sandbox = try ImportSandbox()
         let bundle = try MigrateCLITests().bundle(sandbox)
         let original = sandbox.url("original.sqlite")
         #expect(try LadeProcess.run(["init", original.path, "--model", bundle, "--model-version", "Things"]).status == 0)
-        let rows: Int64 = 400_000
+        let rows = Self.killRows(mapping: mapping)
         let connection = try SQLiteConnection(path: original.path, mode: .readWrite(create: false))
         try connection.execute("""
             INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNT, ZCODE, ZOLD) \
@@ -258,28 +266,43 @@ extension StoreKillTests {
             """)
         try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(rows)")
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let countSum = try connection.rows("SELECT SUM(ZCOUNT) FROM ZITEM").first?.first
+        // The mapping model carries `count` (Integer 16 → 64) and leaves the rest to defaults.
+        var arguments = ["migrate", "things.sqlite", "--model", bundle]
+        if mapping {
+            let document = MappingDocument(bundleName: "Things", from: "Things", to: "Things 2", entities: [
+                .init(source: "Item", destination: "Item", attributes: ["count"]),
+            ])
+            try document.write(to: sandbox.url("Things.xcmappingmodel"))
+            arguments += ["--mapping", "Things.xcmappingmodel"]
+        }
         let store = sandbox.url("things.sqlite")
         func fresh() throws {
             for suffix in ["", "-wal", "-shm", ".lade-lock"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
             try FileManager.default.copyItem(at: original, to: store)
         }
+        func expectWhole(_ model: ManagedObjectModel, _ label: String) throws {
+            let opened = try SQLiteStore(url: store, model: model, readOnly: true)
+            #expect(try opened.count(ofEntity: "Item") == Int(rows), "\(label)")
+            #expect(try opened.damage(thorough: false) == [], "\(label)")
+            #expect(try StoreReading.integrityCheck(store) == "t'ok'", "\(label)")
+            #expect(try SQLiteConnection(path: store.path, mode: .readOnly).rows("SELECT SUM(ZCOUNT) FROM ZITEM").first?.first == countSum, "\(label)")
+        }
         try fresh()
-        let full = try Self.timed(["migrate", store.path, "--model", bundle], in: sandbox.directory)
+        let full = try Self.timed(arguments, in: sandbox.directory)
         var landed = 0
         for fraction in [0.1, 0.3, 0.5, 0.7, 0.9] {
             try fresh()
-            if try Self.kill(["migrate", store.path, "--model", bundle], after: full * fraction, in: sandbox.directory) { landed += 1 }
+            if try Self.kill(arguments, after: full * fraction, in: sandbox.directory) { landed += 1 }
             let match = try StoreVersionMatch(storeAt: store, bundle: URL(fileURLWithPath: bundle))
             let version = try #require(match.version, "after a kill at \(fraction): \(match.mismatchDescription)")
-            let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: version)
-            let opened = try SQLiteStore(url: store, model: model, readOnly: true)
-            #expect(try opened.count(ofEntity: "Item") == Int(rows), "after a kill at \(fraction) (\(version))")
-            #expect(try opened.damage(thorough: false) == [])
-            #expect(try StoreReading.integrityCheck(store) == "t'ok'")
-            let rerun = try LadeProcess.run(["migrate", store.path, "--model", bundle], in: sandbox.directory)
+            try expectWhole(try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle), version: version), "after a kill at \(fraction) (\(version))")
+            let rerun = try LadeProcess.run(arguments, in: sandbox.directory)
             #expect(rerun.status == 0, "\(rerun.stderr)")
-            let migrated = try SQLiteStore(url: store, model: try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle)), readOnly: true)
-            #expect(try migrated.count(ofEntity: "Item") == Int(rows))
+            try expectWhole(try ManagedObjectModel(contentsOf: URL(fileURLWithPath: bundle)), "after the re-run")
+            // Nothing left beside the store: the re-run removed what the kill left.
+            let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).filter { $0.contains("lade-convert") }
+            #expect(left.isEmpty, "\(left)")
         }
         #expect(landed >= 3, "only \(landed) of 5 kills landed while lade migrate ran (\(full) s)")
     }

@@ -334,8 +334,22 @@ private struct MappingRun {
     }
 
     func failure(_ entity: MappingModel.EntityMapping, _ property: String, _ object: ManagedObject, _ reason: String) -> MigrationFailure {
-        MigrationFailure(store: path,
-                         "entity mapping \(entity.name), property \(property), on \(object.entity.name) \(object.objectID.primaryKey.map(String.init) ?? "?"): \(reason)")
+        Place(path: path, entity: entity.name, property: property, object: object, expression: nil)(reason)
+    }
+
+    /// Where an expression is evaluated, for the failure it may raise: `fail("reason")`.
+    struct Place {
+        let path: String
+        let entity: String
+        let property: String
+        let object: ManagedObject
+        let expression: MappingExpression?
+
+        func callAsFunction(_ reason: String) -> MigrationFailure {
+            let key = object.objectID.primaryKey.map { String($0) } ?? "?"
+            return MigrationFailure(store: path, "entity mapping \(entity), property \(property), on \(object.entity.name) \(key): "
+                + (expression.map { "\($0): " } ?? "") + reason)
+        }
     }
 
     func evaluate(_ expression: MappingExpression, source object: ManagedObject, destination new: ManagedObject,
@@ -343,7 +357,7 @@ private struct MappingRun {
         func sub(_ inner: MappingExpression) throws -> Value {
             try evaluate(inner, source: object, destination: new, entity: entity, property: property, depth: depth + 1)
         }
-        func fail(_ reason: String) -> MigrationFailure { failure(entity, property, object, "\(expression): \(reason)") }
+        let fail = Place(path: path, entity: entity.name, property: property, object: object, expression: expression)
         guard depth < KeyedArchive.maximumDepth else { throw fail("it nests too deep") }
         switch expression {
         case .constant(let value): return try Self.value(value)
@@ -401,7 +415,7 @@ private struct MappingRun {
         }
     }
 
-    private func sourceObjects(_ value: Value, _ fail: (String) -> MigrationFailure) throws -> [ManagedObject] {
+    private func sourceObjects(_ value: Value, _ fail: Place) throws -> [ManagedObject] {
         try value.members.map { member in
             guard case .object(let object) = member else { throw fail("it gives a value where objects were expected") }
             return object
@@ -420,7 +434,7 @@ private struct MappingRun {
 
     /// `valueForKeyPath:` on a value: attributes, to-one and to-many relationships, and the
     /// collection operators.
-    private func walk(_ value: Value, _ path: ArraySlice<String>, _ fail: (String) -> MigrationFailure) throws -> Value {
+    private func walk(_ value: Value, _ path: ArraySlice<String>, _ fail: Place) throws -> Value {
         guard let key = path.first else { return value }
         let rest = path.dropFirst()
         if key.hasPrefix("@") {
@@ -493,7 +507,7 @@ private struct MappingRun {
     }
 
     /// Foundation's expression functions on numbers and text; exact or refused.
-    private static func builtIn(_ selector: String, _ values: [Value], _ fail: (String) -> MigrationFailure) throws -> Value {
+    private static func builtIn(_ selector: String, _ values: [Value], _ fail: Place) throws -> Value {
         func number(_ value: Value) throws -> (integer: Int64?, double: Double) {
             switch value {
             case .attribute(.integer(let n)): return (n, Double(n))
