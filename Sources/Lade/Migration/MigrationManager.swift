@@ -346,8 +346,10 @@ private struct MappingRun {
         let expression: MappingExpression?
 
         func callAsFunction(_ reason: String) -> MigrationFailure {
-            let key = object.objectID.primaryKey.map { String($0) } ?? "?"
-            return MigrationFailure(store: path, "entity mapping \(entity), property \(property), on \(object.entity.name) \(key): "
+            let id = object.objectID
+            var key = "?"
+            if let number = id.primaryKey { key = String(number) }
+            return MigrationFailure(store: path, "entity mapping \(entity), property \(property), on \(id.entityName) \(key): "
                 + (expression.map { "\($0): " } ?? "") + reason)
         }
     }
