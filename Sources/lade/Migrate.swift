@@ -77,12 +77,6 @@ struct Migrate: ParsableCommand {
         try reportingFailures {
             let url = URL(fileURLWithPath: store)
             let bundle = URL(fileURLWithPath: model)
-            let momd = compiledModel.map { URL(fileURLWithPath: $0) }
-            let versions = try ManagedObjectModel.versions(at: bundle)
-            let target = to ?? versions.current ?? versions.names.last!
-            guard versions.names.contains(target) else {
-                throw StoreError(.modelMismatch(entities: []), path: model, "the model has no version '\(target)'; its versions are \(versions.names.joined(separator: ", "))")
-            }
             let lock = try StoreLock(store: url)
             defer { lock.release() }
             // A mapping migration killed while it built the new store beside this one left it.
@@ -90,70 +84,17 @@ struct Migrate: ParsableCommand {
             if !removed.isEmpty {
                 FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(store)\n".utf8))
             }
-            let sourceVersion: String
-            if let from {
-                sourceVersion = from
-            } else {
-                let match = try StoreVersionMatch(storeAt: url, bundle: bundle, compiledModel: momd)
-                guard let found = match.matching.contains(target) ? target : match.version else {
-                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: store,
-                                     match.mismatchDescription + "; if you know the version that wrote it, give --from")
-                }
-                sourceVersion = found
-            }
-            if sourceVersion == target {
-                print("\(store): already at \(target); nothing to do")
+            var mappingModels: [MappingModel] = []
+            for file in mappings { mappingModels.append(try MappingModel(contentsOf: URL(fileURLWithPath: file))) }
+            let migration = try StagedMigration(store: url, bundle: bundle, to: to, from: from, compiledModel: compiledModel.map { URL(fileURLWithPath: $0) },
+                                                mappingModels: mappingModels, batchSize: batchSize)
+            if migration.steps.isEmpty {
+                print("\(store): already at \(migration.targetVersion); nothing to do")
                 return
             }
-            // Staged: through every version between, in the bundle's order, each step planned
-            // (and any refusal found) before the first one runs.
-            guard let from = versions.names.firstIndex(of: sourceVersion), let to = versions.names.firstIndex(of: target) else {
-                throw StoreError(.modelMismatch(entities: []), path: model, "the model has no version '\(sourceVersion)'; its versions are \(versions.names.joined(separator: ", "))")
-            }
-            let path = from < to ? Array(versions.names[from...to]) : Array(versions.names[to...from].reversed())
-            var models: [ManagedObjectModel] = []
-            for name in path { models.append(try ManagedObjectModel(contentsOf: bundle, version: name, compiledModel: momd)) }
-            // Mapping models, each to the step between the versions it names (a compiled .cdm
-            // names none: the one step it fits).
-            var mapped: [Int: [MappingModel]] = [:]
-            for file in mappings {
-                let mapping = try MappingModel(contentsOf: URL(fileURLWithPath: file))
-                let steps = Array(0..<(path.count - 1))
-                let fitting: [Int]
-                if let source = mapping.sourceVersionName, let destination = mapping.destinationVersionName {
-                    fitting = steps.filter { path[$0] == source && path[$0 + 1] == destination }
-                    guard !fitting.isEmpty else {
-                        throw MappingModelError(file, "it maps \(source) → \(destination), which is not a step of this migration (\(path.joined(separator: " → ")))")
-                    }
-                } else {
-                    fitting = steps.filter { (try? mapping.resolved(from: models[$0], to: models[$0 + 1])) != nil }
-                    guard fitting.count == 1 else {
-                        throw MappingModelError(file, fitting.isEmpty
-                            ? "it fits no step of this migration (\(path.joined(separator: " → ")))"
-                            : "it fits several steps of this migration (\(fitting.map { "\(path[$0]) → \(path[$0 + 1])" }.joined(separator: ", "))); give the .xcmappingmodel, which names its versions")
-                    }
-                }
-                mapped[fitting[0], default: []].append(mapping)
-            }
-            var migrations: [MigrationStep] = []
-            var refusals: [String] = []
-            for index in 0..<(path.count - 1) {
-                do {
-                    if let passes = mapped[index] {
-                        var manager = try MigrationManager(store: url, from: models[index], to: models[index + 1], mappings: passes)
-                        manager.batchSize = batchSize
-                        migrations.append(.mapping(manager))
-                    } else {
-                        migrations.append(.lightweight(try LightweightMigration(store: url, from: models[index], to: models[index + 1])))
-                    }
-                } catch let refusal as MigrationRefusal {
-                    refusals += refusal.reasons.map { "\(path[index]) → \(path[index + 1]): \($0)" }
-                }
-            }
-            guard refusals.isEmpty else { throw MigrationRefusal(store: store, reasons: refusals, mapping: !mapped.isEmpty) }
-            for (index, migration) in migrations.enumerated() {
-                print("\(store): \(path[index]) → \(path[index + 1]) (\(migration.kind))")
-                for step in migration.steps { print("  \(step)") }
+            for step in migration.steps {
+                print("\(store): \(step.source) → \(step.destination) (\(step.label))")
+                for change in step.changes { print("  \(change)") }
             }
             if dryRun {
                 print("dry run: nothing was written")
@@ -161,52 +102,20 @@ struct Migrate: ParsableCommand {
             }
             // On a terminal, a progress line kept up to date: which step, which table.
             let terminal = isatty(STDERR_FILENO) == 1
-            for (index, migration) in migrations.enumerated() {
-                let label = path[index] + " → " + path[index + 1]
-                var progress: (@Sendable (String) -> Void)?
-                if terminal {
-                    progress = { text in FileHandle.standardError.write(Data("\r\u{1B}[2K\(label): \(text)".utf8)) }
-                }
-                try migration.run(progress: progress)
-                if terminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-            }
+            var progress: (@Sendable (String) -> Void)?
+            if terminal { progress = { text in FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8)) } }
+            try migration.run(progress: progress)
+            if terminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
             // Each step checks the store it starts from; the last result must open with the
             // target version and read as sound, and gives the summary per entity (objects whose
             // entity is exactly that one).
-            let migrated = try ReadOnlyStore.open(url, model: models.last!)
+            let migrated = try ReadOnlyStore.open(url, model: migration.targetModel)
             let damage = try migrated.damage(thorough: false)
             guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
-            print("migrated: \(store) is at \(target)" + (migrations.count > 1 ? " (\(migrations.count) steps)" : ""))
-            for entity in models.last!.entities where !entity.isAbstract {
+            print("migrated: \(store) is at \(migration.targetVersion)" + (migration.steps.count > 1 ? " (\(migration.steps.count) steps)" : ""))
+            for entity in migration.targetModel.entities where !entity.isAbstract {
                 print("  \(entity.name): \(try migrated.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false)))")
             }
-        }
-    }
-}
-
-/// One step of a staged migration: lightweight (inferred, in place) or by mapping models.
-enum MigrationStep {
-    case lightweight(LightweightMigration)
-    case mapping(MigrationManager)
-
-    var kind: String {
-        switch self {
-        case .lightweight: "lightweight, in place"
-        case .mapping(let manager): "mapping model" + (manager.mappings.count > 1 ? "s, \(manager.mappings.count) passes" : "") + ", the store rebuilt beside it"
-        }
-    }
-
-    var steps: [String] {
-        switch self {
-        case .lightweight(let migration): migration.steps
-        case .mapping(let manager): manager.steps
-        }
-    }
-
-    func run(progress: (@Sendable (String) -> Void)?) throws {
-        switch self {
-        case .lightweight(let migration): try migration.run(progress: progress)
-        case .mapping(let manager): try manager.run(progress: progress)
         }
     }
 }
