@@ -71,6 +71,43 @@ struct MigrateCLITests {
         return store
     }
 
+    @Test("a relationship within one entity (a node's parent) is kept", arguments: ["sqlite", "xml"])
+    func selfReference(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Tree.xcdatamodeld")
+        let node = """
+            <entity name="Node"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="parent" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Node" inverseName="children" inverseEntity="Node"/>
+            <relationship name="children" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Node" inverseName="parent" inverseEntity="Node"/>
+            """
+        try Self.writeVersion("Tree", of: bundle, node + "</entity>")
+        try Self.writeVersion("Tree 2", of: bundle, node + "<attribute name=\"depth\" optional=\"YES\" attributeType=\"Integer 16\" defaultValueString=\"0\"/></entity>", current: true)
+        let store = sandbox.url("tree.\(type)")
+        let v1 = try ManagedObjectModel(contentsOf: bundle, version: "Tree")
+        let context = try privateContext(model: v1, store: store, type: PersistentStoreCoordinator.StoreType(name: type)!)
+        try context.performAndWait {
+            var made: [ManagedObject] = []
+            for index in 0..<6 {
+                let object = try context.insertObject(forEntityName: "Node")
+                try object.setValue("n\(index)", forKey: "name")
+                if index > 0 { try object.setObject(made[(index - 1) / 2], forKey: "parent") }
+                made.append(object)
+            }
+            try context.save()
+        }
+        try Self.migrate(store, bundle, saying: ["Node.depth: added"])
+        let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store)
+        try migrated.performAndWait {
+            let nodes = try migrated.fetch(FetchRequest(entityName: "Node"))
+            let parents = Dictionary(uniqueKeysWithValues: nodes.map { node -> (String, String) in
+                guard case .string(let name)? = node.attributeValue(forKey: "name") else { return ("?", "?") }
+                guard case .string(let parent)? = node.object(forKey: "parent")?.attributeValue(forKey: "name") else { return (name, "-") }
+                return (name, parent)
+            })
+            #expect(parents == ["n0": "-", "n1": "n0", "n2": "n0", "n3": "n1", "n4": "n1", "n5": "n2"])
+        }
+    }
+
     @Test("rename, widening, a new attribute and optional-to-required, in place: keys, Z_OPT and UUID kept, defaults filled")
     func lightweight() throws {
         let sandbox = try ImportSandbox()
@@ -511,5 +548,71 @@ struct MigrateCLITests {
         let lines = Lines()
         try migration.run { lines.add($0) }
         #expect(lines.all == ["rebuilding ZITEM (3 rows)"])
+    }
+}
+
+/// Migration where a job or a stack meets an older store: `migrate: automatic` in job files,
+/// and the coordinator's `MigrationOptions`.
+@Suite("automatic migration, in jobs and in the coordinator")
+struct AutomaticMigrationTests {
+    @Test("a job with migrate: automatic carries a store of the bundle's first version to the job's version, then imports; with never it stops naming lade migrate")
+    func job() throws {
+        let sandbox = try ImportSandbox()
+        let store = sandbox.url("catalog.sqlite")
+        #expect(try LadeProcess.run(["init", store.path, "--model", ImportSandbox.catalogModel.path, "--model-version", "Catalog"]).status == 0)
+        _ = try sandbox.write("products.csv", GeneratedProducts.csv(60))
+        func job(_ migrate: String) throws {
+            _ = try sandbox.job("""
+                model: \(ImportSandbox.catalogModel.path)
+                store: { type: sqlite, path: catalog.sqlite }
+                migrate: \(migrate)
+                \(GeneratedProducts.job())
+                """)
+        }
+        try job("never")
+        let stopped = try sandbox.run().result
+        #expect(stopped.status != 0)
+        #expect(stopped.stderr.contains("lade migrate"), "\(stopped.stderr)")
+        #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog")
+        try job("automatic")
+        let ran = try sandbox.run().result
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog 2")
+        try GeneratedProducts.expectEveryRowOnce(store, count: 60)
+    }
+
+    @Test("migrate: automatic needs the model's versions")
+    func jobNeedsBundle() throws {
+        let sandbox = try ImportSandbox()
+        _ = try sandbox.write("products.csv", GeneratedProducts.csv(2))
+        _ = try sandbox.job("""
+            model: \(ImportSandbox.catalogModel.appendingPathComponent("Catalog 2.xcdatamodel").path)
+            store: { type: sqlite, path: catalog.sqlite }
+            migrate: automatic
+            \(GeneratedProducts.job())
+            """)
+        let result = try sandbox.run().result
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("'migrate: automatic' needs the model's versions"), "\(result.stderr)")
+    }
+
+    @Test("the coordinator's MigrationOptions migrate a store when it is added; without them the store is refused")
+    func coordinator() throws {
+        let sandbox = try ImportSandbox()
+        let store = sandbox.url("catalog.xml")
+        #expect(try LadeProcess.run(["init", store.path, "--model", ImportSandbox.catalogModel.path, "--model-version", "Catalog"]).status == 0)
+        let current = try ManagedObjectModel(contentsOf: ImportSandbox.catalogModel)
+        #expect(throws: StoreError.self) { try PersistentStoreCoordinator(managedObjectModel: current).addPersistentStore(at: store) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: current)
+        try coordinator.addPersistentStore(at: store, migration: .init(modelBundle: ImportSandbox.catalogModel))
+        #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog 2")
+        // Inferring off and no mapping model: refused, the store as it was.
+        let other = sandbox.url("other.sqlite")
+        #expect(try LadeProcess.run(["init", other.path, "--model", ImportSandbox.catalogModel.path, "--model-version", "Catalog"]).status == 0)
+        let refusal = #expect(throws: MigrationRefusal.self) {
+            try PersistentStoreCoordinator(managedObjectModel: current).addPersistentStore(at: other, migration: .init(modelBundle: ImportSandbox.catalogModel, inferMappingModelAutomatically: false))
+        }
+        #expect(refusal?.description.contains("Catalog → Catalog 2: no mapping model for this step, and inferring one is off") == true, "\(String(describing: refusal))")
+        #expect(try StoreVersionMatch(storeAt: other, bundle: ImportSandbox.catalogModel).version == "Catalog")
     }
 }

@@ -346,7 +346,10 @@ public struct LightweightMigration: Sendable {
                 let table = destinationSchema.entity(named: entity.name)!.tableName
                 let target = destinationSchema.entity(named: relationship.destinationEntityName)!.tableName
                 let kinds = destinationSchema.entityNumbers(from: relationship.destinationEntityName, in: destination).map(String.init)
-                try connection.execute("UPDATE \(SQLiteSchema.quoted(table)) SET \(SQLiteSchema.quoted(column)) = NULL WHERE \(SQLiteSchema.quoted(column)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(target)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(column)) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
+                // The outer column by its table's name: a relationship within one table (a
+                // category's parent) would otherwise name the inner row's own column.
+                let outer = "\(SQLiteSchema.quoted(table)).\(SQLiteSchema.quoted(column))"
+                try connection.execute("UPDATE \(SQLiteSchema.quoted(table)) SET \(SQLiteSchema.quoted(column)) = NULL WHERE \(outer) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(target)) d WHERE d.Z_PK = \(outer) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
             }
         }
         for join in destinationSchema.joinTables {

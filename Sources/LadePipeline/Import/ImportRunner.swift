@@ -154,7 +154,7 @@ public final class ImportRunner {
         try Self.createDirectory(for: storeURL)
         let lock = try StoreLock(store: storeURL)
         defer { lock.release() }
-        let stack = try setup.open(job.store, contextName: "lade import")
+        let stack = try setup.open(job, contextName: "lade import")
         let coordinator = stack.coordinator, store = stack.store, context = stack.context
 
         let key = Checkpoint.metadataKey(entity: plan.entity.name, source: step.source.url)

@@ -25,9 +25,14 @@ struct ImportStack {
         let context: ManagedObjectContext
     }
 
-    func open(_ reference: StoreReference, contextName: String) throws -> Stack {
+    /// With `migrate: automatic`, a store of an older version of the job's model is carried to
+    /// the job's version first (lightweight, as `lade migrate` does).
+    func open(_ job: Job, contextName: String) throws -> Stack {
+        let reference = job.store
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(type: reference.kind, at: reference.url)
+        let migration = job.migrate == .automatic
+            ? PersistentStoreCoordinator.MigrationOptions(modelBundle: job.model.url, compiledModel: job.model.compiledModel) : nil
+        let store = try coordinator.addPersistentStore(type: reference.kind, at: reference.url, migration: migration)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.name = contextName
         context.persistentStoreCoordinator = coordinator

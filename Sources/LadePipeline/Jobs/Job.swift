@@ -31,6 +31,17 @@ public struct Job: Sendable {
     public var checkpoints: CheckpointRetention = .default
     /// For imports: how rows reach the store (`writer:`).
     public var writer: ImportWriterChoice = .auto
+    /// What a store of an older model version gets (`migrate:`).
+    public var migrate: JobMigration = .never
+}
+
+/// What a job does with a store written by another version of its model (`migrate:`).
+public enum JobMigration: String, Sendable, CaseIterable {
+    /// Stop, naming `lade migrate`.
+    case never
+    /// Carry the store to the job's model version first, by lightweight migration, as Core
+    /// Data does with `shouldMigrateStoreAutomatically` (the model must be a `.xcdatamodeld`).
+    case automatic
 }
 
 /// How an import writes its rows (the job's `writer:`).

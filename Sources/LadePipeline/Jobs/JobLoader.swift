@@ -24,7 +24,7 @@ extension Job {
     public init(parsing text: String, file: String, directory: URL) throws {
         let root = try JobNode.parse(text, file: file)
         let resolver = JobPathResolver(directory: directory)
-        let common = ["kind", "model", "store", "batch", "onError"]
+        let common = ["kind", "model", "store", "batch", "onError", "migrate"]
         let kindNode = try root.fields(allowed: common + Self.importFields + ["checkpoints", "writer", "flag", "steps"])["kind"]
         guard let kindNode else {
             throw root.error("the job has no 'kind'; write 'kind: import' (lade run) or 'kind: seed' (lade seed)")
@@ -44,6 +44,12 @@ extension Job {
         store = try Self.store(try required("store"), resolver)
         batch = try fields["batch"].map(Self.batch) ?? .default
         onError = try fields["onError"].map { try Self.errorPolicy($0, resolver) } ?? .abort
+        if let node = fields["migrate"] {
+            migrate = JobMigration(rawValue: try node.oneOf(JobMigration.allCases.map(\.rawValue)))!
+            if migrate == .automatic && model.url.pathExtension != "xcdatamodeld" {
+                throw node.error("'migrate: automatic' needs the model's versions: give the .xcdatamodeld bundle as the model, not \(model.url.lastPathComponent)")
+            }
+        }
         switch kind {
         case .import:
             flag = nil

@@ -116,7 +116,7 @@ public final class SeedRunner {
     private func seed(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
         var report = report
         let model = setup.model
-        let stack = try setup.open(job.store, contextName: "lade seed")
+        let stack = try setup.open(job, contextName: "lade seed")
         let coordinator = stack.coordinator, store = stack.store, context = stack.context
         defer { coordinator.remove(store) }
 
