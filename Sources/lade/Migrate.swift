@@ -23,11 +23,12 @@ struct Migrate: ParsableCommand {
 
             Entities renumbered by the new version (one added or renamed before others in \
             name order) and renamed many-to-many relationships are carried: Z_ENT, \
-            Z_PRIMARYKEY and join tables follow. What this lightweight migration does not \
-            carry yet (hierarchy changes, to-many → to-one, type changes other than Integer \
-            widening; a to-one made to-many, and a to-many made ordered or unordered, are \
-            carried) is refused before anything is written, naming the entity, property and \
-            rule.
+            Z_PRIMARYKEY and join tables follow; so are hierarchy changes (new parents or \
+            children, entities leaving a hierarchy, attributes and to-ones moving up or down), \
+            a to-one made to-many, and a to-many made ordered or unordered. What this \
+            lightweight migration does not carry (merging two hierarchies, a to-many moving \
+            within its hierarchy, to-many → to-one, type changes other than Integer widening) \
+            is refused before anything is written, naming the entity, property and rule.
 
             With --mapping, the step between the versions a mapping model names runs that \
             mapping model (Xcode's .xcmappingmodel or a compiled .cdm) as Core Data's \

@@ -71,6 +71,111 @@ struct MigrateCLITests {
         return store
     }
 
+    @Test("hierarchy changes: a new parent with an attribute moved up, an entity out of its hierarchy with inherited attributes moved down, a to-one moved up; keys go on from the right place",
+          arguments: ["sqlite", "xml", "binary"])
+    func hierarchyChanges(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Garage.xcdatamodeld")
+        let person = """
+            <entity name="Person"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="cars" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owner" inverseEntity="Car"/></entity>
+            """
+        try Self.writeVersion("Garage", of: bundle, person + """
+            <entity name="Car"><attribute name="name" optional="YES" attributeType="String"/>
+            <attribute name="wheels" optional="YES" attributeType="Integer 16"/>
+            <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/></entity>
+            <entity name="Animal"><attribute name="name" optional="YES" attributeType="String"/><attribute name="legs" optional="YES" attributeType="Integer 16"/></entity>
+            <entity name="Dog" parentEntity="Animal"><attribute name="breed" optional="YES" attributeType="String"/>
+            <relationship name="vet" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person"/>
+            <relationship name="friends" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Cat" inverseName="friend" inverseEntity="Cat"/></entity>
+            <entity name="Cat" parentEntity="Animal"><attribute name="indoor" optional="YES" attributeType="Boolean"/>
+            <relationship name="friend" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Dog" inverseName="friends" inverseEntity="Dog"/></entity>
+            """)
+        try Self.writeVersion("Garage 2", of: bundle, person + """
+            <entity name="Vehicle"><attribute name="name" optional="YES" attributeType="String"/></entity>
+            <entity name="Car" parentEntity="Vehicle"><attribute name="wheels" optional="YES" attributeType="Integer 16"/>
+            <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/></entity>
+            <entity name="Animal"><attribute name="name" optional="YES" attributeType="String"/><attribute name="legs" optional="YES" attributeType="Integer 16"/>
+            <relationship name="vet" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person"/></entity>
+            <entity name="Dog" parentEntity="Animal"><attribute name="breed" optional="YES" attributeType="String"/>
+            <relationship name="friends" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Cat" inverseName="friend" inverseEntity="Cat"/></entity>
+            <entity name="Cat"><attribute name="name" optional="YES" attributeType="String"/><attribute name="legs" optional="YES" attributeType="Integer 16"/>
+            <attribute name="indoor" optional="YES" attributeType="Boolean"/>
+            <relationship name="friend" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Dog" inverseName="friends" inverseEntity="Dog"/></entity>
+            """, current: true)
+        let store = sandbox.url("garage.\(type)")
+        let v1 = try ManagedObjectModel(contentsOf: bundle, version: "Garage")
+        let context = try privateContext(model: v1, store: store, type: PersistentStoreCoordinator.StoreType(name: type)!)
+        try context.performAndWait {
+            let ann = try context.insertObject(forEntityName: "Person")
+            try ann.setValue("Ann", forKey: "name")
+            var dogs: [ManagedObject] = []
+            for index in 0..<3 {
+                let car = try context.insertObject(forEntityName: "Car")
+                try car.setValue("car \(index)", forKey: "name")
+                try car.setValue(index + 3, forKey: "wheels")
+                if index != 1 { try car.setObject(ann, forKey: "owner") }
+                let dog = try context.insertObject(forEntityName: "Dog")
+                try dog.setValue("dog \(index)", forKey: "name")
+                try dog.setValue(4, forKey: "legs")
+                try dog.setValue("breed \(index)", forKey: "breed")
+                if index == 2 { try dog.setObject(ann, forKey: "vet") }
+                dogs.append(dog)
+                let cat = try context.insertObject(forEntityName: "Cat")
+                try cat.setValue("cat \(index)", forKey: "name")
+                try cat.setValue(index, forKey: "legs")
+                try cat.setValue(index % 2 == 0, forKey: "indoor")
+                try cat.setObject(dogs[0], forKey: "friend")
+            }
+            try context.save()
+        }
+        try Self.migrate(store, bundle, saying: ["Vehicle: added", "Car: parent none → Vehicle", "Cat: parent Animal → none", "Animal.vet: moved from Dog.vet"])
+        let v2 = try ManagedObjectModel(contentsOf: bundle)
+        let migrated = try privateContext(model: v2, store: store)
+        func text(_ object: ManagedObject?, _ key: String) -> String {
+            guard let value = object?.attributeValue(forKey: key) else { return "-" }
+            return value.canonicalText
+        }
+        try migrated.performAndWait {
+            let cars = try migrated.fetch(FetchRequest(entityName: "Car")).sorted { text($0, "name") < text($1, "name") }
+            #expect(cars.map { "\(text($0, "name")) \(text($0, "wheels")) \(text($0.object(forKey: "owner"), "name"))" } == ["car 0 3 Ann", "car 1 4 -", "car 2 5 Ann"])
+            #expect(try migrated.count(for: FetchRequest(entityName: "Vehicle")) == 3)
+            let dogs = try migrated.fetch(FetchRequest(entityName: "Dog")).sorted { text($0, "name") < text($1, "name") }
+            #expect(dogs.map { "\(text($0, "name")) \(text($0, "legs")) \(text($0, "breed")) \(text($0.object(forKey: "vet"), "name")) \($0.objects(forKey: "friends").count)" }
+                    == ["dog 0 4 breed 0 - 3", "dog 1 4 breed 1 - 0", "dog 2 4 breed 2 Ann 0"])
+            #expect(try migrated.count(for: FetchRequest(entityName: "Animal")) == 3)
+            let cats = try migrated.fetch(FetchRequest(entityName: "Cat")).sorted { text($0, "name") < text($1, "name") }
+            #expect(cats.map { "\(text($0, "name")) \(text($0, "legs")) \(text($0, "indoor")) \(text($0.object(forKey: "friend"), "name"))" }
+                    == ["cat 0 0 YES dog 0", "cat 1 1 NO dog 0", "cat 2 2 YES dog 0"])
+            // New objects take keys past the ones the tables hold.
+            for entity in ["Car", "Vehicle", "Cat", "Dog"] { _ = try migrated.insertObject(forEntityName: entity) }
+            try migrated.save()
+            #expect(try migrated.count(for: FetchRequest(entityName: "Vehicle")) == 5)
+            #expect(try migrated.count(for: FetchRequest(entityName: "Cat")) == 4)
+        }
+        #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
+    }
+
+    @Test("merging two hierarchies is refused, naming them")
+    func mergingRefused() throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Fleet.xcdatamodeld")
+        try Self.writeVersion("Fleet", of: bundle, """
+            <entity name="Car"><attribute name="name" optional="YES" attributeType="String"/></entity>
+            <entity name="Truck"><attribute name="name" optional="YES" attributeType="String"/></entity>
+            """)
+        try Self.writeVersion("Fleet 2", of: bundle, """
+            <entity name="Vehicle"><attribute name="name" optional="YES" attributeType="String"/></entity>
+            <entity name="Car" parentEntity="Vehicle"/>
+            <entity name="Truck" parentEntity="Vehicle"/>
+            """, current: true)
+        let store = sandbox.url("fleet.sqlite")
+        #expect(try LadeProcess.run(["init", store.path, "--model", bundle.path, "--model-version", "Fleet"]).status == 0)
+        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("entity Vehicle: its hierarchy would merge the objects of Car and Truck, two hierarchies before"), "\(run.stderr)")
+    }
+
     @Test("a relationship within one entity (a node's parent) is kept", arguments: ["sqlite", "xml"])
     func selfReference(type: String) throws {
         let sandbox = try ImportSandbox()

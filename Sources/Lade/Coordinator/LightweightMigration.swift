@@ -24,8 +24,11 @@ import Foundation
 ///   the to-many is kept in a join table: many-to-many, or without an inverse).
 /// - a to-many made ordered (members numbered in the order they were made, by primary key,
 ///   1024 apart as a save numbers them) or unordered (the order dropped).
-/// Not yet (refused, naming the rule): hierarchy changes (new parents or children, properties
-/// moving), to-many → to-one, other type changes.
+/// - hierarchy changes: new parent or child entities, entities leaving a hierarchy, attributes
+///   and to-one relationships moving up or down (rows move to their new hierarchy's table with
+///   their keys; a new root's `Z_MAX` counts on from them).
+/// Not yet (refused, naming the rule): merging two hierarchies (Core Data does not infer it),
+/// a to-many relationship moving within its hierarchy, to-many → to-one, other type changes.
 ///
 /// Primary keys, `Z_OPT`, `Z_MAX` and the store UUID are kept; the metadata's version hashes
 /// and identifiers become the new version's, in the same transaction. A kill at any point
@@ -80,6 +83,13 @@ public struct LightweightMigration: Sendable {
 
     private static func identifier(_ entity: EntityDescription) -> String { entity.renamingIdentifier ?? entity.name }
 
+    /// The root of `entity`'s hierarchy.
+    private static func root(of entity: String, in model: ManagedObjectModel) -> String {
+        var name = entity
+        while let parent = model.entity(named: name)?.parentName { name = parent }
+        return name
+    }
+
     private mutating func plan() throws {
         var refusals: [String] = []
         var inverseMadeToMany: [(join: String, place: String)] = []
@@ -97,12 +107,20 @@ public struct LightweightMigration: Sendable {
         for entity in source.entities where !matchedSources.contains(entity.name) {
             steps.append("\(entity.name): removed, with its objects")
         }
-        // Hierarchies: a kept entity keeps its parent.
-        for (new, old) in entityMap.sorted(by: { $0.key < $1.key }) {
-            let newParent = destination.entity(named: new)!.parentName.flatMap { entityMap[$0] }
-            let oldParent = source.entity(named: old)!.parentName
-            if newParent != oldParent || (destination.entity(named: new)!.parentName != nil && newParent == nil) {
-                refusals.append("entity \(new): its parent changes (\(oldParent ?? "none") → \(destination.entity(named: new)!.parentName ?? "none")); hierarchy changes are not migrated yet")
+        // Hierarchies: entities may get a new parent or child, or leave a hierarchy, with their
+        // properties moving up and down; each new hierarchy's objects must come from one old one
+        // (merging two hierarchies is not inferred, as Core Data does not infer it).
+        for root in destination.entities where root.parentName == nil {
+            let kept = destination.hierarchy(from: root.name).compactMap { entity in entityMap[entity.name].map { (entity.name, $0) } }
+            let oldRoots = Set(kept.map { Self.root(of: $0.1, in: source) })
+            if oldRoots.count > 1 {
+                refusals.append("entity \(root.name): its hierarchy would merge the objects of \(oldRoots.sorted().joined(separator: " and ")), two hierarchies before; merging hierarchies is not inferred (use a mapping model)")
+            }
+            for (new, old) in kept {
+                let newParent = destination.entity(named: new)!.parentName, oldParent = source.entity(named: old)!.parentName
+                if newParent.flatMap({ entityMap[$0] }) != oldParent || (newParent != nil) != (oldParent != nil) {
+                    steps.append("\(new): parent \(oldParent ?? "none") → \(newParent ?? "none")")
+                }
             }
         }
         // Entity numbers: the new version's (an entity added or renamed before another in
@@ -113,55 +131,77 @@ public struct LightweightMigration: Sendable {
             numberMap[oldNumber] = newNumber
             if newNumber != oldNumber { steps.append("\(new): entity number \(oldNumber) → \(newNumber)") }
         }
-        // Properties, entity by entity (declared properties; inherited ones are checked where declared).
+        // Properties, per kept entity, its inherited ones included (a property may move up or
+        // down its hierarchy); each message once.
+        var said: Set<String> = []
+        func step(_ text: String) { if said.insert(text).inserted { steps.append(text) } }
+        func refuse(_ text: String) { if said.insert(text).inserted { refusals.append(text) } }
         for entity in destination.entities {
             guard let oldName = entityMap[entity.name], let old = source.entity(named: oldName) else { continue }
-            let oldAttributes = Dictionary(old.attributes.filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let oldAll = source.attributes(of: old.name).filter { !$0.isTransient }
+            let oldAttributes = Dictionary(oldAll.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
             var seen: Set<String> = []
-            for attribute in entity.attributes where !attribute.isTransient && attribute.type != .undefined {
-                let place = "\(entity.name).\(attribute.name)"
-                guard let previous = oldAttributes[attribute.renamingIdentifier ?? attribute.name] ?? old.attributes.first(where: { $0.name == attribute.name && !$0.isTransient }) else {
+            for attribute in destination.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
+                let place = "\(SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: destination) ?? entity.name).\(attribute.name)"
+                guard let previous = oldAttributes[attribute.renamingIdentifier ?? attribute.name] ?? oldAll.first(where: { $0.name == attribute.name }) else {
                     if !attribute.isOptional && attribute.defaultValue == nil {
-                        refusals.append("attribute \(place): added as required without a default value, so existing objects would have none; give it a default")
+                        refuse("attribute \(place): added as required without a default value, so existing objects would have none; give it a default")
                     }
-                    steps.append("\(place): added" + (attribute.defaultValue.map { ", existing objects take \($0.canonicalText)" } ?? ""))
+                    step("\(place): added" + (attribute.defaultValue.map { ", existing objects take \($0.canonicalText)" } ?? ""))
                     continue
                 }
                 seen.insert(previous.name)
                 attributeMap[entity.name, default: [:]][attribute.name] = previous.name
-                if previous.name != attribute.name { steps.append("\(place): renamed from \(previous.name)") }
+                if previous.name != attribute.name { step("\(place): renamed from \(previous.name)") }
                 if previous.type != attribute.type {
                     let widening: [AttributeType: [AttributeType]] = [.integer16: [.integer32, .integer64], .integer32: [.integer64]]
                     if widening[previous.type]?.contains(attribute.type) == true {
-                        steps.append("\(place): widened from \(previous.type.rawValue) to \(attribute.type.rawValue)")
+                        step("\(place): widened from \(previous.type.rawValue) to \(attribute.type.rawValue)")
                     } else {
-                        refusals.append("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening only); use a mapping model")
+                        refuse("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening only); use a mapping model")
                     }
                 }
                 if previous.isOptional && !attribute.isOptional {
                     if attribute.defaultValue == nil {
-                        refusals.append("attribute \(place): made required without a default value; give it a default, for objects without a value")
+                        refuse("attribute \(place): made required without a default value; give it a default, for objects without a value")
                     } else {
-                        steps.append("\(place): made required; objects without a value take \(attribute.defaultValue!.canonicalText)")
+                        step("\(place): made required; objects without a value take \(attribute.defaultValue!.canonicalText)")
                     }
                 }
             }
-            for attribute in old.attributes where !attribute.isTransient && !seen.contains(attribute.name) {
-                steps.append("\(entity.name).\(attribute.name): removed")
+            for attribute in oldAll where !seen.contains(attribute.name) {
+                step("\(SQLiteSchema.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name): removed")
             }
-            let oldRelationships = Dictionary(old.relationships.filter { !$0.isTransient }.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let oldAllRelationships = source.relationships(of: old.name).filter { !$0.isTransient }
+            let oldRelationships = Dictionary(oldAllRelationships.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
             var seenRelationships: Set<String> = []
-            for relationship in entity.relationships where !relationship.isTransient {
-                let place = "\(entity.name).\(relationship.name)"
-                guard let previous = oldRelationships[relationship.renamingIdentifier ?? relationship.name] ?? old.relationships.first(where: { $0.name == relationship.name && !$0.isTransient }) else {
+            for relationship in destination.relationships(of: entity.name) where !relationship.isTransient {
+                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: destination) ?? entity.name
+                let place = "\(declaring).\(relationship.name)"
+                guard let previous = oldRelationships[relationship.renamingIdentifier ?? relationship.name] ?? oldAllRelationships.first(where: { $0.name == relationship.name }) else {
                     if !relationship.isOptional && !relationship.isToMany {
-                        refusals.append("relationship \(place): added as required, so existing objects would have none")
+                        refuse("relationship \(place): added as required, so existing objects would have none")
                     }
-                    steps.append("\(place): added")
+                    step("\(place): added")
                     continue
                 }
                 seenRelationships.insert(previous.name)
                 relationshipMap[entity.name, default: [:]][relationship.name] = previous.name
+                // Inherited: planned where it is declared, unless it moved within the hierarchy,
+                // which a to-one may (its key column is read per entity); a to-many's join table
+                // or inverse key would have to move with it.
+                let oldDeclaring = SQLiteSchema.declaringEntity(of: previous.name, from: old.name, in: source) ?? old.name
+                if entityMap[declaring] != oldDeclaring {
+                    if relationship.isToMany || previous.isToMany {
+                        refuse("relationship \(place): a to-many relationship moves within its hierarchy (declared in \(oldDeclaring) before); not migrated yet")
+                    } else if entityMap[relationship.destinationEntityName] != previous.destinationEntityName {
+                        refuse("relationship \(place): its destination changes (\(previous.destinationEntityName) → \(relationship.destinationEntityName))")
+                    } else {
+                        step("\(place): moved from \(oldDeclaring).\(previous.name)")
+                    }
+                    continue
+                }
+                if declaring != entity.name { continue }
                 if previous.isToMany && relationship.isToMany && previous.isOrdered != relationship.isOrdered {
                     // Ordering changes: an order made from the primary keys (the order the
                     // objects were made), or dropped; the join table or key column follows below.
@@ -221,8 +261,8 @@ public struct LightweightMigration: Sendable {
                     refusals.append("relationship \(place): made required; objects without one could not be migrated")
                 }
             }
-            for relationship in old.relationships where !relationship.isTransient && !seenRelationships.contains(relationship.name) {
-                steps.append("\(entity.name).\(relationship.name): removed")
+            for relationship in oldAllRelationships where !seenRelationships.contains(relationship.name) {
+                step("\(SQLiteSchema.declaringEntity(of: relationship.name, from: old.name, in: source) ?? old.name).\(relationship.name): removed")
             }
         }
         for (join, place) in inverseMadeToMany where keyJoins[join] == nil {
@@ -276,8 +316,9 @@ public struct LightweightMigration: Sendable {
         // Entity tables: each hierarchy's table rebuilt with the new columns.
         for table in destinationSchema.tables {
             let root = table.rootEntity
-            let oldRoot = entityMap[root]
-            let oldTable = oldRoot.flatMap { sourceSchema.entity(named: $0)?.tableName }
+            // The one old table this hierarchy's objects come from (the plan refuses two).
+            let oldTable = destination.hierarchy(from: root).lazy.compactMap { self.entityMap[$0.name] }.first
+                .flatMap { sourceSchema.entity(named: $0)?.tableName }
             let temporary = "\(table.name)_LADE_MIGRATING"
             try connection.execute("CREATE TABLE \(SQLiteSchema.quoted(temporary)) ( " + table.columns.map { "\(SQLiteSchema.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )")
             if let oldTable, oldTables.contains(oldTable) {
@@ -379,6 +420,11 @@ public struct LightweightMigration: Sendable {
             let old = entityMap[entity.name].flatMap { sourceSchema.entity(named: $0)?.number }.flatMap { stored[$0] }
             try insertKey.run([.integer(entity.number), old?.name ?? .text(entity.name), .integer(entity.superNumber), old?.max ?? .integer(0)])
         }
+        // Keys are taken from a hierarchy root's Z_MAX: a new root (a new parent, an entity
+        // out of its hierarchy) counts from the keys its table holds.
+        for entity in destinationSchema.entities where destination.entity(named: entity.name)?.parentName == nil {
+            try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, IFNULL((SELECT MAX(Z_PK) FROM \(SQLiteSchema.quoted(entity.tableName))), 0)) WHERE Z_ENT = \(entity.number)")
+        }
         // Metadata: the new version's hashes and identifiers, the rest kept.
         let (_, old) = try SQLiteStore.readMetadata(connection, path: url.path)
         var metadata = old
@@ -407,14 +453,12 @@ public struct LightweightMigration: Sendable {
             guard let entity = oldToNew[object.entity] else { continue }
             var moved = AtomicObject(entity: entity, version: object.version)
             for attribute in destination.attributes(of: entity) where !attribute.isTransient && attribute.type != .undefined {
-                let declaring = SQLiteSchema.declaringEntity(of: attribute.name, from: entity, in: destination) ?? entity
-                var value = attributeMap[declaring]?[attribute.name].flatMap { object.attributes[$0] }
-                if value == nil, attributeMap[declaring]?[attribute.name] == nil || !attribute.isOptional { value = attribute.defaultValue }
+                var value = attributeMap[entity]?[attribute.name].flatMap { object.attributes[$0] }
+                if value == nil, attributeMap[entity]?[attribute.name] == nil || !attribute.isOptional { value = attribute.defaultValue }
                 if let value { moved.attributes[attribute.name] = value }
             }
             for relationship in destination.relationships(of: entity) where !relationship.isTransient {
-                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: destination) ?? entity
-                guard let oldName = relationshipMap[declaring]?[relationship.name] else { continue }
+                guard let oldName = relationshipMap[entity]?[relationship.name] else { continue }
                 if relationship.isToMany {
                     if let destinations = object.toMany[oldName]?.filter({ kept.contains($0) }), !destinations.isEmpty {
                         moved.toMany[relationship.name] = destinations
@@ -437,39 +481,64 @@ public struct LightweightMigration: Sendable {
         try AtomicFileWriter.replace(url) { try format.write(contents, model: destination, to: $0) }
     }
 
-    /// The SQL that fills a new table's column from the old table's row.
+    /// The SQL that fills a new table's column from the old table's row: per entity of the
+    /// column's hierarchy (a property may have moved up or down, so rows of two entities may
+    /// read it from two old columns), a `CASE` on the old `Z_ENT` when they differ.
     private func sourceExpression(for column: SQLiteSchema.Column) throws -> String {
+        let (entity, fallback): (String, String)
         switch column.role {
         case .primaryKey: return "Z_PK"
         case .entity: return Self.renumbered("Z_ENT", numberMap)
         case .optimisticLock: return "Z_OPT"
-        case .attribute(let entity, let name):
-            let attribute = destination.attribute(name, of: entity)!
-            let fallback = attribute.defaultValue.map { Self.literal(SQLiteValueCoding.encode($0)) } ?? "NULL"
-            guard let oldEntity = entityMap[entity], let oldName = attributeMap[entity]?[name],
-                  let declaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source),
-                  let oldColumn = sourceSchema.columnName(for: .attribute(entity: declaring, name: oldName))
-            else { return fallback }
-            return attribute.isOptional ? SQLiteSchema.quoted(oldColumn) : "COALESCE(\(SQLiteSchema.quoted(oldColumn)), \(fallback))"
-        case .toOne(let entity, let name), .toOneEntity(let entity, let name), .orderKey(let entity, let name):
-            guard let oldEntity = entityMap[entity], let oldName = relationshipMap[entity]?[name],
-                  let declaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source)
-            else { return "NULL" }
-            let role: SQLiteSchema.ColumnRole = switch column.role {
-            case .toOne: .toOne(entity: declaring, name: oldName)
-            case .toOneEntity: .toOneEntity(entity: declaring, name: oldName)
-            default: .orderKey(entity: declaring, name: oldName)
+        case .attribute(let declaring, let name):
+            let attribute = destination.attribute(name, of: declaring)!
+            (entity, fallback) = (declaring, attribute.defaultValue.map { Self.literal(SQLiteValueCoding.encode($0)) } ?? "NULL")
+        case .toOne(let declaring, _), .toOneEntity(let declaring, _), .orderKey(let declaring, _):
+            (entity, fallback) = (declaring, "NULL")
+        }
+        var branches: [(number: Int64, expression: String)] = []
+        let kept = destination.hierarchy(from: entity).filter { entityMap[$0.name] != nil }
+        for member in kept {
+            guard let expression = oldExpression(for: column.role, of: member.name, fallback: fallback),
+                  let number = sourceSchema.entity(named: entityMap[member.name]!)?.number else { continue }
+            branches.append((number, expression))
+        }
+        guard let first = branches.first else { return fallback }
+        if branches.count == kept.count && branches.allSatisfy({ $0.expression == first.expression }) { return first.expression }
+        return "CASE Z_ENT " + branches.map { "WHEN \($0.number) THEN \($0.expression) " }.joined() + "ELSE \(fallback) END"
+    }
+
+    /// Where the rows of `entity` (a destination entity, kept) find a column's value in the old
+    /// table; nil when they had none (the column takes its fallback).
+    private func oldExpression(for role: SQLiteSchema.ColumnRole, of entity: String, fallback: String) -> String? {
+        let oldEntity = entityMap[entity]!
+        switch role {
+        case .attribute(let declaring, let name):
+            guard let oldName = attributeMap[entity]?[name],
+                  let oldDeclaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source),
+                  let oldColumn = sourceSchema.columnName(for: .attribute(entity: oldDeclaring, name: oldName)) else { return nil }
+            let optional = destination.attribute(name, of: declaring)!.isOptional
+            return optional ? SQLiteSchema.quoted(oldColumn) : "COALESCE(\(SQLiteSchema.quoted(oldColumn)), \(fallback))"
+        case .toOne(_, let name), .toOneEntity(_, let name), .orderKey(_, let name):
+            guard let oldName = relationshipMap[entity]?[name],
+                  let oldDeclaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source) else { return nil }
+            let oldRole: SQLiteSchema.ColumnRole = switch role {
+            case .toOne: .toOne(entity: oldDeclaring, name: oldName)
+            case .toOneEntity: .toOneEntity(entity: oldDeclaring, name: oldName)
+            default: .orderKey(entity: oldDeclaring, name: oldName)
             }
-            guard let oldColumn = sourceSchema.columnName(for: role).map(SQLiteSchema.quoted) else {
+            guard let oldColumn = sourceSchema.columnName(for: oldRole).map(SQLiteSchema.quoted) else {
                 // A to-many made ordered, whose inverse is this to-one: each owner's members
                 // numbered in primary-key order, as a save numbers them (1024 apart).
-                if case .orderKey = column.role, let key = sourceSchema.columnName(for: .toOne(entity: declaring, name: oldName)).map(SQLiteSchema.quoted) {
+                if case .orderKey = role, let key = sourceSchema.columnName(for: .toOne(entity: oldDeclaring, name: oldName)).map(SQLiteSchema.quoted) {
                     return "CASE WHEN \(key) IS NULL THEN NULL ELSE ROW_NUMBER() OVER (PARTITION BY \(key) ORDER BY Z_PK) * 1024 END"
                 }
-                return "NULL"
+                return nil
             }
-            if case .toOneEntity = column.role { return Self.renumbered(oldColumn, numberMap) }
+            if case .toOneEntity = role { return Self.renumbered(oldColumn, numberMap) }
             return oldColumn
+        default:
+            return nil
         }
     }
 
