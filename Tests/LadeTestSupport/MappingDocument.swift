@@ -13,13 +13,17 @@ public struct MappingDocument {
         public var relationships: [String]
         /// `sourcefilterpredicatestring`.
         public var filter: String?
+        /// Relationships whose source mapping name and key path are set, as in Xcode's inspector.
+        public var sources: [String: (mapping: String, keyPath: String)]
 
-        public init(source: String?, destination: String?, attributes: [String], relationships: [String] = [], filter: String? = nil) {
+        public init(source: String?, destination: String?, attributes: [String], relationships: [String] = [], filter: String? = nil,
+                    sources: [String: (mapping: String, keyPath: String)] = [:]) {
             self.source = source
             self.destination = destination
             self.attributes = attributes
             self.relationships = relationships
             self.filter = filter
+            self.sources = sources
         }
     }
 
@@ -58,8 +62,9 @@ public struct MappingDocument {
             for name in entity.relationships {
                 let property = id()
                 relationshipIDs.append(property)
+                let source = entity.sources[name].map { string("sourcemappingname", $0.mapping) + string("sourcekeypath", $0.keyPath) } ?? ""
                 objects.append("    <object type=\"XDDEVRELATIONSHIPMAPPING\" id=\"\(property)\">\n"
-                    + "        <attribute name=\"autogenerateexpression\" type=\"bool\">1</attribute>\n" + string("name", name)
+                    + "        <attribute name=\"autogenerateexpression\" type=\"bool\">1</attribute>\n" + string("name", name) + source
                     + "        <relationship name=\"entitymapping\" type=\"1/1\" destination=\"XDDEVENTITYMAPPING\" idrefs=\"\(entityID)\"></relationship>\n    </object>\n")
             }
             var body = "    <object type=\"XDDEVENTITYMAPPING\" id=\"\(entityID)\">\n"

@@ -69,6 +69,9 @@ public struct MappingModel: Sendable, Equatable {
     public var destinationVersionName: String?
     /// The file it was read from, for messages.
     public var origin: String
+    /// What `resolved(from:to:)` found worth saying: relationships an automatic expression
+    /// leaves empty because no entity mapping of this model makes their objects.
+    public var notes: [String] = []
 
     /// Xcode's automatic expressions, made by `resolved(from:to:)` (the `.xcmappingmodel` form).
     var generation: [String: Generation] = [:]
@@ -356,8 +359,11 @@ extension MappingModel {
                 }
                 for (offset, property) in mapping.relationshipMappings.enumerated() where property.valueExpression == nil {
                     guard let rule = generation.relationships[property.name], rule.autogenerates else { continue }
-                    mapping.relationshipMappings[offset].valueExpression = Self.generatedRelationship(
-                        property.name, rule: rule, in: mapping, mappings: entityMappings, source: source, destination: destination)
+                    let generated = Self.generatedRelationship(property.name, rule: rule, in: mapping, mappings: entityMappings, source: source, destination: destination)
+                    mapping.relationshipMappings[offset].valueExpression = generated
+                    if generated == nil, source.relationship(property.name, of: sourceEntity.name) != nil {
+                        result.notes.append("entity mapping \(mapping.name): \(property.name) is left empty; no entity mapping of this mapping model makes its objects (a step in passes cannot link objects of two passes)")
+                    }
                 }
             }
             if let destinationEntity {

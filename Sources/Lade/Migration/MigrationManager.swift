@@ -57,6 +57,7 @@ public struct MigrationManager: Sendable {
                 steps.append(label + "\(entity.name) (\(entity.kind)): \(from) → \(entity.destinationEntityName ?? "nothing")"
                     + (mapped.isEmpty ? "" : "; sets \(mapped.joined(separator: ", "))"))
             }
+            steps += mapping.notes.map { label + "note: " + $0 }
         }
         self.steps = steps
     }
