@@ -10,7 +10,7 @@ import Foundation
 /// The target this process fuzzes, from `LADE_FUZZ_TARGET`.
 enum FuzzTarget: String, CaseIterable {
     case csv, ndjson, json, gzip, modelXML = "model-xml", modelJSON = "model-json", jobYAML = "job-yaml"
-    case xmlStore = "xml-store", binaryStore = "binary-store", plist, predicate, regex
+    case xmlStore = "xml-store", binaryStore = "binary-store", plist, predicate, regex, mappingModel = "mapping-model"
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["LADE_FUZZ_TARGET"] ?? ""
@@ -132,6 +132,17 @@ func fuzz(_ bytes: [UInt8]) {
             if (try? Lade.Predicate(format: predicate.description)) != predicate {
                 fatalError("a predicate's description does not read back the same: \(text.debugDescription) → \(predicate.description.debugDescription)")
             }
+        case .mappingModel:
+            // Xcode's xcmapping.xml or a compiled .cdm (a keyed archive), read, fitted to the
+            // Catalog model (mapped to itself), and its custom code and expressions described.
+            let url = scratch.appendingPathComponent("mapping")
+            try Data(bytes).write(to: url)
+            let mapping = try MappingModel(contentsOf: url)
+            _ = mapping.customCode
+            for entity in mapping.entityMappings {
+                for property in entity.attributeMappings + entity.relationshipMappings { _ = property.valueExpression?.description }
+            }
+            _ = try mapping.resolved(from: catalogModel, to: catalogModel)
         case .regex:
             // The pattern, a NUL, then a text to match.
             let parts = bytes.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
