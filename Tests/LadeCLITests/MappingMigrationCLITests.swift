@@ -38,8 +38,10 @@ struct MappingMigrationCLITests {
         10005: (8, 6, 465131737.392830), 10004: (8, 4, 464687061.663903),
     ]
 
-    /// A store of `Moody 2` holding objc.io's test data.
-    static func moody2Store(at url: URL, type: PersistentStoreCoordinator.StoreType) throws {
+    /// A store of `Moody 2` holding objc.io's test data; the context that wrote it is returned
+    /// (while it lives, a SQLite store's data stays in its `-wal`).
+    @discardableResult
+    static func moody2Store(at url: URL, type: PersistentStoreCoordinator.StoreType) throws -> ManagedObjectContext {
         let model = try ManagedObjectModel(contentsOf: moody.appendingPathComponent("Moody.xcdatamodeld"), version: "Moody 2")
         let context = try privateContext(model: model, store: url, type: type)
         try context.performAndWait {
@@ -73,6 +75,7 @@ struct MappingMigrationCLITests {
             }
             try context.save()
         }
+        return context
     }
 
     /// What objc.io's tests check of a store after 2→3 (and, unchanged, after 3→4): every
@@ -132,12 +135,21 @@ struct MappingMigrationCLITests {
         let sandbox = try ImportSandbox()
         let store = sandbox.url("moody.\(type.name)")
         let bundle = Self.moody.appendingPathComponent("Moody.xcdatamodeld").path
-        try Self.moody2Store(at: store, type: type)
+        let writer = try Self.moody2Store(at: store, type: type)
+        if type == .sqlite {
+            let pending = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? 0
+            #expect(pending > 0, "the test data is in the -wal while its writer lives")
+        }
         let uuid = try PersistentStoreCoordinator.metadataForPersistentStore(at: store)["NSStoreUUID"]
         var run = try LadeProcess.run(["migrate", store.path, "--model", bundle, "--to", "Moody 3", "--batch-size", batch, "--mapping", Self.mapping("Moody 2-Moody 3")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("Moody 2 → Moody 3 (mapping model"), "\(run.stdout)")
         #expect(run.stdout.contains("ContinentToContinent (copy): Continent → Continent"), "\(run.stdout)")
+        // The old store's data was in its -wal (its context still open); no -wal of it is left
+        // beside the new file to be read as the new file's.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+        withExtendedLifetime(writer) {}
         try Self.expectMoodyV3(store, version: "Moody 3")
         #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: store)["NSStoreUUID"] == uuid)
         #expect(try LadeProcess.run(["check", store.path, "--model", bundle, "--model-version", "Moody 3"]).status == 0)
