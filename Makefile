@@ -59,12 +59,12 @@ fuzz: deps
 	FUZZ_RUNS=$(FUZZ_RUNS) Fuzz/run
 
 # The context tests (private queues, parent/child saves, two contexts saving one object), batch
-# requests, and the import pipeline's reader and writer threads, under ThreadSanitizer, in a
-# build folder of their own.
+# requests, the import pipeline's reader and writer threads, and the migration manager's two
+# contexts, under ThreadSanitizer, in a build folder of their own.
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests|BatchRequestTests|BatchInsertSessionTests|ConfigurationRoutingTests|FaultFailureTests|ImportPipelineThreadTests'
+		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests|BatchRequestTests|BatchInsertSessionTests|ConfigurationRoutingTests|FaultFailureTests|ImportPipelineThreadTests|MappingModelTests'
 
 # lade run beside sqlite3's own .import on the same generated data, alternating, medians of
 # BENCH_RUNS runs; BENCH_ROWS=10000000 for the flat-memory check. Needs the sqlite3 command.

@@ -87,4 +87,38 @@ struct MappingModelTests {
             }
         }
     }
+
+    @Test("MigrationManager in process, batches of one and of 5,000: UnCloudNotes v2 → v3 gives the same objects (each note kept, an attachment per image)", arguments: [1, 5_000])
+    func migrationManagerInProcess(batchSize: Int) throws {
+        let (v2, v3) = try Self.versions(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("notes.sqlite")
+        do {
+            let context = try privateContext(model: v2, store: store, type: .sqlite)
+            try context.performAndWait {
+                for index in 0..<7 {
+                    let note = try context.insertObject(forEntityName: "Note")
+                    try note.setValue("note \(index)", forKey: "title")
+                    try note.setValue("body", forKey: "body")
+                    try note.setValue(Date(timeIntervalSinceReferenceDate: Double(index)), forKey: "dateCreated")
+                    try note.setAttributeValue(index % 3 == 0 ? nil : .binary(Data([UInt8(index)])), forKey: "image")
+                }
+                try context.save()
+            }
+        }
+        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        var manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
+        manager.batchSize = batchSize
+        let counts = try manager.run()
+        #expect(counts == ["Note": 7, "Attachment": 4])
+        let context = try privateContext(model: v3, store: store)
+        try context.performAndWait {
+            for note in try context.fetch(FetchRequest(entityName: "Note")) {
+                let attachments = note.objects(forKey: "attachments")
+                #expect(attachments.count == (note.attributeValue(forKey: "title").map { text in ["note 0", "note 3", "note 6"].contains(text.canonicalText) } == true ? 0 : 1))
+                #expect(attachments.first.map { $0.attributeValue(forKey: "dateCreated") == note.attributeValue(forKey: "dateCreated") } ?? true)
+            }
+        }
+    }
 }
