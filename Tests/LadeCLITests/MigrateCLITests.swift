@@ -680,6 +680,10 @@ struct AutomaticMigrationTests {
         #expect(stopped.stderr.contains("lade migrate"), "\(stopped.stderr)")
         #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog")
         try job("automatic")
+        let validated = try sandbox.lade(["validate", "job.yaml"])
+        #expect(validated.status == 0, "\(validated.stderr)")
+        #expect(validated.stdout.contains("written with Catalog; migrate: automatic carries it to Catalog 2 first (Catalog → Catalog 2, lightweight, in place)"), "\(validated.stdout)")
+        #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog")
         let ran = try sandbox.run().result
         #expect(ran.status == 0, "\(ran.stderr)")
         #expect(try StoreVersionMatch(storeAt: store, bundle: ImportSandbox.catalogModel).version == "Catalog 2")

@@ -52,8 +52,19 @@ public struct JobValidation {
         }
         if FileManager.default.fileExists(atPath: job.store.url.path) {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let store = try coordinator.addPersistentStore(type: job.store.kind, at: job.store.url, readOnly: true)
-            lines.append("store \(job.store.url.path): \(store.type), matches the model (UUID \(store.identifier))")
+            do {
+                let store = try coordinator.addPersistentStore(type: job.store.kind, at: job.store.url, readOnly: true)
+                lines.append("store \(job.store.url.path): \(store.type), matches the model (UUID \(store.identifier))")
+            } catch let error as StoreError {
+                // migrate: automatic: the migration the run would make first, planned (and any
+                // refusal found), nothing written.
+                guard case .modelMismatch = error.kind, job.migrate == .automatic else { throw error }
+                let versions = try ManagedObjectModel.versions(at: job.model.url)
+                let target = job.model.version ?? versions.current
+                let migration = try StagedMigration(store: job.store.url, bundle: job.model.url, to: target, compiledModel: job.model.compiledModel)
+                lines.append("store \(job.store.url.path): written with \(migration.sourceVersion); migrate: automatic carries it to \(migration.targetVersion) first ("
+                    + migration.steps.map { "\($0.source) → \($0.destination), \($0.label)" }.joined(separator: "; ") + ")")
+            }
         } else {
             lines.append("store \(job.store.url.path): will be created with the model")
         }
