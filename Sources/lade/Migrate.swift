@@ -27,7 +27,8 @@ struct Migrate: ParsableCommand {
             children, entities leaving a hierarchy, attributes and to-ones moving up or down), \
             a to-one made to-many, and a to-many made ordered or unordered. What this \
             lightweight migration does not carry (merging two hierarchies, a to-many moving \
-            within its hierarchy, to-many → to-one, type changes other than Integer widening) \
+            within its hierarchy, to-many → to-one, type changes other than Integer widening or \
+            Integer → Decimal) \
             is refused before anything is written, naming the entity, property and rule.
 
             With --mapping, the step between the versions a mapping model names runs that \

@@ -156,6 +156,27 @@ struct MigrateCLITests {
         #expect(try LadeProcess.run(["check", store.path, "--model", bundle.path]).status == 0)
     }
 
+    @Test("Integer to Decimal is carried exactly, past a double's 53 bits", arguments: ["sqlite", "xml", "binary"])
+    func integerToDecimal(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("Ledger.xcdatamodeld")
+        try Self.writeVersion("Ledger", of: bundle, "<entity name=\"Entry\"><attribute name=\"amount\" optional=\"YES\" attributeType=\"Integer 64\"/></entity>")
+        try Self.writeVersion("Ledger 2", of: bundle, "<entity name=\"Entry\"><attribute name=\"amount\" optional=\"YES\" attributeType=\"Decimal\"/></entity>", current: true)
+        let store = sandbox.url("ledger.\(type)")
+        let amounts: [Int64?] = [9_007_199_254_740_993, -5, nil, .max]
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Ledger"), store: store, type: PersistentStoreCoordinator.StoreType(name: type)!)
+        try context.performAndWait {
+            for amount in amounts { try context.insertObject(forEntityName: "Entry").setAttributeValue(amount.map { .integer($0) }, forKey: "amount") }
+            try context.save()
+        }
+        try Self.migrate(store, bundle, saying: ["Entry.amount: widened from Integer 64 to Decimal"])
+        let migrated = try privateContext(model: try ManagedObjectModel(contentsOf: bundle), store: store)
+        try migrated.performAndWait {
+            let values = Set(try migrated.fetch(FetchRequest(entityName: "Entry")).map { $0.attributeValue(forKey: "amount") })
+            #expect(values == Set(amounts.map { $0.map { .decimal(Decimal($0)) } }))
+        }
+    }
+
     @Test("merging two hierarchies is refused, naming them")
     func mergingRefused() throws {
         let sandbox = try ImportSandbox()

@@ -13,7 +13,7 @@ import Foundation
 ///   name, as Core Data's does);
 /// - attributes added (existing rows take the default), removed, renamed; optional made
 ///   required when there is a default (rows without a value take it); Integer widened
-///   (16 → 32 → 64);
+///   (16 → 32 → 64, or to Decimal);
 /// - to-one relationships added, removed, renamed; many-to-many relationships kept, added or
 ///   removed;
 /// - indexes, uniqueness constraints and fetch indexes of the new version.
@@ -154,11 +154,13 @@ public struct LightweightMigration: Sendable {
                 attributeMap[entity.name, default: [:]][attribute.name] = previous.name
                 if previous.name != attribute.name { step("\(place): renamed from \(previous.name)") }
                 if previous.type != attribute.type {
-                    let widening: [AttributeType: [AttributeType]] = [.integer16: [.integer32, .integer64], .integer32: [.integer64]]
+                    // Integer widening, and Integer → Decimal, which Core Data infers in practice
+                    // (SQLite keeps the integers as they are in the DECIMAL column, exactly).
+                    let widening: [AttributeType: [AttributeType]] = [.integer16: [.integer32, .integer64, .decimal], .integer32: [.integer64, .decimal], .integer64: [.decimal]]
                     if widening[previous.type]?.contains(attribute.type) == true {
                         step("\(place): widened from \(previous.type.rawValue) to \(attribute.type.rawValue)")
                     } else {
-                        refuse("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening only); use a mapping model")
+                        refuse("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening and Integer → Decimal only); use a mapping model")
                     }
                 }
                 if previous.isOptional && !attribute.isOptional {
@@ -455,6 +457,7 @@ public struct LightweightMigration: Sendable {
             for attribute in destination.attributes(of: entity) where !attribute.isTransient && attribute.type != .undefined {
                 var value = attributeMap[entity]?[attribute.name].flatMap { object.attributes[$0] }
                 if value == nil, attributeMap[entity]?[attribute.name] == nil || !attribute.isOptional { value = attribute.defaultValue }
+                if attribute.type == .decimal, case .integer(let number)? = value { value = .decimal(Decimal(number)) }
                 if let value { moved.attributes[attribute.name] = value }
             }
             for relationship in destination.relationships(of: entity) where !relationship.isTransient {
