@@ -177,6 +177,21 @@ struct MigrateCLITests {
         }
     }
 
+    @Test("a store no version of the bundle matches is refused: exit 1, the closest version named, the store byte for byte as it was, nothing beside it")
+    func noVersionMatches() throws {
+        let sandbox = try ImportSandbox()
+        let store = sandbox.url("other.sqlite")
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "a", type: .string)])])
+        try SQLiteStore.create(at: store, model: model)
+        let before = try Data(contentsOf: store)
+        let listing = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted()
+        let run = try LadeProcess.run(["migrate", store.path, "--model", ImportSandbox.catalogModel.path])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("no version of the model matches the store; the closest is"), "\(run.stderr)")
+        #expect(try Data(contentsOf: store) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).filter { !$0.hasSuffix(".lade-lock") }.sorted() == listing)
+    }
+
     @Test("merging two hierarchies is refused, naming them")
     func mergingRefused() throws {
         let sandbox = try ImportSandbox()

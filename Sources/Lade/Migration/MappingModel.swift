@@ -419,3 +419,50 @@ extension MappingModel {
         return .function(manager, selector: "destinationInstancesForSourceRelationshipNamed:sourceInstances:", arguments: [.constant(.string(name)), values])
     }
 }
+
+// MARK: Inferred
+
+extension MappingModel {
+    /// The mapping Core Data infers between two versions (`NSMappingModel.inferredMappingModel`):
+    /// every destination entity mapped from the source entity it matches (renaming identifier,
+    /// else name; its objects exactly), every stored attribute from the source attribute it
+    /// matches (inherited ones included), every relationship by
+    /// `destinationInstancesForSourceRelationshipNamed:sourceInstances:`, as Core Data's inferred
+    /// models set them. Run by a ``MigrationManager``, it carries a store through its objects
+    /// where ``LightweightMigration`` carries it with SQL.
+    ///
+    /// ```swift
+    /// try MigrationManager(store: url, from: v1, to: v2, mappings: [.inferred(from: v1, to: v2)]).run()
+    /// ```
+    public static func inferred(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> MappingModel {
+        func identifier(_ entity: EntityDescription) -> String { entity.renamingIdentifier ?? entity.name }
+        let sources = Dictionary(source.entities.map { (identifier($0), $0) }, uniquingKeysWith: { first, _ in first })
+        var mappings: [EntityMapping] = []
+        for entity in destination.entities where !entity.isAbstract {
+            guard let old = sources[identifier(entity)] ?? source.entity(named: entity.name), !old.isAbstract else { continue }
+            let oldAttributes = source.attributes(of: old.name).filter { !$0.isTransient }
+            let oldRelationships = source.relationships(of: old.name).filter { !$0.isTransient }
+            let attributes = destination.attributes(of: entity.name).filter { !$0.isTransient }.map { attribute in
+                let match = oldAttributes.first { ($0.renamingIdentifier ?? $0.name) == (attribute.renamingIdentifier ?? attribute.name) }
+                    ?? oldAttributes.first { $0.name == attribute.name }
+                return PropertyMapping(name: attribute.name, valueExpression: match.map { .keyPath(.variable("source"), [$0.name]) })
+            }
+            let relationships = destination.relationships(of: entity.name).filter { !$0.isTransient }.map { relationship in
+                let match = oldRelationships.first { ($0.renamingIdentifier ?? $0.name) == (relationship.renamingIdentifier ?? relationship.name) }
+                    ?? oldRelationships.first { $0.name == relationship.name }
+                return PropertyMapping(name: relationship.name, valueExpression: match.map {
+                    .function(.variable("manager"), selector: "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
+                              arguments: [.constant(.string(relationship.name)), .keyPath(.variable("source"), [$0.name])])
+                })
+            }
+            let fetch = MappingExpression.fetch(
+                .function(.variable("manager"), selector: "fetchRequestForSourceEntityNamed:predicateString:", arguments: [.constant(.string(old.name)), .constant(.string("TRUEPREDICATE"))]),
+                context: .keyPath(.variable("manager"), ["sourceContext"]), countOnly: false)
+            mappings.append(EntityMapping(
+                name: "\(old.name)To\(entity.name)", kind: old.name == entity.name ? .copy : .transform,
+                sourceEntityName: old.name, destinationEntityName: entity.name, migrationPolicyClassName: nil,
+                sourceExpression: fetch, attributeMappings: attributes, relationshipMappings: relationships))
+        }
+        return MappingModel(entityMappings: mappings, origin: "the inferred mapping model")
+    }
+}
