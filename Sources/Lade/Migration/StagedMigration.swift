@@ -112,6 +112,7 @@ public struct StagedMigration: Sendable {
         }
         var steps: [Step] = []
         var refusals: [String] = []
+        var byMapping = true
         for index in indices {
             let label = "\(path[index]) → \(path[index + 1])"
             do {
@@ -127,9 +128,10 @@ public struct StagedMigration: Sendable {
                 }
             } catch let refusal as MigrationRefusal {
                 refusals += refusal.reasons.map { "\(label): \($0)" }
+                byMapping = byMapping && refusal.byMapping
             }
         }
-        guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals, mapping: !mapped.isEmpty) }
+        guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals, mapping: byMapping) }
         self.steps = steps
     }
 
