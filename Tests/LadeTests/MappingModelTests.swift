@@ -163,4 +163,18 @@ struct MappingModelTests {
         #expect(ours.values.map(\.count).reduce(0, +) > 0)
         for entity in entities { #expect(ours[entity] == theirs[entity], "\(entity)") }
     }
+
+    @Test("a compiled mapping's entity hashes single out its step when the versions carry Apple's hashes (a .momd)")
+    func compiledHashes() throws {
+        let bundle = Fixtures.corpusFile(Self.sampleModel + "SampleModel.xcdatamodeld")
+        let momd = Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel.momd")
+        let models = try ["SampleModel", "SampleModel2", "SampleModel3"].map { try ManagedObjectModel(contentsOf: bundle, version: $0, compiledModel: momd) }
+        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        #expect(compiled.matchesVersionHashes(from: models[1], to: models[2]) == true)
+        #expect(compiled.matchesVersionHashes(from: models[0], to: models[1]) == false)
+        let withoutMomd = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel2")
+        #expect(compiled.matchesVersionHashes(from: withoutMomd, to: models[2]) == false, "Lade's own hashes are not Apple's")
+        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        #expect(document.matchesVersionHashes(from: models[1], to: models[2]) == nil)
+    }
 }

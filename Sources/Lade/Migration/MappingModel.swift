@@ -72,6 +72,26 @@ public struct MappingModel: Sendable, Equatable {
     /// What `resolved(from:to:)` found worth saying: relationships an automatic expression
     /// leaves empty because no entity mapping of this model makes their objects.
     public var notes: [String] = []
+    /// The entity version hashes a compiled `.cdm` records per entity mapping (Apple's hashes of
+    /// the versions it was made between); empty for Xcode's document.
+    public var entityVersionHashes: [String: EntityHashes] = [:]
+
+    public struct EntityHashes: Sendable, Equatable {
+        public var source: Data?
+        public var destination: Data?
+    }
+
+    /// Whether the entity hashes this mapping records are the two models' (both loaded with
+    /// Apple's hashes, from a `.momd`); nil when it records none.
+    public func matchesVersionHashes(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> Bool? {
+        guard !entityVersionHashes.isEmpty else { return nil }
+        return entityMappings.allSatisfy { mapping in
+            guard let hashes = entityVersionHashes[mapping.name] else { return true }
+            let sourceFits = mapping.sourceEntityName.map { hashes.source == nil || source.versionHash(of: $0) == hashes.source } ?? true
+            let destinationFits = mapping.destinationEntityName.map { hashes.destination == nil || destination.versionHash(of: $0) == hashes.destination } ?? true
+            return sourceFits && destinationFits
+        }
+    }
 
     /// Xcode's automatic expressions, made by `resolved(from:to:)` (the `.xcmappingmodel` form).
     var generation: [String: Generation] = [:]
@@ -178,6 +198,7 @@ extension MappingModel {
             throw MappingModelError(origin, "the archive's root is not an NSMappingModel")
         }
         var mappings: [EntityMapping] = []
+        var hashes: [String: EntityHashes] = [:]
         for member in try archive.members(root.fields["NSEntityMappings"]) {
             guard let object = try archive.object(member), object.className == "NSEntityMapping" else {
                 throw MappingModelError(origin, "an entity mapping of the archive is not an NSEntityMapping")
@@ -207,8 +228,15 @@ extension MappingModel {
                 sourceExpression: try MappingExpression.decode(object.fields["NSSourceExpression"], in: archive),
                 attributeMappings: try properties("NSAttributeMappings"),
                 relationshipMappings: try properties("NSRelationshipMappings")))
+            func hash(_ key: String) throws -> Data? {
+                if case .data(let data)? = try archive.value(object.fields[key]) { return data }
+                return nil
+            }
+            hashes[name] = EntityHashes(source: try hash("NSSourceEntityVersionHash"), destination: try hash("NSDestinationEntityVersionHash"))
         }
-        return MappingModel(entityMappings: mappings, origin: origin)
+        var model = MappingModel(entityMappings: mappings, origin: origin)
+        model.entityVersionHashes = hashes
+        return model
     }
 }
 

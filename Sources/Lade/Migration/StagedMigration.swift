@@ -101,7 +101,11 @@ public struct StagedMigration: Sendable {
                     throw MappingModelError(mapping.origin, "it maps \(from) → \(to), which is not a step of this migration (\(path.joined(separator: " → ")))")
                 }
             } else {
-                fitting = indices.filter { (try? mapping.resolved(from: models[$0], to: models[$0 + 1])) != nil }
+                // By fit, narrowed to the step whose versions have the entity hashes a compiled
+                // mapping records, when the models carry Apple's (a .momd was given).
+                let fits = indices.filter { (try? mapping.resolved(from: models[$0], to: models[$0 + 1])) != nil }
+                let exact = fits.filter { mapping.matchesVersionHashes(from: models[$0], to: models[$0 + 1]) == true }
+                fitting = exact.isEmpty ? fits : exact
                 guard fitting.count == 1 else {
                     throw MappingModelError(mapping.origin, fitting.isEmpty
                         ? "it fits no step of this migration (\(path.joined(separator: " → ")))"
