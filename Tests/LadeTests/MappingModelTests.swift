@@ -177,4 +177,45 @@ struct MappingModelTests {
         let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
         #expect(document.matchesVersionHashes(from: models[1], to: models[2]) == nil)
     }
+
+    @Test("damaged or wrong mapping files get errors naming the file, the line and what is wrong")
+    func damagedFiles() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func read(_ name: String, _ data: Data) -> String {
+            let url = directory.appendingPathComponent(name)
+            try? data.write(to: url)
+            do {
+                _ = try MappingModel(contentsOf: url)
+                return "read"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let header = "<?xml version=\"1.0\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">\n<database>\n"
+        #expect(read("none.xml", Data((header + "</database>\n").utf8)).contains("it holds no mapping model (no XDDEVMAPPINGMODEL object)"))
+        #expect(read("entities.xml", Data("<?xml version=\"1.0\"?>\n<!DOCTYPE x [<!ENTITY a \"b\">]>\n<database/>".utf8)).contains("declares its own entities"))
+        #expect(read("other.xml", Data("<model/>".utf8)).contains("not Xcode's xcmapping.xml (its root is <model>"))
+        let badExpression = header + """
+            <object type="XDDEVMAPPINGMODEL" id="z1"></object>
+            <object type="XDDEVATTRIBUTEMAPPING" id="z3"><attribute name="name" type="string">a</attribute>
+            <attribute name="valueexpressiondata" type="binary">%%%not base64%%%</attribute></object>
+            <object type="XDDEVENTITYMAPPING" id="z2"><attribute name="sourcename" type="string">A</attribute>
+            <attribute name="destinationname" type="string">A</attribute>
+            <relationship name="mappingmodel" type="1/1" destination="XDDEVMAPPINGMODEL" idrefs="z1"></relationship>
+            <relationship name="attributemappings" type="0/0" destination="XDDEVATTRIBUTEMAPPING" idrefs="z3"></relationship></object>
+            </database>
+            """
+        #expect(read("expression.xml", Data(badExpression.utf8)).contains("line 5: the value expression of AToA.a is not base64"))
+        let duplicate = header + "<object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/><object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/></database>"
+        #expect(read("duplicate.xml", Data(duplicate.utf8)).contains("two objects have the id z1"))
+        let compiled = try Data(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        #expect(read("truncated.cdm", compiled.prefix(compiled.count / 2)).contains("it is not a readable keyed archive"))
+        #expect(read("missing.cdm", Data()).contains("neither a compiled mapping model nor Xcode's xcmapping.xml"))
+        let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
+        let mapping = MappingModel(entityMappings: [.init(name: "GhostToCar", kind: .transform, sourceEntityName: "Ghost", destinationEntityName: "Car",
+                                                           migrationPolicyClassName: nil, sourceExpression: nil, attributeMappings: [.init(name: "wings")], relationshipMappings: [])])
+        let error = #expect(throws: MappingModelError.self) { try mapping.resolved(from: v2, to: v3) }
+        #expect(error?.description.contains("entity mapping GhostToCar: the source model has no entity Ghost") == true, "\(String(describing: error))")
+    }
 }
