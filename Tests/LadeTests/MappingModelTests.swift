@@ -218,4 +218,48 @@ struct MappingModelTests {
         let error = #expect(throws: MappingModelError.self) { try mapping.resolved(from: v2, to: v3) }
         #expect(error?.description.contains("entity mapping GhostToCar: the source model has no entity Ghost") == true, "\(String(describing: error))")
     }
+
+    @Test("a change another connection commits while a mapping migration reads the store stops it; the store keeps the change, nothing replaced")
+    func concurrentChange() throws {
+        let (v2, v3) = try Self.versions(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("notes.sqlite")
+        do {
+            let context = try privateContext(model: v2, store: store, type: .sqlite)
+            try context.performAndWait {
+                for index in 0..<3 {
+                    let note = try context.insertObject(forEntityName: "Note")
+                    try note.setValue("note \(index)", forKey: "title")
+                    try note.setValue("body", forKey: "body")
+                }
+                try context.save()
+            }
+        }
+        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        let manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
+        let wrote = LockedFlag()
+        let path = store.path
+        let error = #expect(throws: MigrationFailure.self) {
+            try manager.run { _ in
+                guard wrote.setOnce() else { return }
+                // Another connection (as another process would) commits a change.
+                try? SQLiteConnection(path: path, mode: .readWrite(create: false)).execute("UPDATE ZNOTE SET ZTITLE = 'changed meanwhile' WHERE Z_PK = 1")
+            }
+        }
+        let writer = try SQLiteConnection(path: store.path, mode: .readOnly)
+        #expect(error?.description.contains("another process changed the store while it was migrated") == true, "\(String(describing: error))")
+        let titles = try writer.rows("SELECT ZTITLE FROM ZNOTE ORDER BY Z_PK").map { $0.first }
+        #expect(titles == [.text("changed meanwhile"), .text("note 1"), .text("note 2")])
+        #expect(try StoreVersionMatch(storeAt: store, bundle: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("lade-convert") }.isEmpty)
+    }
+}
+
+/// A flag set once, from any thread.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set = false
+    /// True the first time only.
+    func setOnce() -> Bool { lock.withLock { defer { set = true }; return !set } }
 }

@@ -90,7 +90,21 @@ public struct MigrationManager: Sendable {
                 let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
                 metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
                 let created = try SQLiteStore.create(at: temporary, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
-                counts = try migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress)
+                // One snapshot of the old store for the whole read; a change another process
+                // commits meanwhile would be lost by the replacement, so it stops the migration.
+                let reader = sourceStore as? SQLiteStore
+                let version = try reader?.dataVersion()
+                try reader?.beginReading()
+                do {
+                    counts = try migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress)
+                } catch {
+                    try? reader?.endReading()
+                    throw error
+                }
+                try reader?.endReading()
+                if let version, try reader?.dataVersion() != version {
+                    throw MigrationFailure(store: url.path, "another process changed the store while it was migrated, so the new version was not moved into place; run lade migrate again while nothing else writes to the store")
+                }
                 try created.checkpoint()
             }
             progress?("moving the new store into place")

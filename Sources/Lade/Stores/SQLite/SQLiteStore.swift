@@ -347,6 +347,17 @@ public final class SQLiteStore: @unchecked Sendable {
         try withConnection { try $0.execute("COMMIT") }
     }
 
+    /// SQLite's `PRAGMA data_version`: differs between two calls when another connection
+    /// committed a change to the store in between.
+    func dataVersion() throws -> Int64 {
+        try withConnection { connection in
+            guard case .integer(let version)? = try connection.rows("PRAGMA data_version").first?.first else {
+                throw StoreError(.io, path: fileURL.path, "PRAGMA data_version gave no number")
+            }
+            return version
+        }
+    }
+
     /// Copies every page from the `-wal` into the main file and empties the `-wal`, so the
     /// file alone holds the whole store.
     func checkpoint() throws {
