@@ -56,7 +56,7 @@ extension PersistentStoreCoordinator {
             throw StoreError(.notFound, path: store.url?.path ?? store.type, "this store is not added to the coordinator; add it before migrating it")
         }
         // A SQLite store is read through a connection of its own, so the copy reads one snapshot.
-        let reader = try (store as? SQLiteStore).map { try SQLiteStore(url: $0.fileURL, model: managedObjectModel, readOnly: true) } ?? store
+        let reader = try (store as? WholeStoreReading)?.separateReader(model: managedObjectModel) ?? store
         let (_, built) = try StoreMigration(model: managedObjectModel, options: options).copy(from: reader, to: url, type: type)
         let added = try built ?? Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: false)
         remove(store)
@@ -135,9 +135,13 @@ struct StoreMigration {
         } else if type != .inMemory {
             throw StoreError(.notFound, path: type.rawValue, "a \(type.rawValue) store needs a file URL to migrate to")
         }
-        let reader = source as? SQLiteStore
-        try reader?.beginReading()
-        defer { try? reader?.endReading() }
+        guard let whole = source as? WholeStoreReading else { return try copyReading(source, to: url, type: type, metadata: given) }
+        return try whole.readingOneSnapshot { try copyReading(source, to: url, type: type, metadata: given) }
+    }
+
+    /// `copy`, its source read in one snapshot.
+    private func copyReading(_ source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType,
+                             metadata given: [String: PropertyListValue]?) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
         // What the copy would skip (an unknown Z_ENT) or carry as a key to nothing is refused,
         // with counts, before anything is written.
         let damage = try source.damage(thorough: false)
@@ -217,12 +221,11 @@ struct StoreMigration {
 
     private func keyMap(for source: PersistentStore, uniqueAcrossEntities: Bool, firstKey: Int64) throws -> KeyMap {
         var map = KeyMap(rootOf: Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, model.rootEntity(of: $0.name)!.name) }))
-        guard uniqueAcrossEntities, let sqlite = source as? SQLiteStore else { return map }
-        let largest = try sqlite.largestPrimaryKeys()
+        guard uniqueAcrossEntities, let largest = try (source as? WholeStoreReading)?.largestKeysPerHierarchy() else { return map }
         var next = firstKey - 1
-        for root in sqlite.schema.entities where root.name == root.rootName {
-            map.offsets[root.name] = next
-            next += largest[root.name] ?? 0
+        for (root, keys) in largest {
+            map.offsets[root] = next
+            next += keys
         }
         return map
     }
@@ -368,10 +371,9 @@ struct StoreMigration {
     // MARK: To atomic stores
 
     private func atomicContents(from source: PersistentStore, metadata: [String: PropertyListValue], firstKey: Int64) throws -> (AtomicStoreContents, StoreMigrationSummary) {
-        if let atomic = source as? AtomicStore {
+        if let graph = (source as? WholeStoreReading)?.objectGraph {
             // Atomic to atomic: the same keys, so the source's objects are taken as they are
             // (shared until either store changes), versions and both sides of relationships included.
-            let graph = atomic.graphSnapshot
             var summary = StoreMigrationSummary()
             for entity in model.entities where !entity.isAbstract {
                 let keys = graph.keys(ofEntities: [entity.name], sorted: false)

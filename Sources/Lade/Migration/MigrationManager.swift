@@ -92,17 +92,11 @@ public struct MigrationManager: Sendable {
                 let created = try SQLiteStore.create(at: temporary, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
                 // One snapshot of the old store for the whole read; a change another process
                 // commits meanwhile would be lost by the replacement, so it stops the migration.
-                let reader = sourceStore as? SQLiteStore
-                let version = try reader?.dataVersion()
-                try reader?.beginReading()
-                do {
-                    counts = try migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress)
-                } catch {
-                    try? reader?.endReading()
-                    throw error
-                }
-                try reader?.endReading()
-                if let version, try reader?.dataVersion() != version {
+                let reader = sourceStore as? WholeStoreReading
+                let version = try reader?.changeCounter()
+                let migrate = { try self.migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress) }
+                counts = try reader?.readingOneSnapshot(migrate) ?? migrate()
+                if let version, try reader?.changeCounter() != version {
                     throw MigrationFailure(store: url.path, "another process changed the store while it was migrated, so the new version was not moved into place; run lade migrate again while nothing else writes to the store")
                 }
                 try created.checkpoint()
