@@ -47,6 +47,24 @@ struct SeedCLITests {
         #expect(counts?.products == 10)
     }
 
+    @Test("the example seed by batch inserts (auto) and by objects: every table the same but Z_METADATA, the report naming the writer")
+    func bothWriters() throws {
+        let text = try String(contentsOf: LadeProcess.root.appendingPathComponent("jobs/seed-catalog.yaml"), encoding: .utf8)
+        var tables: [String: [String: [String]]] = [:]
+        for writer in ["auto", "objects"] {
+            let workspace = try SeedWorkspace()
+            defer { workspace.remove() }
+            let job = try workspace.job("seed-catalog.yaml", text + "writer: \(writer)\n")
+            let result = try LadeProcess.run(["seed", job, "--report", workspace.root.appendingPathComponent("report.json").path], in: workspace.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONSerialization.jsonObject(with: Data(contentsOf: workspace.root.appendingPathComponent("report.json"))) as? [String: Any]
+            #expect(report?["writer"] as? String == (writer == "auto" ? "batch" : "objects"), "\(String(describing: report))")
+            tables[writer] = try StoreReading.tables(workspace.out.appendingPathComponent("catalog.sqlite"), excluding: ["Z_METADATA"])
+        }
+        #expect(tables["auto"]?["ZPRODUCT"]?.count == 10)
+        #expect(tables["auto"] == tables["objects"])
+    }
+
     @Test("a second seed leaves the store exactly as it was (data and metadata); --check writes nothing and answers 3, then 0",
           arguments: ["sqlite", "xml", "binary"])
     func seedTwice(type: String) throws {

@@ -15,12 +15,13 @@ struct SeedRunnerTests {
     }
 
     /// A seed job read from YAML whose paths are relative to `directory`.
-    func seedJob(_ steps: String, store: URL, flag: String = flag, directory: URL) throws -> Job {
+    func seedJob(_ steps: String, store: URL, flag: String = flag, directory: URL, writer: ImportWriterChoice = .auto) throws -> Job {
         try PipelineFixtures.job("""
             kind: seed
             flag: \(flag)
             model: \(PipelineFixtures.catalog.path)
             store: { type: sqlite, path: \(store.path) }
+            writer: \(writer.rawValue)
             steps:
             \(steps)
             """, directory: directory)
@@ -269,17 +270,19 @@ struct SeedRunnerTests {
         #expect(report.text().contains("nothing was written (the new store was removed)"))
     }
 
-    @Test("a commit the store refuses writes neither the rows nor the flag, and names the row")
-    func refusedCommitWritesNothing() throws {
+    @Test("a row the store refuses (a broken uniqueness constraint) writes neither the rows nor the flag, and names the row: at the commit (objects) or at its batch (batch inserts)",
+          arguments: [ImportWriterChoice.objects, .batch])
+    func refusedCommitWritesNothing(writer: ImportWriterChoice) throws {
         let temp = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let store = try storeWithCategory("Tools", in: temp)
         let before = try metadata(store)
         // No key: every row inserts, and "Tools" breaks Category's uniqueness constraint at the save.
         try write("name,sortOrder\nGarden,10\nTools,20\nBath,30\n", to: temp.appendingPathComponent("categories.csv"))
-        let report = try seed(try seedJob("  - { source: categories.csv, entity: Category }", store: store, directory: temp))
+        let report = try seed(try seedJob("  - { source: categories.csv, entity: Category }", store: store, directory: temp, writer: writer))
+        #expect(report.writer == writer)
         let reason = abortReason(report)
-        #expect(reason.hasPrefix("categories.csv:3: the store refused the seed: "), "\(reason)")
+        #expect(reason.hasPrefix(writer == .objects ? "categories.csv:3: the store refused the seed: " : "categories.csv:3: another Category already has the same name"), "\(reason)")
         #expect(reason.contains("uniqueness"), "\(reason)")
         #expect(try metadata(store) == before)
         #expect(try count("Category", in: store) == 1)

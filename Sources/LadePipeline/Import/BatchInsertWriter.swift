@@ -57,10 +57,15 @@ final class BatchInsertWriter {
         return nil
     }
 
-    init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
+    /// A session shared with other writers (a seed's steps, one transaction), which the caller
+    /// commits or rolls back; nil: this writer begins its own at its first batch.
+    private let shared: BatchInsertSession?
+
+    init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel, session: BatchInsertSession? = nil) {
         self.context = context
         self.plan = plan
         self.model = model
+        shared = session
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
         requiredWithoutDefault = plan.requiredWithoutDefault
@@ -71,7 +76,7 @@ final class BatchInsertWriter {
 
     private func openSession() throws -> (BatchInsertSession, BatchInsertSession.Target) {
         if let session, let target { return (session, target) }
-        let session = try context.beginBatchInsert(entityName: plan.entity.name)
+        let session = try shared ?? context.beginBatchInsert(entityName: plan.entity.name)
         let target = try session.target(
             entityName: plan.entity.name, attributes: attributeNames, relationships: relationshipNames, key: plan.step.key,
             onConflict: plan.step.mode == .insert ? .keep : .update, insertsMissing: plan.step.mode != .update)

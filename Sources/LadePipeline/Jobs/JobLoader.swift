@@ -32,7 +32,7 @@ extension Job {
         guard let kind = Kind(rawValue: try kindNode.string()) else {
             throw kindNode.error("expected import or seed, found '\(try kindNode.string())'")
         }
-        let fields = try root.fields(allowed: common + (kind == .import ? Self.importFields + ["checkpoints", "writer"] : ["flag", "steps"]))
+        let fields = try root.fields(allowed: common + ["writer"] + (kind == .import ? Self.importFields + ["checkpoints"] : ["flag", "steps"]))
         func required(_ name: String) throws -> JobNode {
             guard let node = fields[name] else { throw root.error("the job has no '\(name)'; see jobs/README.md") }
             return node
@@ -44,6 +44,7 @@ extension Job {
         store = try Self.store(try required("store"), resolver)
         batch = try fields["batch"].map(Self.batch) ?? .default
         onError = try fields["onError"].map { try Self.errorPolicy($0, resolver) } ?? .abort
+        writer = try fields["writer"].map { ImportWriterChoice(rawValue: try $0.oneOf(ImportWriterChoice.allCases.map(\.rawValue)))! } ?? .auto
         if let node = fields["migrate"] {
             migrate = JobMigration(rawValue: try node.oneOf(JobMigration.allCases.map(\.rawValue)))!
             if migrate == .automatic && model.url.pathExtension != "xcdatamodeld" {
@@ -54,7 +55,6 @@ extension Job {
         case .import:
             flag = nil
             checkpoints = try fields["checkpoints"].map(Self.checkpoints) ?? .default
-            writer = try fields["writer"].map { ImportWriterChoice(rawValue: try $0.oneOf(ImportWriterChoice.allCases.map(\.rawValue)))! } ?? .auto
             steps = [try Self.step(fields, root: root, resolver: resolver)]
         case .seed:
             if onError.policy == .skip, let node = fields["onError"] {

@@ -69,6 +69,8 @@ public struct JobValidation {
             lines.append("store \(job.store.url.path): will be created with the model")
         }
         if let flag = job.flag {
+            let (writer, why) = try SeedRunner.chooseWriter(job: job, plans: plans, model: model)
+            lines.append("writer: \(writer.rawValue) (\(why))")
             lines.append("flag \(flag): set with every step's rows in one commit, batches of \(job.batch.size); on error: abort")
             lines.append("ok")
             return Result(lines: lines)

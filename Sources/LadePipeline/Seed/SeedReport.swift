@@ -43,6 +43,9 @@ public struct SeedReport: Sendable {
     public var flagValue: PropertyListValue?
     public var seconds: Double
     public var peakResidentBytes: Int64
+    /// How the rows were written (as `lade run`'s report says), and why; nil when nothing ran.
+    public var writer: ImportWriterChoice?
+    public var writerReason: String?
 
     /// The flag's value, when `lade seed` wrote it.
     public var seedFlag: SeedFlag? { SeedFlag(flagValue) }
@@ -59,6 +62,10 @@ public struct SeedReport: Sendable {
         if let seeded = seedFlag {
             object["seededAt"] = ISO8601DateFormatter().string(from: seeded.seededAt)
             object["seededBy"] = seeded.job
+        }
+        if let writer {
+            object["writer"] = writer.rawValue
+            object["writerReason"] = writerReason ?? ""
         }
         if case .aborted(let reason) = status { object["reason"] = reason }
         if case .interrupted(let signal) = status { object["signal"] = Int(signal) }

@@ -120,6 +120,10 @@ public final class SeedRunner {
         let coordinator = stack.coordinator, store = stack.store, context = stack.context
         defer { coordinator.remove(store) }
 
+        (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plans: setup.plans, model: model)
+        if report.writer == .batch {
+            return try context.performAndWait { try seedByBatchInserts(setup, flag: flag, signals: signals, report: report, coordinator: coordinator, store: store, context: context) }
+        }
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }
@@ -184,7 +188,78 @@ public final class SeedRunner {
         }
     }
 
+    /// Every step as batch inserts into one `BatchInsertSession`: one transaction holding every
+    /// step's rows and the flag, committed once; a rejected row, a stop signal or an error
+    /// rolls all of it back. No managed objects: memory stays flat whatever the seed's size,
+    /// and a later step finds an earlier step's rows in the open transaction.
+    private func seedByBatchInserts(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport,
+                                    coordinator: PersistentStoreCoordinator, store: PersistentStore, context: ManagedObjectContext) throws -> SeedReport {
+        var report = report
+        let session = try context.beginBatchInsert(entityName: setup.plans[0].entity.name)
+        var committed = false
+        defer { if !committed { session.rollback() } }
+        for plan in setup.plans {
+            let step = plan.step
+            let (reader, mapper, _) = try ImportStack.source(plan)
+            let writer = BatchInsertWriter(context: context, plan: plan, model: setup.model, session: session)
+            var summary = SeedFlag.Step(entity: plan.entity.name, source: step.source.displayPath)
+            var counts = ImportCounts()
+            let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
+            defer { progress.finish() }
+            while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
+                let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
+                var rejects = mapped.rejects
+                if rejects.isEmpty {
+                    rejects = try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
+                }
+                if let first = rejects.min(by: { $0.line < $1.line }) {
+                    report.status = .aborted(reason: Self.describe(first, source: step.source.displayPath, others: rejects.count - 1))
+                    return report
+                }
+                summary.rows += Int64(mapped.recordCount)
+                progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
+                if let signal = signals?.received {
+                    report.status = .interrupted(signal: signal)
+                    return report
+                }
+                writer.forgetDestinations()
+            }
+            summary.inserted = counts.inserted
+            summary.updated = counts.updated
+            summary.unchanged = counts.unchanged
+            summary.createdDestinations = counts.createdDestinations
+            summary.unresolved = counts.unresolved
+            report.steps.append(summary)
+        }
+        if let signal = signals?.received {
+            report.status = .interrupted(signal: signal)
+            return report
+        }
+        // The one commit: every step's rows and the flag.
+        ProgressReporter.note("lade seed: committing every step's rows and \(flag)", interval: options.progressInterval, output: options.progressOutput)
+        let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
+        var metadata = coordinator.metadata(for: store)
+        metadata[flag] = value
+        try coordinator.setMetadata(metadata, for: store)
+        try session.commit()
+        committed = true
+        report.status = .seeded
+        report.flagValue = value
+        return report
+    }
+
     // MARK: Helpers
+
+    /// Batch inserts, every step in one transaction, when every step allows them (by
+    /// `lade run`'s rule, `ImportRunner.chooseWriter`); else managed objects, saying why.
+    static func chooseWriter(job: Job, plans: [ImportPlan], model: ManagedObjectModel) throws -> (ImportWriterChoice, String) {
+        if job.writer == .objects { return (.objects, "writer: objects") }
+        for plan in plans {
+            let (choice, why) = try ImportRunner.chooseWriter(job: job, plan: plan, model: model)
+            if choice == .objects { return (.objects, plans.count > 1 ? "\(why) (step \(plan.entity.name))" : why) }
+        }
+        return (.batch, job.writer == .batch ? "writer: batch" : "batch inserts: no step needs what only managed objects do")
+    }
 
     private func seedFlag() throws -> String {
         guard job.kind == .seed, let flag = job.flag else {
