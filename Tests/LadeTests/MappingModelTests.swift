@@ -88,25 +88,30 @@ struct MappingModelTests {
         }
     }
 
+    /// A SQLite store of UnCloudNotes v2 with `count` notes ("note N", dated N seconds after
+    /// 2001; every third without an image), closed.
+    static func notesStore(in directory: URL, model: ManagedObjectModel, count: Int) throws -> URL {
+        let store = directory.appendingPathComponent("notes.sqlite")
+        let context = try privateContext(model: model, store: store, type: .sqlite)
+        try context.performAndWait {
+            for index in 0..<count {
+                let note = try context.insertObject(forEntityName: "Note")
+                try note.setValue("note \(index)", forKey: "title")
+                try note.setValue("body", forKey: "body")
+                try note.setValue(Date(timeIntervalSinceReferenceDate: Double(index)), forKey: "dateCreated")
+                try note.setAttributeValue(index % 3 == 0 ? nil : .binary(Data([UInt8(index)])), forKey: "image")
+            }
+            try context.save()
+        }
+        return store
+    }
+
     @Test("MigrationManager in process, batches of one and of 5,000: UnCloudNotes v2 → v3 gives the same objects (each note kept, an attachment per image)", arguments: [1, 5_000])
     func migrationManagerInProcess(batchSize: Int) throws {
         let (v2, v3) = try Self.versions(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("notes.sqlite")
-        do {
-            let context = try privateContext(model: v2, store: store, type: .sqlite)
-            try context.performAndWait {
-                for index in 0..<7 {
-                    let note = try context.insertObject(forEntityName: "Note")
-                    try note.setValue("note \(index)", forKey: "title")
-                    try note.setValue("body", forKey: "body")
-                    try note.setValue(Date(timeIntervalSinceReferenceDate: Double(index)), forKey: "dateCreated")
-                    try note.setAttributeValue(index % 3 == 0 ? nil : .binary(Data([UInt8(index)])), forKey: "image")
-                }
-                try context.save()
-            }
-        }
+        let store = try Self.notesStore(in: directory, model: v2, count: 7)
         let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         var manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         manager.batchSize = batchSize
@@ -224,18 +229,7 @@ struct MappingModelTests {
         let (v2, v3) = try Self.versions(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("notes.sqlite")
-        do {
-            let context = try privateContext(model: v2, store: store, type: .sqlite)
-            try context.performAndWait {
-                for index in 0..<3 {
-                    let note = try context.insertObject(forEntityName: "Note")
-                    try note.setValue("note \(index)", forKey: "title")
-                    try note.setValue("body", forKey: "body")
-                }
-                try context.save()
-            }
-        }
+        let store = try Self.notesStore(in: directory, model: v2, count: 3)
         let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         let manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         let wrote = LockedFlag()

@@ -137,33 +137,9 @@ public final class SeedRunner {
                     writer.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model)
                 }
                 writers.append((step, writer))
-                var summary = SeedFlag.Step(entity: plan.entity.name, source: step.source.displayPath)
-                var counts = ImportCounts()
-                let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
-                defer { progress.finish() }
-                while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
-                    let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
-                    var rejects = mapped.rejects
-                    if rejects.isEmpty {
-                        rejects = try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
-                    }
-                    if let first = rejects.min(by: { $0.line < $1.line }) {
-                        report.status = .aborted(reason: Self.describe(first, source: step.source.displayPath, others: rejects.count - 1))
-                        return report
-                    }
-                    summary.rows += Int64(mapped.recordCount)
-                    progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
-                    if let signal = signals?.received {
-                        report.status = .interrupted(signal: signal)
-                        return report
-                    }
-                }
-                summary.inserted = counts.inserted
-                summary.updated = counts.updated
-                summary.unchanged = counts.unchanged
-                summary.createdDestinations = counts.createdDestinations
-                summary.unresolved = counts.unresolved
-                report.steps.append(summary)
+                guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: { mapped, counts in
+                    try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
+                }) else { return report }
             }
             if let signal = signals?.received {
                 report.status = .interrupted(signal: signal)
@@ -199,37 +175,12 @@ public final class SeedRunner {
         var committed = false
         defer { if !committed { session.rollback() } }
         for plan in setup.plans {
-            let step = plan.step
             let (reader, mapper, _) = try ImportStack.source(plan)
             let writer = BatchInsertWriter(context: context, plan: plan, model: setup.model, session: session)
-            var summary = SeedFlag.Step(entity: plan.entity.name, source: step.source.displayPath)
-            var counts = ImportCounts()
-            let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: step.source.displayPath, output: options.progressOutput)
-            defer { progress.finish() }
-            while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
-                let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
-                var rejects = mapped.rejects
-                if rejects.isEmpty {
-                    rejects = try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
-                }
-                if let first = rejects.min(by: { $0.line < $1.line }) {
-                    report.status = .aborted(reason: Self.describe(first, source: step.source.displayPath, others: rejects.count - 1))
-                    return report
-                }
-                summary.rows += Int64(mapped.recordCount)
-                progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
-                if let signal = signals?.received {
-                    report.status = .interrupted(signal: signal)
-                    return report
-                }
-                writer.forgetDestinations()
-            }
-            summary.inserted = counts.inserted
-            summary.updated = counts.updated
-            summary.unchanged = counts.unchanged
-            summary.createdDestinations = counts.createdDestinations
-            summary.unresolved = counts.unresolved
-            report.steps.append(summary)
+            guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: { mapped, counts in
+                defer { writer.forgetDestinations() }
+                return try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
+            }) else { return report }
         }
         if let signal = signals?.received {
             report.status = .interrupted(signal: signal)
@@ -246,6 +197,40 @@ public final class SeedRunner {
         report.status = .seeded
         report.flagValue = value
         return report
+    }
+
+    /// One step's source, batch by batch, through `write` (which returns the rows it
+    /// rejected), its summary added to the report. False when the seed ends here: a rejected
+    /// row (the report aborted, naming it) or a stop signal (interrupted).
+    private func load(_ plan: ImportPlan, reader: RecordReader, mapper: RowMapper, signals: StopSignals?, report: inout SeedReport,
+                      write: (MappedBatch, inout ImportCounts) throws -> [RejectedRow]) throws -> Bool {
+        let source = plan.step.source.displayPath
+        var summary = SeedFlag.Step(entity: plan.entity.name, source: source)
+        var counts = ImportCounts()
+        let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: source, output: options.progressOutput)
+        defer { progress.finish() }
+        while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
+            let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
+            var rejects = mapped.rejects
+            if rejects.isEmpty { rejects = try write(mapped, &counts) }
+            if let first = rejects.min(by: { $0.line < $1.line }) {
+                report.status = .aborted(reason: Self.describe(first, source: source, others: rejects.count - 1))
+                return false
+            }
+            summary.rows += Int64(mapped.recordCount)
+            progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
+            if let signal = signals?.received {
+                report.status = .interrupted(signal: signal)
+                return false
+            }
+        }
+        summary.inserted = counts.inserted
+        summary.updated = counts.updated
+        summary.unchanged = counts.unchanged
+        summary.createdDestinations = counts.createdDestinations
+        summary.unresolved = counts.unresolved
+        report.steps.append(summary)
+        return true
     }
 
     // MARK: Helpers
