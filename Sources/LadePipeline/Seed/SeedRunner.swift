@@ -148,10 +148,7 @@ public final class SeedRunner {
 
             // The one commit: every step's objects and the flag, in one store save.
             ProgressReporter.note("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)", interval: options.progressInterval, output: options.progressOutput)
-            let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
-            var metadata = coordinator.metadata(for: store)
-            metadata[flag] = value
-            try coordinator.setMetadata(metadata, for: store)
+            let value = try stageFlag(flag, report: report, coordinator: coordinator, store: store)
             do {
                 try context.save()
             } catch {
@@ -188,15 +185,22 @@ public final class SeedRunner {
         }
         // The one commit: every step's rows and the flag.
         ProgressReporter.note("lade seed: committing every step's rows and \(flag)", interval: options.progressInterval, output: options.progressOutput)
-        let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
-        var metadata = coordinator.metadata(for: store)
-        metadata[flag] = value
-        try coordinator.setMetadata(metadata, for: store)
+        let value = try stageFlag(flag, report: report, coordinator: coordinator, store: store)
         try session.commit()
         committed = true
         report.status = .seeded
         report.flagValue = value
         return report
+    }
+
+    /// The flag's value (when, which job, each step's counts), staged on the coordinator so
+    /// that the one commit writes it with the rows.
+    private func stageFlag(_ flag: String, report: SeedReport, coordinator: PersistentStoreCoordinator, store: PersistentStore) throws -> PropertyListValue {
+        let value = SeedFlag(seededAt: Date(), job: URL(fileURLWithPath: job.file).lastPathComponent, steps: report.steps).propertyList
+        var metadata = coordinator.metadata(for: store)
+        metadata[flag] = value
+        try coordinator.setMetadata(metadata, for: store)
+        return value
     }
 
     /// One step's source, batch by batch, through `write` (which returns the rows it
