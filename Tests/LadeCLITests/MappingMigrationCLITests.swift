@@ -173,6 +173,12 @@ struct MappingMigrationCLITests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("migrated: \(staged.path) is at Moody 5 (3 steps)"), "\(run.stdout)")
         try Self.expectMoodyV5(staged)
+        // The same command again (cron, or a run killed just after its new store was in
+        // place): nothing to do, the mapping models notwithstanding.
+        let again = try LadeProcess.run(["migrate", staged.path, "--model", bundle, "--to", "Moody 5",
+                                         "--mapping", Self.mapping("Moody 4-Moody 5"), "--mapping", Self.mapping("Moody 2-Moody 3"), "--mapping", Self.mapping("Moody 3-Moody 4")])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("already at Moody 5; nothing to do"), "\(again.stdout)")
         // Nothing left beside the stores but SQLite's companions and the lock files.
         let left = try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") && !$0.hasSuffix(".lade-lock") }
         #expect(left.sorted() == [store.lastPathComponent, staged.lastPathComponent].sorted())

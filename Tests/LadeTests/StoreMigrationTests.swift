@@ -202,6 +202,19 @@ struct StoreMigrationTests {
         let final = try PersistentStoreCoordinator.metadataForPersistentStore(at: previous)
         #expect(final == metadata)
     }
+
+    @Test("what killed runs left beside a store is removed: their temporary stores, companions, and the temporary a new temporary store was made from; nothing else")
+    func interruptedWritesRemoved() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let left = [".things.sqlite.lade-convert-A", ".things.sqlite.lade-convert-A-wal", ".things.sqlite.lade-convert-A-shm",
+                    "..things.sqlite.lade-convert-B.lade-C", "..things.sqlite.lade-convert-B.lade-C-journal"]
+        let kept = ["things.sqlite", "things.sqlite-wal", ".other.sqlite.lade-convert-D", "things.sqlite.lade-lock", ".things.sqlite.bak"]
+        for name in left + kept { try Data().write(to: directory.appendingPathComponent(name)) }
+        let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: directory.appendingPathComponent("things.sqlite"))
+        #expect(removed.sorted() == left.sorted())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == kept.sorted())
+    }
 }
 
 /// Every object of a store file, read store-side, with object IDs replaced by their entity and
@@ -251,4 +264,5 @@ struct StoreDump: Equatable, CustomStringConvertible {
     }
 
     var description: String { lines.prefix(20).joined(separator: "\n") }
+
 }

@@ -96,16 +96,19 @@ extension PersistentStoreCoordinator {
 
 extension PersistentStoreCoordinator {
     /// Removes the temporary files that runs killed while writing a store at `url` left beside
-    /// it (`.NAME.lade-…`, with their `-wal`, `-shm` and `-journal`), and returns their names.
+    /// it (`.NAME.lade-…`, with their `-wal`, `-shm` and `-journal`, and `..NAME.lade-…`, left
+    /// while such a file was itself being made), and returns their names.
     /// Nothing else ever reads them. Call it only while no other process writes that store
     /// (`lade convert` holds the store's lock when it does).
     @discardableResult
     public static func removeInterruptedWrites(beside url: URL) -> [String] {
         let directory = url.deletingLastPathComponent()
-        let prefix = ".\(url.lastPathComponent).lade-"
+        // `.NAME.lade-…`, and what building those left beside them in turn (a new SQLite
+        // store is itself made beside its path and renamed: `..NAME.lade-convert-….lade-…`).
+        let prefixes = [".\(url.lastPathComponent).lade-", "..\(url.lastPathComponent).lade-"]
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
         var removed: [String] = []
-        for name in names.sorted() where name.hasPrefix(prefix) {
+        for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
             if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
         }
         return removed

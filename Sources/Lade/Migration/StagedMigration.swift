@@ -86,6 +86,13 @@ public struct StagedMigration: Sendable {
             throw StoreError(.modelMismatch(entities: []), path: bundle.path, "the model has no version '\(sourceVersion)'; its versions are \(versions.names.joined(separator: ", "))")
         }
         let path = from < to ? Array(versions.names[from...to]) : Array(versions.names[to...from].reversed())
+        guard path.count > 1 else {
+            // At the target already (a run again after one that finished, or was killed just
+            // after its new store was in place): nothing to do, whatever mapping models were given.
+            targetModel = try ManagedObjectModel(contentsOf: bundle, version: target, compiledModel: compiledModel)
+            steps = []
+            return
+        }
         var models: [ManagedObjectModel] = []
         for name in path { models.append(try ManagedObjectModel(contentsOf: bundle, version: name, compiledModel: compiledModel)) }
         targetModel = models.last!
