@@ -12,8 +12,8 @@ import Foundation
 /// `store.*` (`notFound`, `alreadyExists`, `notAStore`, `wrongType`, `modelMismatch`,
 /// `readOnly`, `reservedMetadataKey`, `io`, `sqlite`, `damaged`, `locked`), `save.*`
 /// (`conflict`, `notUnique`), `validation`, `context.*`, `predicate.*`, `regex`, `plist`,
-/// `value`, `coordinator.*`, and in the pipeline `job`, `source`, `meta.value`,
-/// `sort`.
+/// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`), and in the
+/// pipeline `job`, `source`, `meta.value`, `sort`.
 public protocol LadeError: Error, CustomStringConvertible {
     var code: String { get }
 }
