@@ -224,6 +224,43 @@ struct MappingModelTests {
         #expect(error?.description.contains("entity mapping GhostToCar: the source model has no entity Ghost") == true, "\(String(describing: error))")
     }
 
+    /// A keyed archive of `objects` (references written as `["CF$UID": n]`, which reads as a UID).
+    static func archive(_ objects: [PropertyListValue]) throws -> Data {
+        try PropertyListValue.dictionary([
+            "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100000),
+            "$top": .dictionary(["root": .dictionary(["CF$UID": .integer(Int64(objects.count - 1))])]),
+            "$objects": .array(objects),
+        ]).binaryPropertyList()
+    }
+
+    @Test("hostile mapping files: a FIFO is refused without waiting on it; an archive whose shared objects expand past the bound, and an overlong key path, are refused")
+    func hostileMappingFiles() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("mapping.cdm")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let refused = #expect(throws: MappingModelError.self) { try MappingModel(contentsOf: fifo) }
+        #expect(refused?.description.contains("it is a device, pipe or socket, not a file") == true, "\(String(describing: refused))")
+        func uid(_ n: Int) -> PropertyListValue { .dictionary(["CF$UID": .integer(Int64(n))]) }
+        // 0 $null, 1-3 classes, then 40 levels of FUNCTION(add:to:) naming the next level twice.
+        var objects: [PropertyListValue] = [.string("$null"), .dictionary(["$classname": .string("NSFunctionExpression")]),
+                                            .dictionary(["$classname": .string("NSArray")]), .dictionary(["$classname": .string("NSConstantValueExpression")])]
+        objects.append(.dictionary(["$class": uid(3), "NSConstantValue": .integer(1)]))
+        for _ in 0..<40 {
+            let below = objects.count - 1
+            objects.append(.dictionary(["$class": uid(2), "NS.objects": .array([uid(below), uid(below)])]))
+            objects.append(.dictionary(["$class": uid(1), "NSSelectorName": .string("add:to:"), "NSArguments": uid(objects.count - 1)]))
+        }
+        let bomb = try KeyedArchive(data: try Self.archive(objects), origin: "bomb")
+        let expanded = #expect(throws: MappingModelError.self) { _ = try MappingExpression.decode(bomb.root, in: bomb) }
+        #expect(expanded?.description.contains("expands into more than 200000 objects") == true, "\(String(describing: expanded))")
+        let path = Array(repeating: "a", count: 300).joined(separator: ".")
+        let long = try KeyedArchive(data: try Self.archive([.string("$null"), .dictionary(["$classname": .string("NSKeyPathSpecifierExpression")]),
+                                                             .dictionary(["$class": uid(1), "NSKeyPath": .string(path)])]), origin: "long")
+        let tooLong = #expect(throws: MappingModelError.self) { _ = try MappingExpression.decode(long.root, in: long) }
+        #expect(tooLong?.description.contains("a key path has 300 components, more than 256") == true, "\(String(describing: tooLong))")
+    }
+
     @Test("a change another connection commits while a mapping migration reads the store stops it; the store keeps the change, nothing replaced")
     func concurrentChange() throws {
         let (v2, v3) = try Self.versions(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")

@@ -17,6 +17,16 @@ struct KeyedArchive {
 
     /// How deep objects may nest through references (an expression inside an expression…).
     static let maximumDepth = 64
+    /// How many objects one archive may be read into: references may share an object, so a
+    /// small archive of a few levels, each naming the next twice, would otherwise expand into
+    /// billions.
+    static let maximumObjectsRead = 200_000
+    /// How many components a key path may have (`a.b.c`): each is a step of the evaluation.
+    static let maximumKeyPathLength = 256
+
+    /// Objects read so far (shared by copies of the archive).
+    private final class Reads { var count = 0 }
+    private let reads = Reads()
 
     let objects: [PropertyListValue]
     let root: PropertyListValue
@@ -59,6 +69,10 @@ struct KeyedArchive {
     /// The archived object a field refers to, or nil for `$null`.
     func object(_ field: PropertyListValue?) throws -> Object? {
         guard let resolved = try value(field) else { return nil }
+        reads.count += 1
+        guard reads.count <= Self.maximumObjectsRead else {
+            throw MappingModelError(origin, "the keyed archive expands into more than \(Self.maximumObjectsRead) objects")
+        }
         guard case .dictionary(var fields) = resolved, let classReference = fields.removeValue(forKey: "$class") else {
             throw MappingModelError(origin, "the keyed archive holds a \(Self.kind(resolved)) where an object was expected")
         }

@@ -119,7 +119,7 @@ public indirect enum MappingExpression: Sendable, Hashable, CustomStringConverti
     /// (`$source.country.continent`, `$source`, `$source.countries.@distinctUnionOfSets.moods`).
     static func sourceKeyPath(_ text: String) -> MappingExpression? {
         var parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard let first = parts.first, first.hasPrefix("$"), first.count > 1,
+        guard parts.count <= KeyedArchive.maximumKeyPathLength, let first = parts.first, first.hasPrefix("$"), first.count > 1,
               parts.dropFirst().allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "@" } }) else { return nil }
         let variable = MappingExpression.variable(String(first.dropFirst()))
         parts.removeFirst()
@@ -161,7 +161,11 @@ extension MappingExpression {
             guard let path = try archive.string(object.fields["NSKeyPath"]) else {
                 throw MappingModelError(archive.origin, "a key path expression has no key path")
             }
-            return .keyPath(.evaluatedObject, path.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+            let components = path.split(separator: ".", omittingEmptySubsequences: false)
+            guard components.count <= KeyedArchive.maximumKeyPathLength else {
+                throw MappingModelError(archive.origin, "a key path has \(components.count) components, more than \(KeyedArchive.maximumKeyPathLength)")
+            }
+            return .keyPath(.evaluatedObject, components.map(String.init))
         case "NSKeyPathExpression", "NSFunctionExpression":
             let selector = try archive.string(object.fields["NSSelectorName"]) ?? ""
             let operand = try sub("NSOperand")

@@ -121,16 +121,10 @@ public struct MappingModel: Sendable, Equatable {
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
             file = url.appendingPathComponent("xcmapping.xml")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
-        guard let size else { throw MappingModelError(file.path, "there is no mapping model here (give a .xcmappingmodel or a compiled .cdm)") }
-        guard size <= Self.maximumFileSize else {
-            throw MappingModelError(file.path, "it is \(size) bytes, more than a mapping model holds (\(Self.maximumFileSize) at most)")
-        }
         let data: Data
-        do {
-            data = try Data(contentsOf: file)
-        } catch {
-            throw MappingModelError(file.path, "cannot read it: \(error.localizedDescription)")
+        switch FileSystem.readRegularFile(file, limit: Self.maximumFileSize) {
+        case .success(let read): data = read
+        case .failure(let refusal): throw MappingModelError(file.path, "\(refusal); give a .xcmappingmodel or a compiled .cdm")
         }
         if BinaryPropertyListReader.isBinaryPropertyList(data) {
             self = try Self.compiled(data, origin: url.path)
@@ -387,6 +381,10 @@ extension MappingModel {
                 }
                 for (offset, property) in mapping.relationshipMappings.enumerated() where property.valueExpression == nil {
                     guard let rule = generation.relationships[property.name], rule.autogenerates else { continue }
+                    if let text = rule.keyPath, MappingExpression.sourceKeyPath(text) == nil {
+                        problems.append("entity mapping \(mapping.name): the source key path '\(text.prefix(80))' of relationship \(property.name) is not a key path from a variable ($source.a.b)")
+                        continue
+                    }
                     let generated = Self.generatedRelationship(property.name, rule: rule, in: mapping, mappings: entityMappings, source: source, destination: destination)
                     mapping.relationshipMappings[offset].valueExpression = generated
                     if generated == nil, source.relationship(property.name, of: sourceEntity.name) != nil {

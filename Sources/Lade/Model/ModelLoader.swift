@@ -79,6 +79,9 @@ enum ModelLoader {
         }
     }
 
+    /// The largest model file read (Xcode's models are kilobytes; the corpus' largest is under 1 MiB).
+    static let maximumFileSize = 256 << 20
+
     static func refuseCompiledModel(_ url: URL) throws {
         if url.pathExtension == "momd" {
             throw ModelError(file: url.path, "this is a compiled model (.momd), which Lade does not read: give the source model (.xcdatamodeld or .xcdatamodel), with this .momd as the compiled model (--momd) to take Apple's version hashes from it")
@@ -87,10 +90,9 @@ enum ModelLoader {
 
     static func loadFile(_ url: URL, versionName: String?) throws -> ManagedObjectModel {
         let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw ModelError(file: url.path, "cannot read the file: \(error.localizedDescription)")
+        switch FileSystem.readRegularFile(url, limit: maximumFileSize) {
+        case .success(let read): data = read
+        case .failure(let refusal): throw ModelError(file: url.path, "\(refusal)")
         }
         let head = data.prefix(64)
         if head.starts(with: Array("bplist".utf8)) {
