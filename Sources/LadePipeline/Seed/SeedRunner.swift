@@ -121,76 +121,30 @@ public final class SeedRunner {
         defer { coordinator.remove(store) }
 
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plans: setup.plans, model: model)
-        if report.writer == .batch {
-            return try context.performAndWait { try seedByBatchInserts(setup, flag: flag, signals: signals, report: report, coordinator: coordinator, store: store, context: context) }
-        }
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }
-            var writers: [(step: ImportStep, writer: BatchWriter)] = []
+            let writing: SeedWriting = report.writer == .batch ? try BatchInsertsSeed(context: context, setup: setup) : ObjectsSeed(context: context, model: model)
+            defer { writing.abandon() }
             for plan in setup.plans {
-                let step = plan.step
                 let (reader, mapper, _) = try ImportStack.source(plan)
-                let writer = BatchWriter(context: context, plan: plan, model: model)
-                if !writers.isEmpty {
-                    // Nothing is saved before the end: later steps find earlier steps' objects here.
-                    writer.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model)
-                }
-                writers.append((step, writer))
-                guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: { mapped, counts in
-                    try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
-                }) else { return report }
+                guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: try writing.writer(for: plan)) else { return report }
             }
             if let signal = signals?.received {
                 report.status = .interrupted(signal: signal)
                 return report
             }
-
-            // The one commit: every step's objects and the flag, in one store save.
-            ProgressReporter.note("lade seed: committing \(context.insertedObjects.count + context.updatedObjects.count) objects and \(flag)", interval: options.progressInterval, output: options.progressOutput)
+            // The one commit: every step's rows and the flag.
+            ProgressReporter.note("lade seed: committing \(writing.pending) and \(flag)", interval: options.progressInterval, output: options.progressOutput)
             let value = try stageFlag(flag, report: report, coordinator: coordinator, store: store)
-            do {
-                try context.save()
-            } catch {
-                report.status = .aborted(reason: Self.describe(saveError: error, context: context, writers: writers))
+            if let refused = try writing.commit() {
+                report.status = .aborted(reason: refused)
                 return report
             }
             report.status = .seeded
             report.flagValue = value
             return report
         }
-    }
-
-    /// Every step as batch inserts into one `BatchInsertSession`: one transaction holding every
-    /// step's rows and the flag, committed once; a rejected row, a stop signal or an error
-    /// rolls all of it back. No managed objects: memory stays flat whatever the seed's size,
-    /// and a later step finds an earlier step's rows in the open transaction.
-    private func seedByBatchInserts(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport,
-                                    coordinator: PersistentStoreCoordinator, store: PersistentStore, context: ManagedObjectContext) throws -> SeedReport {
-        var report = report
-        let session = try context.beginBatchInsert(entityName: setup.plans[0].entity.name)
-        var committed = false
-        defer { if !committed { session.rollback() } }
-        for plan in setup.plans {
-            let (reader, mapper, _) = try ImportStack.source(plan)
-            let writer = BatchInsertWriter(context: context, plan: plan, model: setup.model, session: session)
-            guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: { mapped, counts in
-                defer { writer.forgetDestinations() }
-                return try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
-            }) else { return report }
-        }
-        if let signal = signals?.received {
-            report.status = .interrupted(signal: signal)
-            return report
-        }
-        // The one commit: every step's rows and the flag.
-        ProgressReporter.note("lade seed: committing every step's rows and \(flag)", interval: options.progressInterval, output: options.progressOutput)
-        let value = try stageFlag(flag, report: report, coordinator: coordinator, store: store)
-        try session.commit()
-        committed = true
-        report.status = .seeded
-        report.flagValue = value
-        return report
     }
 
     /// The flag's value (when, which job, each step's counts), staged on the coordinator so
@@ -297,5 +251,90 @@ public final class SeedRunner {
             }
         }
         return "the store refused the seed: \(message)"
+    }
+}
+
+/// How a seed's steps reach the store: one write per batch, and the one commit.
+private protocol SeedWriting: AnyObject {
+    /// What writes one step's batches (returning the rows it rejected).
+    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow]
+    /// What the commit will write, for the progress note.
+    var pending: String { get }
+    /// Commits every step's rows with the flag staged on the coordinator; a reason when the
+    /// store refused them (nothing written).
+    func commit() throws -> String?
+    /// Takes back whatever was not committed.
+    func abandon()
+}
+
+/// Managed objects in one context, saved once; later steps find earlier steps' unsaved
+/// objects through an index of them.
+private final class ObjectsSeed: SeedWriting {
+    let context: ManagedObjectContext
+    let model: ManagedObjectModel
+    private var writers: [(step: ImportStep, writer: BatchWriter)] = []
+
+    init(context: ManagedObjectContext, model: ManagedObjectModel) {
+        self.context = context
+        self.model = model
+    }
+
+    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow] {
+        let writer = BatchWriter(context: context, plan: plan, model: model)
+        if !writers.isEmpty {
+            // Nothing is saved before the end: later steps find earlier steps' objects here.
+            writer.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model)
+        }
+        writers.append((plan.step, writer))
+        return { mapped, counts in try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects }
+    }
+
+    var pending: String { "\(context.insertedObjects.count + context.updatedObjects.count) objects" }
+
+    func commit() throws -> String? {
+        do {
+            try context.save()
+            return nil
+        } catch {
+            return SeedRunner.describe(saveError: error, context: context, writers: writers)
+        }
+    }
+
+    func abandon() {}
+}
+
+/// Batch inserts into one `BatchInsertSession`: one transaction holding every step's rows and
+/// the flag. No managed objects: memory stays flat whatever the seed's size, and a later step
+/// finds an earlier step's rows in the open transaction.
+private final class BatchInsertsSeed: SeedWriting {
+    let context: ManagedObjectContext
+    let setup: ImportStack
+    private let session: BatchInsertSession
+    private var committed = false
+
+    init(context: ManagedObjectContext, setup: ImportStack) throws {
+        self.context = context
+        self.setup = setup
+        session = try context.beginBatchInsert(entityName: setup.plans[0].entity.name)
+    }
+
+    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow] {
+        let writer = BatchInsertWriter(context: context, plan: plan, model: setup.model, session: session)
+        return { mapped, counts in
+            defer { writer.forgetDestinations() }
+            return try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
+        }
+    }
+
+    var pending: String { "every step's rows" }
+
+    func commit() throws -> String? {
+        try session.commit()
+        committed = true
+        return nil
+    }
+
+    func abandon() {
+        if !committed { session.rollback() }
     }
 }
