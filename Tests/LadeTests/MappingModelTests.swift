@@ -233,6 +233,39 @@ struct MappingModelTests {
         ]).binaryPropertyList()
     }
 
+    @Test("sourceInstancesForEntityMappingNamed: finds the object a new one was made from (each category made its own parent through it)")
+    func sourceInstances() throws {
+        let model = try ManagedObjectModel(contentsOf: Fixtures.catalog)
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("catalog.sqlite")
+        do {
+            let context = try privateContext(model: model, store: store, type: .sqlite)
+            try context.performAndWait {
+                for index in 0..<5 { try context.insertObject(forEntityName: "Category").setValue("c\(index)", forKey: "name") }
+                try context.save()
+            }
+        }
+        let manager = MappingExpression.variable("manager")
+        let fetch = MappingExpression.fetch(.function(manager, selector: "fetchRequestForSourceEntityNamed:predicateString:", arguments: [.constant(.string("Category")), .constant(.string("TRUEPREDICATE"))]),
+                                            context: .keyPath(manager, ["sourceContext"]), countOnly: false)
+        let original = MappingExpression.function(manager, selector: "sourceInstancesForEntityMappingNamed:destinationInstances:", arguments: [.constant(.string("CategoryToCategory")), .variable("destination")])
+        let mapping = MappingModel(entityMappings: [.init(
+            name: "CategoryToCategory", kind: .copy, sourceEntityName: "Category", destinationEntityName: "Category", migrationPolicyClassName: nil, sourceExpression: fetch,
+            attributeMappings: [.init(name: "name", valueExpression: .keyPath(.variable("source"), ["name"]))],
+            relationshipMappings: [.init(name: "parent", valueExpression: .function(manager, selector: "destinationInstancesForEntityMappingNamed:sourceInstances:",
+                                                                                  arguments: [.constant(.string("CategoryToCategory")), original]))])])
+        var run = try MigrationManager(store: store, from: model, to: model, mappings: [mapping])
+        run.batchSize = 2
+        #expect(try run.run()["Category"] == 5)
+        let context = try privateContext(model: model, store: store)
+        try context.performAndWait {
+            let categories = try context.fetch(FetchRequest(entityName: "Category"))
+            #expect(categories.count == 5)
+            for category in categories { #expect(category.object(forKey: "parent") === category, "\(category.attributeValue(forKey: "name")?.canonicalText ?? "?")") }
+        }
+    }
+
     @Test("hostile mapping files: a FIFO is refused without waiting on it; an archive whose shared objects expand past the bound, and an overlong key path, are refused")
     func hostileMappingFiles() throws {
         let directory = try Fixtures.temporaryDirectory()

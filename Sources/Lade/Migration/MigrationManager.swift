@@ -208,16 +208,40 @@ private struct MappingRun {
     struct Association {
         var sourceEntity: String
         var destinationEntity: String
-        var sourceKeys: [Int64] = []
-        var destinationKeys: [Int64] = []
+        private(set) var sourceKeys: [Int64] = []
+        private(set) var destinationKeys: [Int64] = []
+        /// Whether the new objects' keys rose as they were made (stores hand keys out in
+        /// order), so that both columns can be searched by halving.
+        private var destinationsAscending = true
+
+        init(sourceEntity: String, destinationEntity: String) {
+            self.sourceEntity = sourceEntity
+            self.destinationEntity = destinationEntity
+        }
+
+        /// Records that the source object `source` became `destination` (sources come in key order).
+        mutating func append(source: Int64, destination: Int64) {
+            if let last = destinationKeys.last, destination <= last { destinationsAscending = false }
+            sourceKeys.append(source)
+            destinationKeys.append(destination)
+        }
 
         func destinationKey(of source: Int64) -> Int64? {
-            var low = 0, high = sourceKeys.count
+            Self.position(of: source, in: sourceKeys).map { destinationKeys[$0] }
+        }
+
+        func sourceKey(of destination: Int64) -> Int64? {
+            let found = destinationsAscending ? Self.position(of: destination, in: destinationKeys) : destinationKeys.firstIndex(of: destination)
+            return found.map { sourceKeys[$0] }
+        }
+
+        private static func position(of key: Int64, in keys: [Int64]) -> Int? {
+            var low = 0, high = keys.count
             while low < high {
                 let middle = (low + high) / 2
-                if sourceKeys[middle] < source { low = middle + 1 } else { high = middle }
+                if keys[middle] < key { low = middle + 1 } else { high = middle }
             }
-            return low < sourceKeys.count && sourceKeys[low] == source ? destinationKeys[low] : nil
+            return low < keys.count && keys[low] == key ? low : nil
         }
     }
 
@@ -259,8 +283,7 @@ private struct MappingRun {
                 }
                 try destination.save()
                 for (key, new) in made {
-                    association.sourceKeys.append(key)
-                    association.destinationKeys.append(new.objectID.primaryKey!)
+                    association.append(source: key, destination: new.objectID.primaryKey!)
                 }
                 source.reset()
                 destination.reset()
@@ -410,10 +433,10 @@ private struct MappingRun {
                 return .collection(result)
             case "sourceInstancesForEntityMappingNamed:destinationInstances:":
                 guard let association = associations[name] else { throw fail("the mapping model has no entity mapping named \(name)") }
-                let wanted = try sourceObjects(given, fail).compactMap(\.objectID.primaryKey)
-                return .collection(wanted.compactMap { key -> Value? in
-                    guard let index = association.destinationKeys.firstIndex(of: key) else { return nil }
-                    return .object(source.registeredObject(for: ManagedObjectID(entityName: association.sourceEntity, storeIdentifier: sourceStore.identifier, primaryKey: association.sourceKeys[index])))
+                return .collection(try sourceObjects(given, fail).compactMap { made -> Value? in
+                    guard made.entity.name == association.destinationEntity, let key = made.objectID.primaryKey,
+                          let original = association.sourceKey(of: key) else { return nil }
+                    return .object(source.registeredObject(for: ManagedObjectID(entityName: association.sourceEntity, storeIdentifier: sourceStore.identifier, primaryKey: original)))
                 })
             default:
                 throw fail("the migration manager has no method \(selector) a value expression may call")
