@@ -304,6 +304,94 @@ struct BatchInsertSessionTests {
         #expect(try tables(url) == committed)
     }
 
+    @Test("mayRefuse: a batch can be refused past a limit only by another uniqueness constraint, rows that may not insert, or values the store cannot keep")
+    func mayRefuse() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try privateContext(model: try Self.model(), store: directory.appendingPathComponent("parts.sqlite"), type: .sqlite)
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Part")
+            defer { session.rollback() }
+            let bins = try session.target(entityName: "Bin", attributes: ["name", "shelf"], key: ["name"])
+            let rows: [BatchInsertSession.Row] = [.init(values: [.string("B0"), .integer(1)]), .init(values: [.string("B1"), nil])]
+            #expect(!session.mayRefuse(rows, to: bins, moreThan: 0))
+            let oneMayMiss = rows + [.init(values: [.string("B2"), .integer(2)], mayInsert: false)]
+            #expect(session.mayRefuse(oneMayMiss, to: bins, moreThan: 0))
+            #expect(!session.mayRefuse(oneMayMiss, to: bins, moreThan: 1))
+            let onlyExisting = try session.target(entityName: "Bin", attributes: ["name", "shelf"], key: ["name"], insertsMissing: false)
+            #expect(session.mayRefuse(rows, to: onlyExisting, moreThan: 1))
+            #expect(!session.mayRefuse(rows, to: onlyExisting, moreThan: 2))
+            // Part has a second uniqueness constraint (code): any row may break it.
+            let parts = try session.target(entityName: "Part", attributes: ["key"], key: ["key"])
+            let partRows: [BatchInsertSession.Row] = [.init(values: [.string("P0")]), .init(values: [.string("P1")])]
+            #expect(session.mayRefuse(partRows, to: parts, moreThan: 1))
+            #expect(!session.mayRefuse(partRows, to: parts, moreThan: 2))
+            // Labels have no uniqueness constraint and no key: every row inserts.
+            let labels = try session.target(entityName: "Label", attributes: ["text"], key: [])
+            #expect(!session.mayRefuse([.init(values: [.string("a")]), .init(values: [nil])], to: labels, moreThan: 0))
+        }
+    }
+
+    @Test("a batch written with undoable: false gives the same store as one in a savepoint; refused or failed, it rolls the whole session back")
+    func notUndoable() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "amount", type: .decimal),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func item(_ key: String, _ amount: String) -> BatchInsertSession.Row { .init(values: [.string(key), .decimal(Decimal(string: amount)!)]) }
+        let first = [item("a", "1.5"), item("b", "2"), item("a", "3.25")]
+        let second = [item("c", "4"), item("b", "2"), item("d", "-0.5")]
+        var stores: [URL] = []
+        for undoable in [true, false] {
+            let url = directory.appendingPathComponent("items-\(undoable).sqlite")
+            stores.append(url)
+            let context = try privateContext(model: model, store: url, type: .sqlite)
+            try context.performAndWait {
+                for rows in [first, second] {
+                    let session = try context.beginBatchInsert(entityName: "Item")
+                    let target = try session.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
+                    #expect(!session.mayRefuse(rows, to: target, moreThan: 0))
+                    #expect(try session.write(rows, to: target, undoable: undoable)?.count == 3)
+                    try session.commit()
+                }
+            }
+        }
+        #expect(try tables(stores[0]) == tables(stores[1]))
+
+        let url = stores[1]
+        let committed = try tables(url)
+        let context = try privateContext(model: model, store: url, type: .sqlite)
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
+            #expect(try session.write([item("e", "5")], to: target, undoable: false)?.count == 1)
+            // 17 significant digits: refused by the store, and mayRefuse says so.
+            let refused = [item("f", "6"), item("g", "1234567890.1234567")]
+            #expect(session.mayRefuse(refused, to: target, moreThan: 0))
+            #expect(!session.mayRefuse(refused, to: target, moreThan: 1))
+            #expect(throws: BatchInsertSession.Unsupported.self) {
+                try session.write(refused, to: target, undoable: false) { outcomes in !outcomes.contains { if case .refused = $0 { true } else { false } } }
+            }
+            // The session is over: e, written before, is gone with it, and commit says so.
+            #expect(throws: BatchInsertSession.Unsupported.self) { try session.commit() }
+            // An error inside a block that is not undoable rolls back as well.
+            let again = try context.beginBatchInsert(entityName: "Item")
+            let itemTarget = try again.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                _ = try again.batch(undoable: false) { () -> Int? in
+                    _ = try again.write([item("h", "7")], to: itemTarget, undoable: false)
+                    throw Stop()
+                }
+            }
+            #expect(throws: BatchInsertSession.Unsupported.self) { try again.commit() }
+        }
+        #expect(try tables(url) == committed)
+    }
+
     @Test("metadata staged on the coordinator is written by commit, in its transaction, and not by rollback")
     func metadata() throws {
         let directory = try Fixtures.temporaryDirectory()

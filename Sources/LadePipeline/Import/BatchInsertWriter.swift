@@ -206,11 +206,15 @@ final class BatchInsertWriter {
         var local = ImportCounts()
         var written = rejects
         var attempted: [BatchInsertSession.Outcome] = []
-        let outcomes = try session.batch { () -> [BatchInsertSession.Outcome]? in
+        // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
+        // then keeps no statement journal: 19 s → 15 s for 1M rows). An error while writing
+        // it rolls back everything since the last commit, as the run's end does anyway.
+        let undoable = session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
+        let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
             // Destinations first, in the order rows need them, so rows find them.
             for (position, keys) in created {
                 guard let destinationTarget = destinationTargets[position] else { continue }
-                let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget)!
+                let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget, undoable: undoable)!
                 for (key, outcome) in zip(keys, made) {
                     guard case .inserted(let id) = outcome else { continue }
                     destinations[position, default: [:]][key] = .some(id)
@@ -223,7 +227,7 @@ final class BatchInsertWriter {
                     }
                 }
             }
-            return try session.write(sessionRows, to: target) { outcomes in
+            return try session.write(sessionRows, to: target, undoable: undoable) { outcomes in
                 attempted = outcomes
                 var refused = 0
                 for outcome in outcomes {

@@ -78,6 +78,10 @@ final class SQLiteBatchInsertTransaction {
         var insertFirstStatement: SQLiteStatement?
         var lookupStatement: SQLiteStatement?
         var updateStatements: [[Bool]: SQLiteStatement] = [:]
+        /// Whether the store may refuse any row whatever its values: the entity has another
+        /// uniqueness constraint than the key, or its table holds rows of entities outside it
+        /// (a row of one of those found by the key is refused).
+        let refusesAnyRow: Bool
         /// Whether the last batch found most of its rows in the store (then rows are looked
         /// up before being inserted, not inserted first).
         var mostlyExisting = false
@@ -85,7 +89,8 @@ final class SQLiteBatchInsertTransaction {
         init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
              policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
-             insertFirstSQL: String?, lookupSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?]) {
+             insertFirstSQL: String?, lookupSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
+             refusesAnyRow: Bool) {
             self.entity = entity
             self.entityNumber = number
             self.rootNumber = rootNumber
@@ -108,6 +113,7 @@ final class SQLiteBatchInsertTransaction {
             self.attributeColumns = attributeColumns
             self.toOneColumns = toOneColumns
             self.toOneEntityColumns = toOneEntityColumns
+            self.refusesAnyRow = refusesAnyRow
         }
     }
 
@@ -174,6 +180,8 @@ final class SQLiteBatchInsertTransaction {
             }
         }
         let numbers = Set(model.hierarchy(from: target.entity).compactMap { schema.entity(named: $0.name)?.number })
+        let tableNumbers = Set(model.hierarchy(from: mapped.rootName).compactMap { schema.entity(named: $0.name)?.number })
+        let otherConstraint = model.uniquenessConstraints(of: target.entity).contains { Set($0) != Set(target.key) }
         let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + toOneColumns
         return Plan(
             entity: target.entity, number: mapped.number, rootNumber: rootMapped.number, table: mapped.tableName, write: write,
@@ -183,13 +191,33 @@ final class SQLiteBatchInsertTransaction {
             insertSources: sources, insertSQL: write.insertSQL,
             insertFirstSQL: keyColumns.isEmpty ? nil : write.insertSQL + " ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO NOTHING",
             lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
-            attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns)
+            attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns,
+            refusesAnyRow: otherConstraint || (!keyColumns.isEmpty && !tableNumbers.isSubset(of: numbers)))
     }
 
     // MARK: Writing
 
-    func write(_ rows: [BatchInsertSession.Row], plan: Plan, accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
-        try savepoint {
+    /// Whether writing `rows` could end with more than `limit` of them refused or missing.
+    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: Plan, moreThan limit: Int) -> Bool {
+        if rows.count <= limit { return false }
+        if plan.refusesAnyRow { return true }
+        var possible = 0
+        for row in rows {
+            let mayMiss = !row.mayInsert || (!plan.keyPositions.isEmpty && !plan.insertsMissing)
+            let refusedValue = row.values.contains { value in
+                guard case .some(let given) = value else { return false }
+                return SQLiteValueCoding.refusal(given) != nil
+            }
+            if mayMiss || refusedValue {
+                possible += 1
+                if possible > limit { return true }
+            }
+        }
+        return false
+    }
+
+    func write(_ rows: [BatchInsertSession.Row], plan: Plan, undoable: Bool = true, accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
+        try savepoint(undoable: undoable) {
             try store.withConnection { connection -> [BatchInsertSession.Outcome]? in
                 var outcomes: [BatchInsertSession.Outcome] = []
                 outcomes.reserveCapacity(rows.count)
@@ -209,8 +237,26 @@ final class SQLiteBatchInsertTransaction {
     }
 
     /// Runs `body` in a savepoint: what it wrote is undone when it returns nil or throws.
-    func savepoint<T>(_ body: () throws -> T?) throws -> T? {
-        precondition(open, "the batch insert session was committed or rolled back")
+    /// Not `undoable`: no savepoint (SQLite then keeps no statement journal of the pages the
+    /// body changes); when the body returns nil or throws, the whole transaction is rolled
+    /// back, so nothing of a half-written batch can be committed.
+    func savepoint<T>(undoable: Bool = true, _ body: () throws -> T?) throws -> T? {
+        try requireOpen()
+        if !undoable {
+            let result: T?
+            do {
+                result = try body()
+            } catch {
+                rollback()
+                throw error
+            }
+            guard let result else {
+                rollback()
+                throw BatchInsertSession.Unsupported(reason: "a batch written with undoable: false was refused; everything since the last commit was rolled back (write it undoable, or check it with mayRefuse first)")
+            }
+            if depth == 0 { log.removeAll(keepingCapacity: true) }
+            return result
+        }
         try store.withConnection { try $0.execute("SAVEPOINT lade_batch") }
         let keys = largestKeys, mark = log.count
         depth += 1
@@ -494,8 +540,14 @@ final class SQLiteBatchInsertTransaction {
 
     // MARK: Ending
 
+    private func requireOpen() throws {
+        guard open else {
+            throw BatchInsertSession.Unsupported(reason: "the batch insert session is over: it was committed or rolled back (an error rolls it back); begin another")
+        }
+    }
+
     func commit(metadata: [String: PropertyListValue]?) throws {
-        precondition(open, "the batch insert session was committed or rolled back")
+        try requireOpen()
         if let metadata {
             for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != store.metadata[key] {
                 throw StoreError(.reservedMetadataKey, path: store.fileURL.path, "\(key) belongs to the stack and cannot be changed")
