@@ -204,10 +204,13 @@ public final class ImportRunner {
         let batchSize = job.batch.size
         let totalBytes = reader.totalBytes
         let handOver = ReaderHandOver(reader: reader, mapper: mapper)
+        // Batches written, freed on the reader's thread once the writer has taken the next.
+        let written = Handback<MappedBatch>()
         let producer = Thread {
             do {
                 while let batch = try handOver.reader.nextBatch(maxRecords: batchSize) {
                     guard queue.put(.success(handOver.mapper.map(batch, bytesRead: handOver.reader.bytesRead))) else { break }
+                    written.drain()
                 }
             } catch {
                 queue.put(.failure(error))
@@ -384,6 +387,7 @@ public final class ImportRunner {
                 }
                 progress.update(rows: pendingPoint.recordIndex, bytes: batch.bytesRead, totalBytes: totalBytes)
                 if let stop { return finish(.interrupted(signal: stop)) }
+                written.add(batch)
             }
             if let reason = try commit(complete: true) { return finish(.aborted(reason: reason)) }
             return finish(runningCounts.rejected > 0 || report.counts.rejected > 0 ? .completedWithRejects : .completed)

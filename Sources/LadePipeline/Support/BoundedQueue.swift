@@ -55,3 +55,26 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         return item
     }
 }
+
+/// Values one thread is done with, released on another: the import's writer hands back each
+/// batch it has written, and the reader's thread frees them between its own batches, so the
+/// writer (the import's bottleneck) spends no time freeing a batch's rows, which were
+/// allocated on the reader's thread anyway.
+final class Handback<Element>: @unchecked Sendable {
+    // `items` is guarded by `lock`.
+    private let lock = NSLock()
+    private var items: [Element] = []
+
+    func add(_ item: Element) {
+        lock.withLock { items.append(item) }
+    }
+
+    /// Releases everything handed back so far, on the calling thread.
+    func drain() {
+        let taken = lock.withLock { () -> [Element] in
+            defer { items.removeAll(keepingCapacity: true) }
+            return items
+        }
+        withExtendedLifetime(taken) {}
+    }
+}
