@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Lade
+import LadeTestSupport
 
 @Suite("Parsing attribute values as Xcode writes them")
 struct AttributeValueTests {
@@ -71,6 +72,10 @@ struct ValueTextTests {
         for text in ["", "-", ".", "12abc", "1.2.3", "1e", "e5", " 1", "1,5", "0x10"] {
             #expect(DecimalText.parse(text) == nil, "\(text)")
         }
+        // Past 18 digits parsing goes to Foundation (no locale: "." whatever the process's).
+        let long = (Decimal(UInt64(12_345_678_901_234_567_890)) * 10 + 5) / 10
+        #expect(DecimalText.parse("12345678901234567890.5") == long)
+        #expect(DecimalText.parse("12345678901234567890,5") == nil)
     }
 
     @Test("ISO 8601 dates agree with ISO8601DateFormatter where both read them")
@@ -85,5 +90,22 @@ struct ValueTextTests {
         for text in ["2024-02-30", "2023-02-29", "2024-00-10", "2024-1-01", "2024-01-01T25:00", "2024-01-01T12:60", "2024-01-01T12:00:00+2", "2024-01-01X"] {
             #expect(ISO8601Date.parse(text) == nil, "\(text)")
         }
+    }
+
+    @Test("ISO 8601 timestamps written as ISO8601DateFormatter writes them: around 1970, leap days, 1582 to 9999, fractions dropped; earlier in the proleptic Gregorian calendar")
+    func iso8601Format() {
+        let plain = ISO8601DateFormatter()
+        // From 1582-10-15 on: before it, ISO8601DateFormatter counts in the Julian calendar.
+        var intervals: [TimeInterval] = [0, -1, 1, 86_399, 86_400, -86_400, -86_401, 951_782_400, 1_709_164_800, 2_147_483_647, -2_208_988_800,
+                                         -12_219_292_800, 253_402_300_799, 1_764_134_400.75, -0.5, 59.999]
+        var generator = SeededGenerator(seed: 0x150_8601)
+        for _ in 0..<5_000 { intervals.append(Double(Int64.random(in: -12_219_292_800...253_402_300_799, using: &generator))) }
+        for interval in intervals {
+            let date = Date(timeIntervalSince1970: interval)
+            #expect(ISO8601Date.format(date) == plain.string(from: date), "\(interval)")
+            #expect(ISO8601Date.parse(ISO8601Date.format(date)) == Date(timeIntervalSince1970: interval.rounded(.down)), "\(interval)")
+        }
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: -12_219_292_801)) == "1582-10-14T23:59:59Z")
     }
 }

@@ -25,7 +25,7 @@ public enum DecimalText {
         guard MemoryLayout<Decimal>.size == 20 else { return false }
         let samples = ["0", "1", "-1", "922.16", "0.001", "-12345678901234.5678", "1e10", "100", "0.5", "18446744073709551615", "-0.0000042"]
         return samples.allSatisfy { text in
-            guard let value = Decimal(string: text, locale: posix) else { return false }
+            guard let value = Decimal(string: text) else { return false }
             return fastText(value).map { $0 == value.description } ?? true
         }
     }()
@@ -97,8 +97,6 @@ public enum DecimalText {
         while mantissa > 0 { mantissa /= 10; count += 1 }
         return count
     }
-
-    private static let posix = Locale(identifier: "en_US_POSIX")
 
     /// The significant digits of a decimal number written in text (`-001.2300e5` has 3): from
     /// the first non-zero digit to the last non-zero one, exponent aside.
@@ -174,8 +172,10 @@ public enum DecimalText {
         }
     }
 
+    /// `Decimal(string:)` without a locale reads "." as the separator whatever the process's
+    /// locale; building a `Locale` for it would load ICU's data, which then stays resident.
     private static func slow(_ text: String) -> Decimal? {
         guard AttributeValue.isDecimalLiteral(text), significantDigits(text) <= maximumSignificantDigits else { return nil }
-        return Decimal(string: text, locale: posix)
+        return Decimal(string: text)
     }
 }

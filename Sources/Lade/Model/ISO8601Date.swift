@@ -87,6 +87,35 @@ public enum ISO8601Date {
         return index == count ? Date(timeIntervalSince1970: seconds) : nil
     }
 
+    /// `date` as `2026-11-26T05:10:00Z`: UTC, whole seconds (a fraction is dropped), in the
+    /// proleptic Gregorian calendar, as ISO 8601 counts. `ISO8601DateFormatter` writes the same
+    /// from 1582-10-15 on (before that it counts Julian days); it also loads ICU's calendar
+    /// data, which then stays resident: 6 MiB of an import's 64 MiB budget, for the lock
+    /// file's timestamp. Years outside 0...9999 go to `ISO8601DateFormatter`.
+    public static func format(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970.rounded(.down)
+        guard interval.isFinite, abs(interval) < 253_402_300_800 else { return ISO8601DateFormatter().string(from: date) }
+        let seconds = Int(interval)
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        // Howard Hinnant's civil_from_days, the inverse of daysFromCivil.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        guard (0...9999).contains(year) else { return ISO8601DateFormatter().string(from: date) }
+        func padded(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(secondOfDay / 3_600, 2)):\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))Z"
+    }
+
     static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28

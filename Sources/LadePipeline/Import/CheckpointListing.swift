@@ -14,7 +14,7 @@ public enum CheckpointListing {
         guard !entries.isEmpty else { return "no import checkpoints\n" }
         let rows = [["ENTITY", "STATE", "ROWS", "UPDATED", "SOURCE"]] + entries.map {
             [$0.entity, $0.checkpoint.complete ? "complete" : "partial", String($0.checkpoint.resume.recordIndex),
-             ISO8601DateFormatter().string(from: $0.checkpoint.updatedAt), $0.source]
+             ISO8601Date.format($0.checkpoint.updatedAt), $0.source]
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -27,7 +27,7 @@ public enum CheckpointListing {
         let objects: [[String: Any]] = Checkpoint.all(in: metadata).map {
             ["entity": $0.entity, "source": $0.source, "key": $0.key, "complete": $0.checkpoint.complete,
              "rows": $0.checkpoint.resume.recordIndex, "line": $0.checkpoint.resume.line,
-             "updatedAt": ISO8601DateFormatter().string(from: $0.checkpoint.updatedAt)]
+             "updatedAt": ISO8601Date.format($0.checkpoint.updatedAt)]
         }
         let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self) + "\n"

@@ -117,7 +117,7 @@ public struct ImportPlan: Sendable {
             for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined {
                 let candidates = ImportPlan.columnSpellings(of: attribute.name).map { index(of: FieldPath(components: [$0])) }
                 let field = FieldSettings(attribute: attribute.name, origin: .field(FieldPath(components: [attribute.name])), dateFormat: nil,
-                                          timeZone: TimeZone(identifier: "UTC")!, empty: nil, listed: false, location: step.location)
+                                          timeZone: .utc, empty: nil, listed: false, location: step.location)
                 plans.append(AttributePlan(
                     attribute: attribute, fieldIndices: candidates,
                     converter: try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls),
@@ -166,7 +166,7 @@ public struct ImportPlan: Sendable {
                     throw JobError(file: settings.location, field: "\(field).create", "a \(destination) made from a key cannot have its required relationship '\(other.name)'")
                 }
             }
-            let matchField = FieldSettings(attribute: match.name, origin: .field(settings.from), dateFormat: nil, timeZone: TimeZone(identifier: "UTC")!,
+            let matchField = FieldSettings(attribute: match.name, origin: .field(settings.from), dateFormat: nil, timeZone: .utc,
                                            empty: nil, listed: true, location: settings.location)
             relationships.append(RelationshipPlan(
                 settings: settings, relationship: relationship, fieldIndex: index(of: settings.from), match: match,

@@ -118,7 +118,7 @@ public struct ValueConverter: @unchecked Sendable {
             // what the pattern writes for that date, so every field has the pattern's width.
             guard let formatter, let date = formatter.date(from: trimmed),
                   formatter.string(from: date).caseInsensitiveCompare(trimmed) == .orderedSame else {
-                return .failure("'\(Self.clip(text))' does not have the date pattern '\(pattern)' (time zone \(timeZone.identifier))")
+                return .failure("'\(Self.clip(text))' does not have the date pattern '\(pattern)' (time zone \(timeZone == .utc ? "UTC" : timeZone.identifier))")
             }
             return .value(.date(date))
         }

@@ -252,3 +252,9 @@ public struct ErrorPolicy: Sendable, Equatable {
 
     public static let abort = ErrorPolicy(policy: .abort, maxErrors: 0, rejects: nil)
 }
+
+extension TimeZone {
+    /// UTC, the default for fields without `timeZone`, as a fixed offset: `TimeZone(identifier:
+    /// "UTC")` loads ICU's zone data, which stays resident (6 MiB of a 64 MiB import).
+    static let utc = TimeZone(secondsFromGMT: 0)!
+}

@@ -225,7 +225,7 @@ extension Job {
         try node.entries().map { attribute, value in
             var field = FieldSettings(
                 attribute: attribute, origin: .field(FieldPath(attribute)), dateFormat: nil,
-                timeZone: TimeZone(identifier: "UTC")!, empty: nil, listed: true, location: "\(value.file):\(value.node.mark?.line ?? 0)")
+                timeZone: .utc, empty: nil, listed: true, location: "\(value.file):\(value.node.mark?.line ?? 0)")
             guard value.isMapping else {
                 field.origin = .field(FieldPath(try value.nonEmptyString()))
                 return field

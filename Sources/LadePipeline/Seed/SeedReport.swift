@@ -60,7 +60,7 @@ public struct SeedReport: Sendable {
             },
         ]
         if let seeded = seedFlag {
-            object["seededAt"] = ISO8601DateFormatter().string(from: seeded.seededAt)
+            object["seededAt"] = ISO8601Date.format(seeded.seededAt)
             object["seededBy"] = seeded.job
         }
         if let writer {
@@ -74,7 +74,7 @@ public struct SeedReport: Sendable {
 
     /// A few lines for a person.
     public func text() -> String {
-        let when = seedFlag.map { " on \(ISO8601DateFormatter().string(from: $0.seededAt)) by \($0.job)" } ?? ""
+        let when = seedFlag.map { " on \(ISO8601Date.format($0.seededAt)) by \($0.job)" } ?? ""
         switch status {
         case .alreadySeeded where checkOnly:
             return "\(store) is seeded: it carries \(flag)\(when)\n"

@@ -35,7 +35,7 @@ public final class StoreLock: @unchecked Sendable {
             throw Busy(store: store.path, holder: holder?.isEmpty == false ? holder : nil)
         }
         // Who holds it, for the message another run prints.
-        let note = "pid \(getpid()) since \(ISO8601DateFormatter().string(from: Date()))\n"
+        let note = "pid \(getpid()) since \(ISO8601Date.format(Date()))\n"
         _ = ftruncate(descriptor, 0)
         _ = note.withCString { pwrite(descriptor, $0, strlen($0), 0) }
     }
