@@ -71,6 +71,14 @@ struct ValueConverterTests {
         if case .failure(let reason) = berlin.convert(.string("2024-03-01")) {
             #expect(reason.contains("does not have the date pattern 'dd.MM.yyyy HH:mm' (time zone Europe/Berlin)"))
         } else { Issue.record("a pattern must be followed") }
+        // A field without timeZone is read in UTC (a fixed offset, so ICU's zones stay unloaded), and said so.
+        let field = FieldSettings(attribute: "a", origin: .field(FieldPath(components: ["a"])), dateFormat: .pattern("dd.MM.yyyy HH:mm"),
+                                  timeZone: .utc, empty: nil, listed: true, location: "t")
+        let utc = try ValueConverter(attribute: AttributeDescription(name: "a", type: .date), field: field, nulls: [""])
+        #expect(utc.convert(.string("01.03.2024 13:00")) == .value(date("2024-03-01T13:00:00Z")))
+        if case .failure(let reason) = utc.convert(.string("2024-03-01")) {
+            #expect(reason.contains("(time zone UTC)"), "\(reason)")
+        } else { Issue.record("a pattern must be followed") }
     }
 
     @Test("nulls, empty strings and the per-field empty rule")
