@@ -90,6 +90,17 @@ struct ValueConverterTests {
         #expect(try converter(.integer32, empty: .default, defaultValue: .integer(7)).convert(.string("")) == .value(.integer(7)))
         #expect(try converter(.integer32).convert(.null) == .value(nil))
         #expect(try converter(.integer32).convert(.missing) == .absent)
+        // Markers match as Swift strings do (canonically equivalent text is equal), listed
+        // twice or not, few or many.
+        let few = try converter(.string, nulls: ["", "NA", "n/a", "NA", "caf\u{E9}"])
+        #expect(few.convert(.string("cafe\u{301}")) == .value(nil))
+        #expect(few.convert(.string("n/a")) == .value(nil))
+        #expect(few.convert(.string("na")) == .value(.string("na")))
+        let many = try converter(.string, nulls: (0..<50).map { "null\($0)" } + ["caf\u{E9}"])
+        #expect(many.convert(.string("null49")) == .value(nil))
+        #expect(many.convert(.string("cafe\u{301}")) == .value(nil))
+        #expect(many.convert(.string("null50")) == .value(.string("null50")))
+        #expect(many.convert(.string("")) == .value(.string("")))
     }
 
     @Test("JSON values: typed numbers, booleans, and no lists or objects for one value")
