@@ -155,8 +155,11 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
     if exited != 0 && exited != 2 {
         fail("\(command.joined(separator: " ")) exited with \(exited); see \(log.path)")
     }
+    // The child's own VmHWM, polled every 2 ms, is the measure: ru_maxrss starts from this
+    // process's size at the spawn (shared until exec), so a small child such as sqlite3 was
+    // reported at lade-bench's size. ru_maxrss only when the child was gone before a poll.
     let reported = Int64(usage.ru_maxrss) * 1024
-    return Measurement(seconds: seconds, peakBytes: reported > inherited ? reported : polled)
+    return Measurement(seconds: seconds, peakBytes: polled > 0 ? polled : (reported > inherited ? reported : 0))
 }
 
 func removeStore(_ url: URL) {
