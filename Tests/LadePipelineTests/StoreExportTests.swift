@@ -126,15 +126,15 @@ struct StoreExportTests {
 
     @Test("dates are ISO 8601 UTC, exact to the microsecond, without needless digits")
     func dates() {
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
-        #expect(ExportText.isoDate(ExportFixture.when) == "2024-01-02T03:04:05.123456Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: 1_704_164_645.5)) == "2024-01-02T03:04:05.5Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: -0.25)) == "1969-12-31T23:59:59.75Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01T00:00:00Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: 951_782_400)) == "2000-02-29T00:00:00Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSince1970: 253_402_300_799.5)) == "9999-12-31T23:59:59.5Z")
-        #expect(ExportText.isoDate(Date(timeIntervalSinceReferenceDate: 0.000001)) == "2001-01-01T00:00:00.000001Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: 0), fractionalSeconds: true) == "1970-01-01T00:00:00Z")
+        #expect(ISO8601Date.format(ExportFixture.when, fractionalSeconds: true) == "2024-01-02T03:04:05.123456Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: 1_704_164_645.5), fractionalSeconds: true) == "2024-01-02T03:04:05.5Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: -0.25), fractionalSeconds: true) == "1969-12-31T23:59:59.75Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSinceReferenceDate: 0), fractionalSeconds: true) == "2001-01-01T00:00:00Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: 951_782_400), fractionalSeconds: true) == "2000-02-29T00:00:00Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: -62_135_596_800), fractionalSeconds: true) == "0001-01-01T00:00:00Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSince1970: 253_402_300_799.5), fractionalSeconds: true) == "9999-12-31T23:59:59.5Z")
+        #expect(ISO8601Date.format(Date(timeIntervalSinceReferenceDate: 0.000001), fractionalSeconds: true) == "2001-01-01T00:00:00.000001Z")
     }
 
     @Test("JSON strings escape quotes, backslashes and control characters only")

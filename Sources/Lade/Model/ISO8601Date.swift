@@ -87,33 +87,55 @@ public enum ISO8601Date {
         return index == count ? Date(timeIntervalSince1970: seconds) : nil
     }
 
-    /// `date` as `2026-11-26T05:10:00Z`: UTC, whole seconds (a fraction is dropped), in the
-    /// proleptic Gregorian calendar, as ISO 8601 counts. `ISO8601DateFormatter` writes the same
-    /// from 1582-10-15 on (before that it counts Julian days); it also loads ICU's calendar
-    /// data, which then stays resident: 6 MiB of an import's 64 MiB budget, for the lock
-    /// file's timestamp. Years outside 0...9999 go to `ISO8601DateFormatter`.
-    public static func format(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970.rounded(.down)
-        guard interval.isFinite, abs(interval) < 253_402_300_800 else { return ISO8601DateFormatter().string(from: date) }
-        let seconds = Int(interval)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        // Howard Hinnant's civil_from_days, the inverse of daysFromCivil.
+    /// `date` as ISO 8601 in UTC, in the proleptic Gregorian calendar, without
+    /// `ISO8601DateFormatter` (which loads ICU's calendar data, resident from then on: 6 MiB
+    /// of an import's 64 MiB budget).
+    /// - Whole seconds (the default): `2026-11-26T05:10:00Z`, a fraction dropped, as
+    ///   `ISO8601DateFormatter` writes dates from 1582-10-15 on (before it, that counts Julian
+    ///   days).
+    /// - `fractionalSeconds`: exact to the microsecond with no more digits than it needs:
+    ///   `2024-01-02T03:04:05.5Z`, `2024-01-02T03:04:05.123456Z`.
+    ///
+    /// Years before 1 or after 9999 are written with their sign or extra digits (`-0001-…`,
+    /// `10000-…`); an instant beyond ±95,000 years as its seconds since 2001.
+    public static func format(_ date: Date, fractionalSeconds: Bool = false) -> String {
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite, abs(seconds) < 3e12 else { return String(date.timeIntervalSinceReferenceDate) }
+        let micros = fractionalSeconds ? Int64((seconds * 1_000_000).rounded()) : Int64(seconds.rounded(.down)) * 1_000_000
+        let perDay: Int64 = 86_400_000_000
+        let days = micros >= 0 ? micros / perDay : (micros - perDay + 1) / perDay
+        let inDay = micros - days * perDay
+        let (year, month, day) = civil(fromDays: days)
+        let second = inDay / 1_000_000
+        let fraction = inDay % 1_000_000
+        var out = year < 0 ? "-" + pad(-year, 4) : pad(year, 4)
+        out += "-" + pad(month, 2) + "-" + pad(day, 2)
+        out += "T" + pad(second / 3600, 2) + ":" + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2)
+        if fraction != 0 {
+            var digits = pad(fraction, 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            out += "." + digits
+        }
+        return out + "Z"
+    }
+
+    private static func pad(_ number: Int64, _ width: Int) -> String {
+        let text = String(number)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    /// Howard Hinnant's days-to-civil, the inverse of `daysFromCivil`: the proleptic
+    /// Gregorian date `days` after 1970-01-01.
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
         let shiftedMonth = (5 * dayOfYear + 2) / 153
         let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard (0...9999).contains(year) else { return ISO8601DateFormatter().string(from: date) }
-        func padded(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(secondOfDay / 3_600, 2)):\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))Z"
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

@@ -7,7 +7,7 @@ import Lade
 /// ```swift
 /// ExportText.json(.double(0.1))                       // 0.1
 /// ExportText.json(.decimal(Decimal(string: "9.90")!))  // "9.9"
-/// ExportText.isoDate(Date(timeIntervalSince1970: 1.5)) // 1970-01-01T00:00:01.5Z
+/// ExportText.text(.date(Date(timeIntervalSince1970: 1.5)))  // 1970-01-01T00:00:01.5Z
 /// ExportText.csvField("a,b")                           // "a,b" (quoted)
 /// ```
 public enum ExportText {
@@ -36,7 +36,7 @@ public enum ExportText {
         case .decimal(let number): DecimalText.format(number)
         case .string(let text): text
         case .bool(let flag): flag ? "true" : "false"
-        case .date(let date): isoDate(date)
+        case .date(let date): ISO8601Date.format(date, fractionalSeconds: true)
         case .binary(let data): data.base64EncodedString()
         case .uuid(let uuid): uuid.uuidString
         case .uri(let url): url.absoluteString
@@ -67,50 +67,6 @@ public enum ExportText {
             }
         }
         return out + "\""
-    }
-
-    /// A date as ISO 8601 in UTC, exact to the microsecond with no more fractional digits than
-    /// it needs: `2024-01-02T03:04:05Z`, `2024-01-02T03:04:05.5Z`,
-    /// `2024-01-02T03:04:05.123456Z`. Years before 1 or after 9999 are written with their
-    /// sign or extra digits (`-0001-…`, `10000-…`).
-    public static func isoDate(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        // Beyond ±100,000 years microseconds overflow nothing yet but mean nothing either.
-        guard seconds.isFinite, abs(seconds) < 3e12 else { return String(date.timeIntervalSinceReferenceDate) }
-        let micros = Int64((seconds * 1_000_000).rounded())
-        let perDay: Int64 = 86_400_000_000
-        let days = micros >= 0 ? micros / perDay : (micros - perDay + 1) / perDay
-        let inDay = micros - days * perDay
-        let (year, month, day) = civil(fromDays: days)
-        let second = inDay / 1_000_000
-        let fraction = inDay % 1_000_000
-        var out = year < 0 ? "-" + pad(-year, 4) : pad(year, 4)
-        out += "-" + pad(month, 2) + "-" + pad(day, 2)
-        out += "T" + pad(second / 3600, 2) + ":" + pad(second / 60 % 60, 2) + ":" + pad(second % 60, 2)
-        if fraction != 0 {
-            var digits = pad(fraction, 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            out += "." + digits
-        }
-        return out + "Z"
-    }
-
-    private static func pad(_ number: Int64, _ width: Int) -> String {
-        let text = String(number)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-    }
-
-    /// Howard Hinnant's days-to-civil: the proleptic Gregorian date `days` after 1970-01-01.
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// A CSV field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma,
