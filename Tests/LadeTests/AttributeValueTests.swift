@@ -92,6 +92,19 @@ struct ValueTextTests {
         }
     }
 
+    @Test("strings and URIs are equal when their bytes are: NFC and NFD text differ, as in SQLite's BINARY collation")
+    func byteEquality() {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        #expect(AttributeValue.string(nfc) != .string(nfd))
+        #expect(AttributeValue.string(nfc) == .string(String(decoding: Array(nfc.utf8), as: UTF8.self)))
+        #expect(AttributeValue.string("") == .string(""))
+        #expect(AttributeValue.string("a") != .string(""))
+        #expect(AttributeValue.string(String(repeating: "x", count: 100) + "a") != .string(String(repeating: "x", count: 100) + "b"))
+        #expect(Set([AttributeValue.string(nfc), .string(nfd), .string(nfc)]).count == 2)
+        #expect(AttributeValue.uri(URL(string: "https://example.com/a%20b")!) == .uri(URL(string: "https://example.com/a%20b")!))
+        #expect(AttributeValue.uri(URL(string: "https://example.com/a")!) != .uri(URL(string: "https://example.com/b")!))
+    }
+
     @Test("ISO 8601 timestamps written as ISO8601DateFormatter writes them: around 1970, leap days, 1582 to 9999, fractions dropped; earlier in the proleptic Gregorian calendar")
     func iso8601Format() {
         let plain = ISO8601DateFormatter()
