@@ -35,10 +35,8 @@ public struct ValueConverter: @unchecked Sendable {
         self.attribute = attribute
         self.timeZone = field.timeZone
         self.empty = field.empty
-        var unique: [String] = [], seen = Set<String>()
-        for marker in nulls where seen.insert(marker).inserted { unique.append(marker) }
-        self.nulls = unique
-        manyNulls = unique.count > 8 ? Set(unique) : nil
+        self.nulls = nulls
+        manyNulls = nulls.count > 8 ? Set(nulls) : nil
         if field.dateFormat != nil && attribute.type != .date {
             throw JobError(file: field.location, field: "fields.\(field.attribute).date", "'\(attribute.name)' is a \(attribute.type.rawValue) attribute, not a Date")
         }

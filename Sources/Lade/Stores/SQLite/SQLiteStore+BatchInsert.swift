@@ -204,16 +204,22 @@ final class SQLiteBatchInsertTransaction {
         var possible = 0
         for row in rows {
             let mayMiss = !row.mayInsert || (!plan.keyPositions.isEmpty && !plan.insertsMissing)
-            let refusedValue = row.values.contains { value in
-                guard case .some(let given) = value else { return false }
-                return SQLiteValueCoding.refusal(given) != nil
-            }
-            if mayMiss || refusedValue {
+            if mayMiss || Self.refusedValue(in: row) != nil {
                 possible += 1
                 if possible > limit { return true }
             }
         }
         return false
+    }
+
+    /// The row's first given value the store cannot keep exactly: its position, the value,
+    /// and why.
+    private static func refusedValue(in row: BatchInsertSession.Row) -> (Int, AttributeValue?, String)? {
+        for (index, value) in row.values.enumerated() {
+            guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
+            return (index, given, reason)
+        }
+        return nil
     }
 
     func write(_ rows: [BatchInsertSession.Row], plan: Plan, undoable: Bool = true, accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
@@ -312,8 +318,7 @@ final class SQLiteBatchInsertTransaction {
     }
 
     private func write(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome {
-        for (index, value) in row.values.enumerated() {
-            guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
+        if let (index, given, reason) = Self.refusedValue(in: row) {
             return .refused(property: plan.attributeNames[index], message: reason, value: given.map { "\($0)" })
         }
         if plan.keyPositions.isEmpty {
