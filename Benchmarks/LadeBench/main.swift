@@ -109,6 +109,10 @@ func generate(rows: Int, directory: URL) {
 struct Measurement {
     var seconds: Double
     var peakBytes: Int64
+    /// CPU time in user space and in the kernel (the child's own, every thread, from `wait4`):
+    /// beside the wall time they show how much of a run is its own work and how much I/O.
+    var userSeconds: Double = 0
+    var systemSeconds: Double = 0
 }
 
 /// A process's peak resident set size so far, from `/proc/PID/status` (`VmHWM`, kB); nil when
@@ -159,7 +163,9 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
     // process's size at the spawn (shared until exec), so a small child such as sqlite3 was
     // reported at lade-bench's size. ru_maxrss only when the child was gone before a poll.
     let reported = Int64(usage.ru_maxrss) * 1024
-    return Measurement(seconds: seconds, peakBytes: polled > 0 ? polled : (reported > inherited ? reported : 0))
+    func cpu(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return Measurement(seconds: seconds, peakBytes: polled > 0 ? polled : (reported > inherited ? reported : 0),
+                       userSeconds: cpu(usage.ru_utime), systemSeconds: cpu(usage.ru_stime))
 }
 
 func removeStore(_ url: URL) {
@@ -271,8 +277,8 @@ case "run":
         if label.hasPrefix("lade run") { return ("≤ 1.20×", { ratio, _ in ratio <= 1.2 }) }
         return nil
     }
-    print("| what | wall s (median) | rows/s | peak RSS MiB (max) | vs sqlite3 | target (time; RSS ≤ 64 MiB) | met |")
-    print("|---|---:|---:|---:|---:|---|---|")
+    print("| what | wall s (median) | user s | system s | rows/s | peak RSS MiB (max) | vs sqlite3 | target (time; RSS ≤ 64 MiB) | met |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
     for line in lines where !line.results.isEmpty {
         let wall = median(line.results.map(\.seconds))
         let peak = Double(line.results.map(\.peakBytes).max() ?? 0) / 1_048_576
@@ -284,7 +290,8 @@ case "run":
             goal = text
             met = check(wall / sqliteMedian, ofFirst) && peak <= 64 ? "yes" : "no"
         }
-        print(String(format: "| %@ | %.2f | %.0f | %.1f | %@ | %@ | %@ |", line.label, wall, Double(rows) / wall, peak, ratio, goal, met))
+        let user = median(line.results.map(\.userSeconds)), system = median(line.results.map(\.systemSeconds))
+        print(String(format: "| %@ | %.2f | %.2f | %.2f | %.0f | %.1f | %@ | %@ | %@ |", line.label, wall, user, system, Double(rows) / wall, peak, ratio, goal, met))
     }
     print("\nall runs (s): " + lines.map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
 case "phases":
