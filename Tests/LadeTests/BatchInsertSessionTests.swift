@@ -329,6 +329,16 @@ struct BatchInsertSessionTests {
             // Labels have no uniqueness constraint and no key: every row inserts.
             let labels = try session.target(entityName: "Label", attributes: ["text"], key: [])
             #expect(!session.mayRefuse([.init(values: [.string("a")]), .init(values: [nil])], to: labels, moreThan: 0))
+            // A value the store cannot keep, set after the row was made, is seen by both.
+            let decimals = try session.target(entityName: "Label", attributes: ["text"], key: [])
+            var row = BatchInsertSession.Row(values: [.string("fine")])
+            #expect(!session.mayRefuse([row], to: decimals, moreThan: 0))
+            row.values[0] = .decimal(Decimal(string: "1234567890.1234567")!)
+            #expect(session.mayRefuse([row], to: decimals, moreThan: 0))
+            guard case .refused("text", let message, _)? = try session.write([row], to: decimals)?.first else { Issue.record("not refused"); return }
+            #expect(message.contains("17 significant digits"), "\(message)")
+            row.values = [.string("fine again")]
+            #expect(!session.mayRefuse([row], to: decimals, moreThan: 0))
         }
     }
 

@@ -45,16 +45,22 @@ public final class BatchInsertSession {
     /// an existing one keeps its value) or the value (nil clears); per target to-one
     /// relationship, the same with the destination's ID.
     public struct Row: Sendable {
-        public var values: [AttributeValue??]
+        public var values: [AttributeValue??] {
+            didSet { refusal = SQLiteBatchInsertTransaction.refusal(in: values) }
+        }
         public var destinations: [ManagedObjectID??]
         /// False: the row may only change an existing object (it lacks what a new one needs);
         /// when none has its key the outcome is `.missing`.
         public var mayInsert: Bool
+        /// The first given value the store cannot keep exactly (its position, and why), found
+        /// once when the values are set: `mayRefuse` and `write` both ask for every row.
+        private(set) var refusal: (position: Int, reason: String)?
 
         public init(values: [AttributeValue??], destinations: [ManagedObjectID??] = [], mayInsert: Bool = true) {
             self.values = values
             self.destinations = destinations
             self.mayInsert = mayInsert
+            refusal = SQLiteBatchInsertTransaction.refusal(in: values)
         }
     }
 

@@ -204,7 +204,7 @@ final class SQLiteBatchInsertTransaction {
         var possible = 0
         for row in rows {
             let mayMiss = !row.mayInsert || (!plan.keyPositions.isEmpty && !plan.insertsMissing)
-            if mayMiss || Self.refusedValue(in: row) != nil {
+            if mayMiss || row.refusal != nil {
                 possible += 1
                 if possible > limit { return true }
             }
@@ -212,12 +212,12 @@ final class SQLiteBatchInsertTransaction {
         return false
     }
 
-    /// The row's first given value the store cannot keep exactly: its position, the value,
-    /// and why.
-    private static func refusedValue(in row: BatchInsertSession.Row) -> (Int, AttributeValue?, String)? {
-        for (index, value) in row.values.enumerated() {
+    /// The first given value among `values` the store cannot keep exactly: its position and
+    /// why (`BatchInsertSession.Row.refusal`).
+    static func refusal(in values: [AttributeValue??]) -> (position: Int, reason: String)? {
+        for (index, value) in values.enumerated() {
             guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
-            return (index, given, reason)
+            return (index, reason)
         }
         return nil
     }
@@ -318,8 +318,8 @@ final class SQLiteBatchInsertTransaction {
     }
 
     private func write(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome {
-        if let (index, given, reason) = Self.refusedValue(in: row) {
-            return .refused(property: plan.attributeNames[index], message: reason, value: given.map { "\($0)" })
+        if let (index, reason) = row.refusal {
+            return .refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" })
         }
         if plan.keyPositions.isEmpty {
             guard row.mayInsert else { return .missing }
