@@ -226,7 +226,7 @@ case "run":
             source: \(data.appendingPathComponent("products.\(format)").path)
             entity: Product
             key: sku
-            batch: { size: 5000, resetEvery: 4 }
+            batch: { size: 5000 }
             autoMatch: false
             fields:
               sku: sku

@@ -23,7 +23,7 @@ struct JobFileTests {
         #expect(step.fields[3].empty == .null)
         #expect(step.relationships.map(\.relationship) == ["category", "supplier"])
         #expect(step.relationships[0].create && !step.relationships[0].required)
-        #expect(job.batch == BatchSettings(size: 5000, commitEvery: 4, resetEvery: 4))
+        #expect(job.batch == BatchSettings(size: 5000, commitEvery: 4, resetEvery: 1))
         #expect(job.onError.policy == .skip && job.onError.maxErrors == 1000)
         #expect(job.onError.rejects?.lastPathComponent == "products.rejects.ndjson")
     }
@@ -60,7 +60,7 @@ struct JobFileTests {
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\nentity: E\nmode: update\n", "test.yaml:6:7: mode: mode update finds objects by a key"),
         ("kind: import\nmodel: m\nstore: { path: x }\nsource: a.csv\nentity: E\n", "store: say the store's type"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\n", "the job has no 'entity'"),
-        ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\nentity: E\nbatch: { commitEvery: 3, resetEvery: 4 }\n", "make resetEvery (4) a multiple of commitEvery (3)"),
+        ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\nentity: E\nbatch: { commitEvery: 3, resetEvery: 0 }\n", "test.yaml:6:38: batch.resetEvery: expected a whole number above 0, found '0'"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: { path: a.ndjson, delimiter: ';' }\nentity: E\n", "delimiter: only applies to CSV sources"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\nentity: E\nonError: { policy: abort, maxErrors: 3 }\n", "only used with 'policy: skip'"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\nsource: a.csv\nentity: E\nfields: { d: { from: x, date: 12 } }\n", "expected iso8601, unix, unix-ms or a date pattern"),

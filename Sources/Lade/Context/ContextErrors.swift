@@ -18,6 +18,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     case faultFailed(ManagedObjectID, reason: String)
     /// A relationship between objects of two stores, which Core Data refuses too.
     case crossStoreRelationship(ManagedObjectID, relationship: String, destination: ManagedObjectID)
+    /// A `StoreTransaction` on a store that cannot hold saves open (not SQLite).
+    case storeTransactionUnsupported(String)
+    /// A `StoreTransaction` used after its commit, rollback or failure.
+    case storeTransactionEnded
 
     public var description: String {
         switch self {
@@ -32,6 +36,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .uniquenessViolation(let entity, let properties, let id): StoreSaveError.uniquenessViolation(entity: entity, properties: properties, objectID: id).description
         case .crossStoreRelationship(let id, let relationship, let destination):
             "\(id).\(relationship) would point to \(destination), an object of another store; a relationship cannot join objects of two stores (their configurations), so nothing was saved"
+        case .storeTransactionUnsupported(let why): why
+        case .storeTransactionEnded: "the store transaction is over (committed, rolled back, or failed and rolled back): begin another"
         case .faultFailed(let id, let reason): "\(id) could not be read from its store (\(reason)); its values are unknown, so nothing is saved: reset or roll back the context and try again"
         }
     }

@@ -16,6 +16,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case modelMismatch(entities: [String])
         case readOnly
         case reservedMetadataKey
+        /// Another transaction is open on the store's connection (a batch insert session, or a
+        /// `StoreTransaction`) that this write cannot be part of.
+        case transactionOpen
         case io
         /// The store's contents break Core Data's invariants (`lade check` lists them).
         case damaged([StoreDamage])

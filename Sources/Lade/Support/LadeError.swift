@@ -60,6 +60,7 @@ extension StoreError: LadeError {
         case .modelMismatch: "store.modelMismatch"
         case .readOnly: "store.readOnly"
         case .reservedMetadataKey: "store.reservedMetadataKey"
+        case .transactionOpen: "store.transactionOpen"
         case .io: "store.io"
         case .sqlite: "store.sqlite"
         case .damaged: "store.damaged"
@@ -94,6 +95,8 @@ extension ContextError: LadeError {
         case .uniquenessViolation: "save.notUnique"
         case .faultFailed: "context.faultFailed"
         case .crossStoreRelationship: "context.crossStore"
+        case .storeTransactionUnsupported: "context.storeTransactionUnsupported"
+        case .storeTransactionEnded: "context.storeTransactionEnded"
         }
     }
 }

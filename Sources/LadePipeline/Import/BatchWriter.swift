@@ -58,8 +58,11 @@ final class BatchWriter {
     private var objectsByKey: [[AttributeValue]: ManagedObject] = [:]
     /// Destinations by entity and match attribute, then by key; nil records a known miss.
     private var destinations: [DestinationKey: [AttributeValue: ManagedObject?]] = [:]
-    /// Objects a row changed since the last commit: a second row for one is a duplicate.
+    /// Objects a row changed since the last commit (or save): a second row for one is a duplicate.
     private var touched: Set<ObjectIdentifier> = []
+    /// `Z_PK`s of the imported entity's objects rows changed in saves since the last commit
+    /// (held in a store transaction; the objects may be gone with a reset since).
+    private var savedTouched: Set<Int64> = []
     /// Where each object changed since the last commit came from (its last row), and how that
     /// row was counted, so a save the store refuses can name and drop the rows behind it.
     private var origins: [ObjectIdentifier: Origin] = [:]
@@ -146,11 +149,12 @@ final class BatchWriter {
         }
     }
 
-    /// Forgets every cached object: call right after `context.reset()`.
+    /// Forgets every cached object: call right after `context.reset()` (which comes after a
+    /// commit, or after a save into a store transaction).
     func didReset() {
-        didCommit()
         objectsByKey.removeAll(keepingCapacity: true)
         destinations.removeAll(keepingCapacity: true)
+        forgetRows()
     }
 
     /// After a commit the saved objects need no origins for error messages.
@@ -158,6 +162,21 @@ final class BatchWriter {
         // Committed objects are found in the store again; holding them here would keep every
         // object of the reset window alive.
         objectsByKey.removeAll(keepingCapacity: true)
+        savedTouched.removeAll(keepingCapacity: true)
+        forgetRows()
+    }
+
+    /// After a save into a store transaction (not committed yet): the saved objects need no
+    /// origins (a save that fails later holds later rows only), but a later row for one of
+    /// them before the commit is still a duplicate.
+    func didSave() {
+        for origin in origins.values where origin.outcome != .createdDestination {
+            if let key = origin.object.objectID.primaryKey { savedTouched.insert(key) }
+        }
+        forgetRows()
+    }
+
+    private func forgetRows() {
         touched.removeAll(keepingCapacity: true)
         origins.removeAll(keepingCapacity: true)
         rawBatches.removeAll(keepingCapacity: true)
@@ -263,7 +282,7 @@ final class BatchWriter {
         for index in order {
             guard let object = objects[index] else { continue }
             let row = rows[index]
-            let firstTouch = touched.insert(ObjectIdentifier(object)).inserted
+            let firstTouch = touched.insert(ObjectIdentifier(object)).inserted && !(object.objectID.primaryKey.map(savedTouched.contains) ?? false)
             let hadChanges = object.hasChanges
             try apply(row, to: object, counts: &localCounts)
             let outcome: Outcome

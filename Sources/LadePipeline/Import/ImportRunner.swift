@@ -123,9 +123,11 @@ public struct ImportOptions: Sendable {
 }
 
 /// Runs an import job: a reader thread parses and maps records into a bounded queue; this
-/// thread finds or creates objects batch by batch in a private-queue context (undo off),
-/// commits every `commitEvery` batches with the checkpoint in the same transaction, and resets
-/// the context every `resetEvery` batches so memory stays flat.
+/// thread writes batch by batch, with batch inserts or, when the job needs them, managed
+/// objects in a private-queue context (undo off) saved batch by batch into a transaction held
+/// open (`StoreTransaction`) and reset every `resetEvery` batches so memory stays flat. Either
+/// writer commits every `commitSeconds` (or `commitEvery` batches), with the checkpoint in the
+/// same transaction.
 ///
 /// ```swift
 /// let job = try Job(contentsOf: URL(fileURLWithPath: "jobs/products.yaml"))
@@ -244,6 +246,9 @@ public final class ImportRunner {
             var rejectsLength: Int64
         }
         var batchStates: [Int: BatchState] = [:]
+        /// The object writer's transaction on a SQLite store (see `saveBatch`).
+        var transaction: StoreTransaction?
+        defer { if let transaction, transaction.isOpen { context.performAndWait { transaction.rollback() } } }
         var stateAtCommit = BatchState(point: committedPoint, running: runningCounts, counts: report.counts, rejectsLength: try rejectsFile?.length ?? 0)
 
         /// Commits the batches since the last commit with the checkpoint, in one transaction.
@@ -267,6 +272,12 @@ public final class ImportRunner {
                 if let inserter {
                     // Batch inserts: the store refused rows as they were written; nothing to redo.
                     try inserter.commit()
+                    break
+                }
+                if let held = transaction {
+                    // Every batch was saved into the transaction as it was written.
+                    try held.commit()
+                    transaction = complete ? nil : try context.beginStoreTransaction(entityName: plan.entity.name)
                     break
                 }
                 do {
@@ -324,7 +335,39 @@ public final class ImportRunner {
             return report
         }
 
+        /// Saves the batch just written into the store transaction. Rows the store refuses
+        /// join the batch's `rejects` (their counts taken back); when more are rejected than
+        /// `allowed`, nothing of the batch is kept and false is returned.
+        func saveBatch(rejects: inout [RejectedRow], counts: inout ImportCounts, allowed: Int) throws -> Bool {
+            while true {
+                do {
+                    try context.save()
+                    writer.didSave()
+                    return true
+                } catch {
+                    var rows: [RejectedRow] = []
+                    for (object, reason) in ImportStack.refusedObjects(error, in: context) {
+                        guard let row = writer.rejectedRow(for: object, reason: reason) else { continue }
+                        rows.append(row)
+                        counts.subtract(writer.drop(object))
+                    }
+                    guard !rows.isEmpty else { throw error }
+                    rejects += rows
+                    if rejects.count > allowed {
+                        context.rollback()
+                        return false
+                    }
+                }
+            }
+        }
+
         return try context.performAndWait { () throws -> ImportReport in
+            // The object writer on SQLite saves every batch into a transaction held open until
+            // the commit, so its context can be reset after any batch (memory stays flat)
+            // while commits stay as rare as the batch writer's.
+            if inserter == nil && job.store.kind == .sqlite {
+                transaction = try context.beginStoreTransaction(entityName: plan.entity.name)
+            }
             while let next = queue.take() {
                 let batch: MappedBatch
                 switch next {
@@ -343,6 +386,9 @@ public final class ImportRunner {
                         ?? writer.write(batch, allowedRejects: remaining - rejects.count, counts: &batchCounts)
                     rejects += written.rejects
                     applied = written.applied
+                    if applied && transaction != nil {
+                        applied = try saveBatch(rejects: &rejects, counts: &batchCounts, allowed: remaining)
+                    }
                 }
                 guard applied else {
                     // Nothing of this batch is kept; everything before it is.
@@ -364,12 +410,14 @@ public final class ImportRunner {
                 batchesSinceReset += 1
                 let stop = signals?.received
                 let due: Bool
-                if inserter != nil {
-                    // Batch inserts commit by time (and by count when the job says so).
+                if inserter != nil || transaction != nil {
+                    // Batch inserts and saves held in a transaction commit by time (and by
+                    // count when the job says so).
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - lastCommit.uptimeNanoseconds) / 1e9
                     due = seconds >= job.batch.commitSeconds || (job.batch.commitEveryIsSet && batchesSinceCommit >= job.batch.commitEvery)
                 } else {
-                    due = batchesSinceCommit >= job.batch.commitEvery && !job.store.kind.isAtomic
+                    // An XML or binary store: every save writes the whole file, so one at the end.
+                    due = false
                 }
                 if due || stop != nil {
                     if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
@@ -379,11 +427,14 @@ public final class ImportRunner {
                         inserter.forgetDestinations()
                         batchesSinceReset = 0
                     }
-                } else if batchesSinceReset >= job.batch.resetEvery && batchesSinceCommit == 0 && !job.store.kind.isAtomic {
-                    context.reset()
-                    writer.didReset()
-                    batchesSinceReset = 0
-                    report.resets += 1
+                } else if transaction != nil {
+                    // Every batch is saved: the context may be reset after any of them.
+                    if batchesSinceReset >= job.batch.resetEvery {
+                        context.reset()
+                        writer.didReset()
+                        batchesSinceReset = 0
+                        report.resets += 1
+                    }
                 }
                 progress.update(rows: pendingPoint.recordIndex, bytes: batch.bytesRead, totalBytes: totalBytes)
                 if let stop { return finish(.interrupted(signal: stop)) }

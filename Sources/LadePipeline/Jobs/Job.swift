@@ -215,19 +215,21 @@ public struct RelationshipSettings: Sendable {
 /// Batches: the unit of work, how often the store commits, and how often the context resets.
 public struct BatchSettings: Sendable, Equatable {
     public var size: Int
-    /// Batches between store commits (each commit also carries the checkpoint).
+    /// Batches between store commits when `commitEveryIsSet` (each commit also carries the
+    /// checkpoint); otherwise commits go by `commitSeconds` alone.
     public var commitEvery: Int
-    /// Batches between context resets (always at a commit).
+    /// Batches between resets of the object writer's context (each batch is saved into the
+    /// open transaction first; a SQLite store's only), and of the batch writer's destination cache.
     public var resetEvery: Int
-    /// Whether the job gave `commitEvery` (the batch writer then commits by count as well as
-    /// by time; otherwise by time alone).
+    /// Whether the job gave `commitEvery` (both writers then commit by count as well as by
+    /// time; otherwise by time alone).
     public var commitEveryIsSet = false
-    /// Seconds between commits of the batch writer (at a batch's end): a kill loses at most
-    /// this much work, and fewer commits rewrite the key's index less often.
+    /// Seconds between commits (at a batch's end): a kill loses at most this much work, and
+    /// fewer commits rewrite the key's index less often.
     public var commitSeconds: Double = BatchSettings.defaultCommitSeconds
 
     public static let defaultCommitSeconds: Double = 2
-    public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 4)
+    public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 1)
 
     public init(size: Int, commitEvery: Int, resetEvery: Int) {
         self.size = size

@@ -108,12 +108,11 @@ extension Job {
         var batch = BatchSettings.default
         if let size = fields["size"] { batch.size = try size.positiveInt() }
         if let reset = fields["resetEvery"] { batch.resetEvery = try reset.positiveInt() }
-        batch.commitEvery = try fields["commitEvery"]?.positiveInt() ?? min(batch.resetEvery, BatchSettings.default.commitEvery)
-        batch.commitEveryIsSet = fields["commitEvery"] != nil
-        if let seconds = fields["commitSeconds"] { batch.commitSeconds = try seconds.positiveNumber() }
-        if batch.resetEvery % batch.commitEvery != 0, let node = fields["resetEvery"] {
-            throw node.error("a context is reset only right after a commit: make resetEvery (\(batch.resetEvery)) a multiple of commitEvery (\(batch.commitEvery))")
+        if let every = fields["commitEvery"] {
+            batch.commitEvery = try every.positiveInt()
+            batch.commitEveryIsSet = true
         }
+        if let seconds = fields["commitSeconds"] { batch.commitSeconds = try seconds.positiveNumber() }
         return batch
     }
 

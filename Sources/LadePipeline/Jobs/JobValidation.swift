@@ -76,9 +76,10 @@ public struct JobValidation {
             return Result(lines: lines)
         }
         let (writer, why) = try ImportRunner.chooseWriter(job: job, plan: plans[0], model: model)
-        let commits = writer == .batch
-            ? "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEveryIsSet ? " or \(job.batch.commitEvery) batches" : "")
-            : "commit every \(job.batch.commitEvery), reset every \(job.batch.resetEvery)"
+        let byTime = "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEveryIsSet ? " or \(job.batch.commitEvery) batches" : "")
+        let commits = writer == .batch ? byTime
+            : job.store.kind.isAtomic ? "one save at the end (a \(job.store.kind.name) store is written whole)"
+            : byTime + ", each batch saved into the open transaction, reset every \(job.batch.resetEvery)"
         lines.append("writer: \(writer.rawValue) (\(why))")
         lines.append("batches of \(job.batch.size), \(commits); on error: \(job.onError.policy.rawValue)"
             + (job.onError.policy == .skip ? " (up to \(job.onError.maxErrors), rejects to \(job.onError.rejects?.path ?? "-"))" : ""))

@@ -113,6 +113,9 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Whether a transaction is open on this connection (SQLite's autocommit mode is off).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// The rowid of the last row inserted on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -30,8 +30,15 @@ final class SQLiteBatchInsertTransaction {
 
     init(store: SQLiteStore) throws {
         guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.fileURL.path, "the store was opened read-only") }
+        // Before any property is set: an initializer that throws after that runs `deinit`,
+        // whose ROLLBACK would end the transaction that is open.
+        try store.withConnection { connection in
+            guard !connection.isInTransaction else {
+                throw StoreError(.transactionOpen, path: store.fileURL.path, "a store transaction (saves held for one commit) is open on this store: commit or roll it back before a batch insert session begins")
+            }
+            try connection.execute("BEGIN IMMEDIATE")
+        }
         self.store = store
-        try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
     }
 
     deinit {
@@ -553,11 +560,7 @@ final class SQLiteBatchInsertTransaction {
 
     func commit(metadata: [String: PropertyListValue]?) throws {
         try requireOpen()
-        if let metadata {
-            for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != store.metadata[key] {
-                throw StoreError(.reservedMetadataKey, path: store.fileURL.path, "\(key) belongs to the stack and cannot be changed")
-            }
-        }
+        if let metadata { try store.checkReservedKeys(metadata) }
         try store.withConnection { connection in
             for (root, largest) in largestKeys where largest != startingKeys[root] {
                 try store.cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", connection).run([.integer(largest), .integer(root)])

@@ -179,7 +179,7 @@ extension SQLiteStore: PersistentStore {
         guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
         guard count > 0 else { return [] }
         return try withConnection { connection in
-            try connection.transaction { try reserveKeys(for: entity, count: count, connection) }
+            try writeTransaction(connection) { try reserveKeys(for: entity, count: count, connection) }
         }
     }
 
@@ -198,13 +198,9 @@ extension SQLiteStore: PersistentStore {
     public func save(_ request: StoreSaveRequest) throws {
         guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
         guard !request.isEmpty else { return }
-        if let metadata = request.metadata {
-            for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != self.metadata[key] {
-                throw StoreError(.reservedMetadataKey, path: url?.path ?? "", "\(key) belongs to the stack and cannot be changed")
-            }
-        }
+        if let metadata = request.metadata { try checkReservedKeys(metadata) }
         try withConnection { connection in
-            try connection.transaction {
+            try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.inserted { try insert(change, connection) }
                 for change in request.updated {

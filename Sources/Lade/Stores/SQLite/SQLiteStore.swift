@@ -28,6 +28,9 @@ public final class SQLiteStore: @unchecked Sendable {
     private let lock = NSLock()
     private var currentMetadata: [String: PropertyListValue]
     private var statements: [String: SQLiteStatement] = [:]
+    /// Whether a `StoreTransaction` holds the connection's transaction open, so that saves
+    /// are written in it (each in a savepoint) instead of committing (guarded by `lock`).
+    var holdsSaves = false
 
     // MARK: Creating
 

@@ -1,0 +1,87 @@
+import Foundation
+
+/// Writes that take part in a transaction held open across saves (`StoreTransaction`).
+extension SQLiteStore {
+    /// Runs `body`, one write on `connection` (held by `withConnection`), in a transaction of
+    /// its own; or, while a `StoreTransaction` holds the store's transaction open, in a
+    /// savepoint inside it, undone alone when `body` throws (the saves before it stay).
+    func writeTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
+        guard holdsSaves else {
+            guard !connection.isInTransaction else {
+                throw StoreError(.transactionOpen, path: fileURL.path, "a batch insert session is open on this store: commit or roll it back before a context saves to it")
+            }
+            return try connection.transaction(body)
+        }
+        try connection.execute("SAVEPOINT lade_save")
+        do {
+            let result = try body()
+            try connection.execute("RELEASE lade_save")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK TO lade_save")
+            try? connection.execute("RELEASE lade_save")
+            throw error
+        }
+    }
+
+    /// Refuses metadata that changes a key the stack keeps (`NSStoreType`, `NSStoreUUID`, …).
+    /// Call outside `withConnection`: it reads the current metadata.
+    func checkReservedKeys(_ metadata: [String: PropertyListValue]) throws {
+        let current = self.metadata
+        for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != current[key] {
+            throw StoreError(.reservedMetadataKey, path: fileURL.path, "\(key) belongs to the stack and cannot be changed")
+        }
+    }
+
+    /// Opens the transaction that saves are written in until `commitHeldSaves` or
+    /// `rollbackHeldSaves` (`BEGIN IMMEDIATE`: the write lock is taken now).
+    func beginHeldSaves() throws {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: fileURL.path, "the store was opened read-only") }
+        try withConnection { connection in
+            guard !connection.isInTransaction else {
+                throw StoreError(.transactionOpen, path: fileURL.path,
+                                 holdsSaves ? "a store transaction is open on this store already: commit or roll it back first"
+                                     : "a batch insert session is open on this store: commit or roll it back before a store transaction begins")
+            }
+            try connection.execute("BEGIN IMMEDIATE")
+            holdsSaves = true
+        }
+    }
+
+    /// Commits every save since `beginHeldSaves`, with `metadata` (when given) in the same
+    /// transaction. When the commit fails, everything is rolled back; either way the
+    /// transaction is over.
+    func commitHeldSaves(metadata: [String: PropertyListValue]?) throws {
+        if let metadata { try checkReservedKeys(metadata) }
+        do {
+            try withConnection { connection in
+                guard holdsSaves else { throw StoreError(.io, path: fileURL.path, "no store transaction is open on this store") }
+                if let metadata {
+                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
+                }
+                try connection.execute("COMMIT")
+                holdsSaves = false
+            }
+        } catch {
+            rollbackHeldSaves()
+            throw error
+        }
+        if var metadata {
+            metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
+            replaceMetadata(metadata)
+        }
+    }
+
+    /// Takes back every save since `beginHeldSaves`, metadata included.
+    func rollbackHeldSaves() {
+        let restored: [String: PropertyListValue]? = try? withConnection { connection in
+            guard holdsSaves else { return nil }
+            holdsSaves = false
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            var (uuid, metadata) = try Self.readMetadata(connection, path: fileURL.path)
+            metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+            return metadata
+        }
+        if let restored { replaceMetadata(restored) }
+    }
+}

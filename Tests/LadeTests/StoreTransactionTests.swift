@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+@testable import Lade
+import LadeTestSupport
+
+/// Store transactions: a context's saves to a SQLite store written in one transaction held
+/// open until `commit` (each save in a savepoint), seen by no other connection before it.
+@Suite("Store transactions")
+struct StoreTransactionTests {
+    static func count(_ stack: TestStack, _ table: String) throws -> Int64 {
+        guard case .integer(let count)? = try stack.sql("SELECT COUNT(*) FROM \(table)").first?.first else { return -1 }
+        return count
+    }
+
+    static func largestKey(_ stack: TestStack, entity: String) throws -> Int64 {
+        guard case .integer(let max)? = try stack.sql("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = '\(entity)'").first?.first else { return -1 }
+        return max
+    }
+
+    @Test("saves in a store transaction commit together with the staged metadata; other connections see none of them before")
+    func commitsTogether() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product")
+            try TestStack.product("A-1", in: context)
+            try context.save()
+            context.reset()
+            try TestStack.product("A-2", in: context)
+            try TestStack.category("Tools", in: context)
+            try context.save()
+            context.reset()
+            // The context (the store's own connection) reads the saves; another connection does not.
+            #expect(try context.count(for: FetchRequest(entityName: "Product")) == 2)
+            #expect(try Self.count(stack, "ZPRODUCT") == 0)
+            #expect(try Self.largestKey(stack, entity: "Product") == 0)
+            var metadata = stack.coordinator.metadata(for: transaction.store)
+            metadata["lade.test"] = .string("committed with the rows")
+            try stack.coordinator.setMetadata(metadata, for: transaction.store)
+            try transaction.commit()
+            #expect(!transaction.isOpen)
+        }
+        #expect(try Self.count(stack, "ZPRODUCT") == 2)
+        #expect(try Self.count(stack, "ZCATEGORY") == 1)
+        #expect(try Self.largestKey(stack, entity: "Product") == 2)
+        let written = try PersistentStoreCoordinator.metadataForPersistentStore(at: stack.url)
+        #expect(written["lade.test"] == .string("committed with the rows"))
+        // Saves after the commit commit on their own again.
+        try context.performAndWait {
+            try TestStack.product("A-3", in: context)
+            try context.save()
+        }
+        #expect(try Self.count(stack, "ZPRODUCT") == 3)
+    }
+
+    @Test("a save the store refuses leaves the earlier saves of the transaction; the commit keeps them")
+    func refusedSave() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product")
+            try TestStack.product("B-1", in: context)
+            try context.save()
+            context.reset()
+            try TestStack.product("B-2", in: context)
+            try TestStack.product("B-1", in: context, name: "the same sku again")
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case ContextError.uniquenessViolation = error else { return false }
+                return true
+            }
+            context.rollback()
+            try TestStack.product("B-3", in: context)
+            try context.save()
+            try transaction.commit()
+        }
+        let skus = try stack.sql("SELECT ZSKU FROM ZPRODUCT ORDER BY ZSKU").map { $0[0] }
+        #expect(skus == [.text("B-1"), .text("B-3")])
+    }
+
+    @Test("rollback takes back every save, metadata and Z_MAX included, and resets the context")
+    func rollback() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let before = try PersistentStoreCoordinator.metadataForPersistentStore(at: stack.url)
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product")
+            let product = try TestStack.product("C-1", in: context)
+            // Metadata staged before a save goes with that save, into the transaction.
+            var metadata = stack.coordinator.metadata(for: transaction.store)
+            metadata["lade.test"] = .string("rolled back")
+            try stack.coordinator.setMetadata(metadata, for: transaction.store)
+            try context.save()
+            #expect(transaction.store.metadata["lade.test"] == .string("rolled back"))
+            transaction.rollback()
+            #expect(product.managedObjectContext == nil)
+            #expect(transaction.store.metadata["lade.test"] == nil)
+            #expect(try context.count(for: FetchRequest(entityName: "Product")) == 0)
+            #expect {
+                try transaction.commit()
+            } throws: { error in
+                guard case ContextError.storeTransactionEnded = error else { return false }
+                return true
+            }
+        }
+        #expect(try Self.count(stack, "ZPRODUCT") == 0)
+        #expect(try Self.largestKey(stack, entity: "Product") == 0)
+        #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: stack.url) == before)
+    }
+
+    @Test("a transaction that is dropped open is rolled back")
+    func droppedOpen() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            var transaction: StoreTransaction? = try context.beginStoreTransaction(entityName: "Product")
+            try TestStack.product("D-1", in: context)
+            try context.save()
+            #expect(transaction != nil)
+            transaction = nil
+            context.reset()
+            try TestStack.product("D-2", in: context)
+            try context.save()
+        }
+        let skus = try stack.sql("SELECT ZSKU FROM ZPRODUCT").map { $0[0] }
+        #expect(skus == [.text("D-2")])
+    }
+
+    @Test("one transaction at a time: no batch insert session inside a store transaction, no save inside a batch insert session")
+    func oneAtATime() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        func isTransactionOpen(_ error: Error) -> Bool {
+            guard let error = error as? StoreError, case .transactionOpen = error.kind else { return false }
+            return true
+        }
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product")
+            #expect(performing: { try context.beginStoreTransaction(entityName: "Product") }, throws: isTransactionOpen)
+            #expect(performing: { try context.beginBatchInsert(entityName: "Product") }, throws: isTransactionOpen)
+            // Neither refusal ended the transaction that is open.
+            #expect(transaction.isOpen)
+            try TestStack.product("E-0", in: context)
+            try context.save()
+            #expect(try Self.count(stack, "ZPRODUCT") == 0)
+            try transaction.commit()
+            let session = try context.beginBatchInsert(entityName: "Product")
+            try TestStack.product("E-1", in: context)
+            #expect(performing: { try context.save() }, throws: isTransactionOpen)
+            #expect(performing: { try context.beginStoreTransaction(entityName: "Product") }, throws: isTransactionOpen)
+            session.rollback()
+            try context.save()
+        }
+        #expect(try Self.count(stack, "ZPRODUCT") == 2)
+    }
+
+    @Test("stores that write their whole file on every save hold no transaction")
+    func atomicStoreRefused() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ManagedObjectModel(contentsOf: Fixtures.catalog)
+        let context = try privateContext(model: model, store: directory.appendingPathComponent("catalog.xml"), type: .xml)
+        _ = context.performAndWait {
+            #expect {
+                try context.beginStoreTransaction(entityName: "Product")
+            } throws: { error in
+                guard case ContextError.storeTransactionUnsupported(let why) = error else { return false }
+                return why.contains("SQLite")
+            }
+        }
+    }
+}
