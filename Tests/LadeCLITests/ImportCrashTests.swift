@@ -39,9 +39,15 @@ struct ImportCrashTests {
         return points
     }
 
+    /// Both writers: batch inserts (`auto`), and managed objects saved batch by batch into a
+    /// transaction held open until each commit.
     @Test("keyed upsert from CSV: killed at 5 seeded points, every row once, each reject once, integrity clean",
-          arguments: [UInt64(20_261_122)])
-    func keyedUpsert(seed: UInt64) throws {
+          arguments: [(UInt64(20_261_122), "auto"), (UInt64(20_261_126), "objects")])
+    func keyedUpsert(seed: UInt64, writer: String) throws {
+        try ImportSandbox.$writer.withValue(writer) { try keyedUpsertRuns(seed: seed, writer: writer) }
+    }
+
+    private func keyedUpsertRuns(seed: UInt64, writer: String) throws {
         let sandbox = try ImportSandbox()
         let count = Self.rows
         let bad = Set((0..<count).filter { $0 % 1_999 == 1_998 })
@@ -68,6 +74,7 @@ struct ImportCrashTests {
 
         let (result, report) = try sandbox.run()
         #expect(result.status == 2, "finished, with rejects: \(result.stderr)")
+        #expect(report?["writer"] as? String == (writer == "auto" ? "batch" : writer))
         #expect(report?["resumedAtLine"] as? Int == Int(points.last!) + 2 || points.last == 0)
         try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count, except: bad)
         let rejects = try sandbox.rejectedRows().compactMap { $0["line"] as? Int }
