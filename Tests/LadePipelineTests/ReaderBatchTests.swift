@@ -50,14 +50,19 @@ struct ReaderBatchTests {
         let reader = try RecordReader(stream: stream, format: .csv(CSVDialect()), fields: ["sku", "description"], displayName: "generated")
         var records = 0
         var largestRaw = 0
-        while let batch = try reader.nextBatch(maxRecords: 2_000) {
+        // Batches of about 2.5 MB: larger than the buffer, whose bytes are copied out as it moves on.
+        while let batch = try reader.nextBatch(maxRecords: 20_000) {
+            for record in [batch.records.first!, batch.records[batch.records.count / 2], batch.records.last!] {
+                let text = String(decoding: batch.raw[record.rawRange], as: UTF8.self)
+                #expect(text.hasPrefix("S-\(record.recordIndex),\"Name \(record.recordIndex), ") && !text.hasSuffix("\n"), "record \(record.recordIndex)'s raw text: \(text.prefix(60))")
+            }
             records += batch.records.count
             largestRaw = max(largestRaw, batch.raw.count)
-            #expect(reader.bufferCapacity <= 4 << 20, "the buffer holds a batch and a chunk, whatever the input's size")
+            #expect(reader.bufferCapacity <= 512 << 10, "the buffer holds a record and a chunk, whatever the input's or the batch's size")
         }
         #expect(records == 250_000)
         #expect(stream.bytesRead > 30_000_000)
-        #expect(largestRaw < 2_000 * 260)
+        #expect(largestRaw > 2_000_000 && largestRaw < 20_000 * 260)
     }
 
     @Test("one record larger than maxRecordBytes is thrown instead of filling memory")

@@ -131,6 +131,9 @@ public final class RecordReader {
 
     // MARK: Reading
 
+    /// The size of the last batch's raw text.
+    private var lastRawCount = 0
+
     /// The physical bytes consumed so far (for gzip, compressed bytes), for percent-of-file progress.
     public var bytesRead: Int64 { buffer.stream.bytesRead }
 
@@ -156,6 +159,12 @@ public final class RecordReader {
         records.reserveCapacity(min(maxRecords, 8_192))
         var first = -1   // where the batch's first record starts in the buffer
         var last = 0     // where its last record ends
+        // The batch's raw text is copied out as the window moves on (before each refill), so
+        // the buffer holds the unfinished record and the next chunk, not the whole batch.
+        var raw: [UInt8] = []
+        // About the last batch's size: appends that outgrow it would double the array.
+        raw.reserveCapacity(lastRawCount + lastRawCount / 8)
+        var copiedTo = 0 // the buffer index up to which the batch's bytes are in `raw`
         while records.count < maxRecords {
             let saved = cursor
             var values = [SourceValue](repeating: .missing, count: slotCount)
@@ -169,8 +178,12 @@ public final class RecordReader {
                 switch error {
                 case .needMore:
                     do {
-                        let shift = try refill(keepingFrom: first >= 0 ? first : cursor.index, cursor: &cursor)
-                        if first >= 0 { first -= shift; last -= shift }
+                        if first >= 0, cursor.index > copiedTo {
+                            raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: cursor.index - copiedTo))
+                            copiedTo = cursor.index
+                        }
+                        let shift = try refill(keepingFrom: cursor.index, cursor: &cursor)
+                        if first >= 0 { copiedTo -= shift; last -= shift }
                         continue
                     } catch let readError {
                         damage = readError
@@ -194,15 +207,27 @@ public final class RecordReader {
             } else if let fieldSlots {
                 values = fieldSlots.map { values[$0] }
             }
-            if first < 0 { first = parsed.start }
+            if first < 0 {
+                first = parsed.start
+                copiedTo = first
+            }
             last = parsed.end
+            // Positions in the batch's raw text: what is copied out already, then the buffer's bytes.
+            let base = raw.count - copiedTo
             records.append(Record(values: values, line: parsed.line, recordIndex: cursor.recordIndex,
                                   endOffset: buffer.offset + Int64(cursor.index), endLine: cursor.line,
-                                  rawRange: (parsed.start - first)..<(parsed.end - first), problemBox: problem))
+                                  rawRange: (parsed.start + base)..<(parsed.end + base), problemBox: problem))
             cursor.recordIndex += 1
         }
         guard let final = records.last else { return nil }
-        let raw = Array(UnsafeBufferPointer(start: buffer.bytes + first, count: last - first))
+        // `last` is at or after `copiedTo`: a refill comes only while a record is unfinished,
+        // and a record that follows it ends after it.
+        if last > copiedTo {
+            raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: last - copiedTo))
+        }
+        let end = final.rawRange.upperBound
+        if raw.count > end { raw.removeSubrange(end...) }
+        lastRawCount = raw.count
         return RecordBatch(records: records, raw: raw, endPoint: final.resumePoint)
     }
 
@@ -246,7 +271,7 @@ public final class RecordReader {
                            expected: "text in UTF-8; convert a Latin-1 or Windows-1252 file with `iconv -f WINDOWS-1252 -t UTF-8`")
     }
 
-    /// The size of the reader's buffer, which holds the current batch's bytes and the next chunk.
+    /// The size of the reader's buffer, which holds the unfinished record and the next chunk.
     var bufferCapacity: Int { buffer.capacity }
 
     // MARK: Opening
