@@ -20,6 +20,22 @@ struct ImportPlanTests {
         #expect(ImportPlan.columnSpellings(of: "createdAt").contains("CREATED_AT"))
     }
 
+    @Test("the object writer saves without savepoints only when nothing it writes can break a uniqueness constraint", arguments: [
+        ("entity: Product\nkey: sku\nrelationships: { category: { match: name, create: true } }\n", false),
+        ("entity: Product\nkey: sku\nrelationships: { supplier: { match: code } }\n", false),
+        ("entity: Category\nkey: name\n", false),
+        // Found by another attribute than its constraint, or by none: a row may repeat a sku.
+        ("entity: Product\nkey: name\n", true),
+        ("entity: Product\n", true),
+        ("entity: Category\nkey: name\nrelationships: { parent: { match: name, create: true } }\n", false),
+        // Media's subentities share one table: an Image's row beside a Video's.
+        ("entity: Image\n", true),
+    ])
+    func savepoints(job: String, mayBreak: Bool) throws {
+        let plan = try plan(job)
+        #expect(BatchWriter.savesMayBreakConstraints(plan: plan, model: try PipelineFixtures.catalogModel()) == mayBreak)
+    }
+
     @Test("a listed column missing from the header is an error naming the columns there are")
     func missingColumn() throws {
         let plan = try plan("entity: Product\nkey: sku\nfields: { price: cost }\n")

@@ -155,6 +155,85 @@ struct StoreTransactionTests {
         #expect(try Self.count(stack, "ZPRODUCT") == 2)
     }
 
+    @Test("without savepoints: a value the store refuses writes nothing and leaves the transaction open; a broken uniqueness constraint ends it whole")
+    func notUndoable() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product", undoableSaves: false)
+            try TestStack.product("F-1", in: context)
+            try context.save()
+            context.reset()
+            // Found before anything is written: the save is refused whole, the transaction stays.
+            try TestStack.product("F-2", in: context)
+            try TestStack.product("F-3", in: context, price: Decimal(string: "1234567890.123456789")!)
+            #expect(performing: { try context.save() }, throws: { error in
+                (error as? ValidationError)?.failures.map(\.property) == ["price"]
+            })
+            #expect(transaction.isOpen)
+            var stored = FetchRequest(entityName: "Product")
+            stored.includesPendingChanges = false
+            #expect(try context.count(for: stored) == 1)
+            context.rollback()
+            try TestStack.product("F-2", in: context)
+            try context.save()
+            context.reset()
+            // Found while writing, with no savepoint to undo the save alone: everything goes.
+            try TestStack.product("F-4", in: context)
+            try TestStack.product("F-1", in: context, name: "the same sku again")
+            #expect(performing: { try context.save() }, throws: { error in
+                guard case ContextError.uniquenessViolation = error else { return false }
+                return true
+            })
+            #expect(!transaction.isOpen)
+            #expect(transaction.store.metadata == stack.coordinator.metadata(for: transaction.store))
+            context.reset()
+            // A later transaction is not ended by the earlier one.
+            let next = try context.beginStoreTransaction(entityName: "Product")
+            #expect(performing: { try transaction.commit() }, throws: { error in
+                guard case ContextError.storeTransactionEnded = error else { return false }
+                return true
+            })
+            transaction.rollback()
+            #expect(next.isOpen)
+            try TestStack.product("F-5", in: context)
+            try context.save()
+            try next.commit()
+        }
+        let skus = try stack.sql("SELECT ZSKU FROM ZPRODUCT ORDER BY ZSKU").map { $0[0] }
+        #expect(skus == [.text("F-5")])
+    }
+
+    @Test("commitAndBeginNext goes on in a new transaction and says whether another connection wrote in between")
+    func beginNext() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let first = try context.beginStoreTransaction(entityName: "Product", undoableSaves: false)
+            try TestStack.product("G-1", in: context)
+            try context.save()
+            let second = try first.commitAndBeginNext()
+            #expect(!first.isOpen && second.isOpen && !second.othersWroteBetween)
+            #expect(try Self.count(stack, "ZPRODUCT") == 1)
+            try TestStack.product("G-2", in: context)
+            try context.save()
+            let third = try second.commitAndBeginNext {
+                // Another process's commit, in the moment between the two transactions.
+                let other = ManagedObjectContext(concurrencyType: .privateQueue)
+                other.persistentStoreCoordinator = try stack.otherCoordinator()
+                try other.performAndWait {
+                    try TestStack.product("G-3", in: other)
+                    try other.save()
+                }
+            }
+            #expect(third.othersWroteBetween)
+            // Its saves have no savepoints either, as the first's.
+            #expect(!third.undoableSaves)
+            third.rollback()
+        }
+        #expect(try Self.count(stack, "ZPRODUCT") == 3)
+    }
+
     @Test("stores that write their whole file on every save hold no transaction")
     func atomicStoreRefused() throws {
         let directory = try Fixtures.temporaryDirectory()

@@ -29,46 +29,76 @@ import Foundation
 public final class StoreTransaction {
     let context: ManagedObjectContext
     let sqlite: SQLiteStore
+    let generation: Int
+    let undoableSaves: Bool
     private var open = true
+
+    /// For a transaction begun by `commitAndBeginNext()`: whether another connection committed
+    /// to the store between the previous transaction's commit and this one's beginning. Objects
+    /// read before may then be out of date (a save of them could meet an optimistic-locking
+    /// conflict): reset the context.
+    public private(set) var othersWroteBetween = false
 
     /// Call with the store's transaction begun (`beginHeldSaves`): an initializer that threw
     /// after its properties were set would still run `deinit`, rolling back another's.
-    private init(context: ManagedObjectContext, store: SQLiteStore) {
+    private init(context: ManagedObjectContext, store: SQLiteStore, generation: Int, undoableSaves: Bool) {
         self.context = context
         self.sqlite = store
+        self.generation = generation
+        self.undoableSaves = undoableSaves
     }
 
-    static func begin(context: ManagedObjectContext, store: SQLiteStore) throws -> StoreTransaction {
-        try store.beginHeldSaves()
-        return StoreTransaction(context: context, store: store)
+    static func begin(context: ManagedObjectContext, store: SQLiteStore, undoableSaves: Bool) throws -> StoreTransaction {
+        let generation = try store.beginHeldSaves(undoable: undoableSaves)
+        return StoreTransaction(context: context, store: store, generation: generation, undoableSaves: undoableSaves)
     }
 
     deinit {
-        if open { sqlite.rollbackHeldSaves() }
+        if open { sqlite.rollbackHeldSaves(generation) }
     }
 
     /// The store whose saves the transaction holds.
     public var store: PersistentStore { sqlite }
 
-    /// Whether the transaction is still open (not committed, rolled back or failed).
-    public var isOpen: Bool { open }
+    /// Whether the transaction is still open (not committed, rolled back, or ended by a save
+    /// that failed with `undoableSaves: false`).
+    public var isOpen: Bool { open && sqlite.isHoldingSaves(generation) }
 
     /// Commits every save since the transaction began, with the metadata staged for the store
     /// on the coordinator. The transaction is over afterwards, also when the commit fails:
     /// then nothing of it is kept and the context is reset (the staged metadata stays staged).
     public func commit() throws {
         context.assertOnQueue()
-        guard open else { throw ContextError.storeTransactionEnded }
+        guard isOpen else {
+            open = false
+            throw ContextError.storeTransactionEnded
+        }
         let coordinator = try context.coordinator()
         let metadata = coordinator.takeStagedMetadata(for: sqlite)
         open = false
         do {
-            try sqlite.commitHeldSaves(metadata: metadata)
+            try sqlite.commitHeldSaves(generation, metadata: metadata)
         } catch {
             if let metadata { coordinator.stageMetadata(metadata, for: sqlite) }
             context.reset()
             throw error
         }
+    }
+
+    /// Commits (as `commit()`), then begins the next transaction on the store at once, with the
+    /// same `undoableSaves`: for work that commits every so often and goes on.
+    public func commitAndBeginNext() throws -> StoreTransaction {
+        try commitAndBeginNext(between: {})
+    }
+
+    /// `between` runs after the commit, where another process could write (tests write there).
+    func commitAndBeginNext(between: () throws -> Void) throws -> StoreTransaction {
+        try commit()
+        let committed = try sqlite.dataVersion()
+        try between()
+        let next = try StoreTransaction.begin(context: context, store: sqlite, undoableSaves: undoableSaves)
+        next.othersWroteBetween = try sqlite.dataVersion() != committed
+        return next
     }
 
     /// Takes back every save since the transaction began and resets the context. The
@@ -77,7 +107,7 @@ public final class StoreTransaction {
         context.assertOnQueue()
         guard open else { return }
         open = false
-        sqlite.rollbackHeldSaves()
+        sqlite.rollbackHeldSaves(generation)
         context.reset()
     }
 }
@@ -86,13 +116,21 @@ extension ManagedObjectContext {
     /// Begins a transaction on the SQLite store that holds `entityName`, taking its write lock
     /// until `commit` or `rollback`: saves to that store are written in it and committed
     /// together. See `StoreTransaction`.
-    public func beginStoreTransaction(entityName: String) throws -> StoreTransaction {
+    ///
+    /// With `undoableSaves: false` no save gets a savepoint, which spares SQLite a statement
+    /// journal of every page a save changes (a 1,000,000-row import through managed objects
+    /// took about 8% less time). Then a save that fails once it has begun writing (another
+    /// object has a unique value, an optimistic-locking conflict, an I/O error) rolls the whole
+    /// transaction back and ends it: reset the context. Refused values and validation failures
+    /// are found before a save writes anything and leave the transaction as it was. Use it
+    /// when nothing the saves write can break a uniqueness constraint.
+    public func beginStoreTransaction(entityName: String, undoableSaves: Bool = true) throws -> StoreTransaction {
         assertOnQueue()
         _ = try model.requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
         guard let sqlite = store as? SQLiteStore else {
             throw ContextError.storeTransactionUnsupported("store transactions hold SQLite stores' saves; this store is \(type(of: store)), whose saves each write the whole file")
         }
-        return try StoreTransaction.begin(context: self, store: sqlite)
+        return try StoreTransaction.begin(context: self, store: sqlite, undoableSaves: undoableSaves)
     }
 }

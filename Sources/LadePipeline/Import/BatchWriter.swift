@@ -136,6 +136,25 @@ final class BatchWriter {
         }
     }
 
+    /// Whether saving this writer's objects could break a uniqueness constraint, which shows
+    /// only while the store writes (so a save needs a savepoint to be undone alone). It cannot
+    /// when every entity the rows write (the imported one, and destinations `create: true`
+    /// makes) is the root of its hierarchy (no other entity's rows in its table) and the only
+    /// constraint across that hierarchy is what the writer finds objects by before it creates
+    /// any (the key; a destination's `match`).
+    static func savesMayBreakConstraints(plan: ImportPlan, model: ManagedObjectModel) -> Bool {
+        func foundFirst(_ entity: String, by key: [String]) -> Bool {
+            guard model.rootEntity(of: entity)?.name == entity else { return false }
+            return model.hierarchy(from: entity).allSatisfy { member in
+                model.uniquenessConstraints(of: member.name).allSatisfy { !key.isEmpty && Set($0) == Set(key) }
+            }
+        }
+        if !foundFirst(plan.entity.name, by: plan.step.key) { return true }
+        return plan.relationships.contains { relationship in
+            relationship.settings.create && !foundFirst(relationship.relationship.destinationEntityName, by: [relationship.match.name])
+        }
+    }
+
     /// Positions in `plan.relationships` of relationships matched by this import's own key.
     private let selfKeyed: [Int]
 

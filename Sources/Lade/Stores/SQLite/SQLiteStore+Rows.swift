@@ -199,6 +199,10 @@ extension SQLiteStore: PersistentStore {
         guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
         guard !request.isEmpty else { return }
         if let metadata = request.metadata { try checkReservedKeys(metadata) }
+        // Every value is checked before anything is written: a save the store refuses for a
+        // value writes nothing, so a transaction held across saves need not undo part of one.
+        let refused = refusedValues(request)
+        guard refused.isEmpty else { throw ValidationError(failures: refused) }
         try withConnection { connection in
             try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
@@ -223,19 +227,37 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
+    /// The values of a save's new and changed rows that the store cannot keep exactly.
+    private func refusedValues(_ request: StoreSaveRequest) -> [ValidationError.Failure] {
+        var refused: [ValidationError.Failure] = []
+        func check(_ value: AttributeValue?, _ name: String, _ id: ManagedObjectID) {
+            if let reason = SQLiteValueCoding.refusal(value) {
+                refused.append(ValidationError.Failure(objectID: id, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
+            }
+        }
+        for change in request.inserted {
+            guard let plan = writePlans[change.objectID.entityName] else { continue }
+            let positional = change.positional.flatMap { $0.layout === plan.layout ? $0 : nil }
+            let named = positional == nil ? change.attributes : [:]
+            for column in plan.columns {
+                guard case .attribute(let name, let index) = column.kind else { continue }
+                check(positional.map { $0.values[index] } ?? named[name] ?? nil, name, change.objectID)
+            }
+        }
+        for change in request.updated {
+            guard let plan = writePlans[change.objectID.entityName] else { continue }
+            let attributes = change.attributes
+            for column in plan.columns {
+                guard case .attribute(let name, _) = column.kind, let value = attributes[name] else { continue }
+                check(value, name, change.objectID)
+            }
+        }
+        return refused
+    }
+
     private func insert(_ change: StoreSaveRequest.RowChange, _ connection: SQLiteConnection) throws {
         guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return }
         let statement = try insertStatement(for: plan, connection)
-        var refused: [ValidationError.Failure] = []
-        for column in plan.columns {
-            guard case .attribute(let name, let index) = column.kind else { continue }
-            let value: AttributeValue?
-            if let positional = change.positional, positional.layout === plan.layout { value = positional.values[index] } else { value = change.attributes[name] ?? nil }
-            if let reason = SQLiteValueCoding.refusal(value) {
-                refused.append(ValidationError.Failure(objectID: change.objectID, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
-            }
-        }
-        guard refused.isEmpty else { throw ValidationError(failures: refused) }
         statement.reset()
         statement.bind(.integer(key), at: 1)
         statement.bind(.integer(plan.number), at: 2)
@@ -282,9 +304,6 @@ extension SQLiteStore: PersistentStore {
             switch column.kind {
             case .attribute(let name, _):
                 guard let value = attributes[name] else { continue }
-                if let reason = SQLiteValueCoding.refusal(value) {
-                    throw ValidationError(failures: [ValidationError.Failure(objectID: change.objectID, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason)])
-                }
                 assignments.append("\(column.name) = ?")
                 values.append(SQLiteValueCoding.encode(value))
             case .toOne(let name, _):

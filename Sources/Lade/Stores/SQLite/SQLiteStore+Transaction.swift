@@ -4,13 +4,24 @@ import Foundation
 extension SQLiteStore {
     /// Runs `body`, one write on `connection` (held by `withConnection`), in a transaction of
     /// its own; or, while a `StoreTransaction` holds the store's transaction open, in a
-    /// savepoint inside it, undone alone when `body` throws (the saves before it stay).
+    /// savepoint inside it, undone alone when `body` throws (the saves before it stay). When
+    /// the transaction's saves are not undoable, `body` runs with no savepoint, and if it
+    /// throws, the whole transaction is rolled back and over.
     func writeTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
         guard holdsSaves else {
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a batch insert session is open on this store: commit or roll it back before a context saves to it")
             }
             return try connection.transaction(body)
+        }
+        guard heldSavesUndoable else {
+            do {
+                return try body()
+            } catch {
+                // Part of the write may be done, and nothing can undo that part alone.
+                endHeldSaves(connection)
+                throw error
+            }
         }
         try connection.execute("SAVEPOINT lade_save")
         do {
@@ -35,9 +46,9 @@ extension SQLiteStore {
 
     /// Opens the transaction that saves are written in until `commitHeldSaves` or
     /// `rollbackHeldSaves` (`BEGIN IMMEDIATE`: the write lock is taken now).
-    func beginHeldSaves() throws {
+    func beginHeldSaves(undoable: Bool) throws -> Int {
         guard !isReadOnly else { throw StoreError(.readOnly, path: fileURL.path, "the store was opened read-only") }
-        try withConnection { connection in
+        return try withConnection { connection in
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path,
                                  holdsSaves ? "a store transaction is open on this store already: commit or roll it back first"
@@ -45,25 +56,31 @@ extension SQLiteStore {
             }
             try connection.execute("BEGIN IMMEDIATE")
             holdsSaves = true
+            heldSavesUndoable = undoable
+            heldSavesGeneration += 1
+            return heldSavesGeneration
         }
     }
 
     /// Commits every save since `beginHeldSaves`, with `metadata` (when given) in the same
     /// transaction. When the commit fails, everything is rolled back; either way the
     /// transaction is over.
-    func commitHeldSaves(metadata: [String: PropertyListValue]?) throws {
+    func commitHeldSaves(_ generation: Int, metadata: [String: PropertyListValue]?) throws {
         if let metadata { try checkReservedKeys(metadata) }
         do {
             try withConnection { connection in
-                guard holdsSaves else { throw StoreError(.io, path: fileURL.path, "no store transaction is open on this store") }
+                guard holdsSaves && heldSavesGeneration == generation else {
+                    throw StoreError(.io, path: fileURL.path, "the store transaction is over: a save that could not be undone alone rolled it back")
+                }
                 if let metadata {
                     try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
                 }
                 try connection.execute("COMMIT")
                 holdsSaves = false
+                heldSavesUndoable = true
             }
         } catch {
-            rollbackHeldSaves()
+            rollbackHeldSaves(generation)
             throw error
         }
         if var metadata {
@@ -73,15 +90,21 @@ extension SQLiteStore {
     }
 
     /// Takes back every save since `beginHeldSaves`, metadata included.
-    func rollbackHeldSaves() {
-        let restored: [String: PropertyListValue]? = try? withConnection { connection in
-            guard holdsSaves else { return nil }
-            holdsSaves = false
-            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-            var (uuid, metadata) = try Self.readMetadata(connection, path: fileURL.path)
-            metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
-            return metadata
+    func rollbackHeldSaves(_ generation: Int) {
+        try? withConnection { connection in
+            guard holdsSaves && heldSavesGeneration == generation else { return }
+            endHeldSaves(connection)
         }
-        if let restored { replaceMetadata(restored) }
+    }
+
+    /// Rolls the held transaction back and reads the metadata as it was (inside `withConnection`).
+    private func endHeldSaves(_ connection: SQLiteConnection) {
+        holdsSaves = false
+        heldSavesUndoable = true
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+        if var (uuid, metadata) = try? Self.readMetadata(connection, path: fileURL.path) {
+            metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+            replaceMetadataHoldingLock(metadata)
+        }
     }
 }

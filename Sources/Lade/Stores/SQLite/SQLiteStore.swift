@@ -31,6 +31,10 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Whether a `StoreTransaction` holds the connection's transaction open, so that saves
     /// are written in it (each in a savepoint) instead of committing (guarded by `lock`).
     var holdsSaves = false
+    /// Whether each held save is written in a savepoint (see `StoreTransaction`).
+    var heldSavesUndoable = true
+    /// Counts the store transactions begun, so one that ended cannot end a later one.
+    var heldSavesGeneration = 0
 
     // MARK: Creating
 
@@ -375,4 +379,13 @@ public final class SQLiteStore: @unchecked Sendable {
     func replaceMetadata(_ metadata: [String: PropertyListValue]) {
         lock.withLock { currentMetadata = metadata }
     }
+
+    /// `replaceMetadata` for code inside `withConnection`, which holds the lock already.
+    func replaceMetadataHoldingLock(_ metadata: [String: PropertyListValue]) {
+        currentMetadata = metadata
+    }
+
+    /// Whether the `StoreTransaction` begun as number `generation` holds the store's
+    /// transaction open still.
+    func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { holdsSaves && heldSavesGeneration == generation } }
 }
