@@ -171,6 +171,39 @@ struct ImportRerunTests {
                          [.text("AA-003"), .text("Three"), .integer(30)]])
     }
 
+    @Test("a key seen again before its commit is a duplicate, in its batch or a later one; after the commit it updates")
+    func duplicatesUntilCommit() throws {
+        let sandbox = try ImportSandbox()
+        // Batches of 4, a commit after every second (and none by time); the object writer
+        // resets its context after every batch, so it must know saved rows without them.
+        let rows = [
+            "AA-1,One,Tools", "AA-2,Two,Tools", "AA-1,One x,Tools", "AA-6,Six,Bath",    // batch 1
+            "AA-2,Two,Tools", "AA-3,Three,Bath", "AA-1,One x,Tools", "AA-7,Seven,Bath", // batch 2, then a commit
+            "AA-1,One y,Tools", "AA-3,Three,Bath", "AA-4,Four,Tools", "AA-8,Eight,Bath", // batch 3
+            "AA-4,Four,Tools", "AA-5,Five,Bath", "AA-1,One y,Tools", "AA-3,Three,Bath", // batch 4
+        ]
+        try sandbox.write("dups.csv", "sku,name,category\n" + rows.joined(separator: "\n") + "\n")
+        try sandbox.job("""
+            source: dups.csv
+            entity: Product
+            key: sku
+            relationships:
+              category: { from: category, match: name, create: true }
+            batch: { size: 4, commitEvery: 2, resetEvery: 1, commitSeconds: 1000 }
+
+            """)
+        let (result, report) = try sandbox.run()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(report?["commits"] as? Int == 3, "after batches 2 and 4, and the final one")
+        #expect(report?["inserted"] as? Int == 8)
+        // Batch 1: AA-1; batch 2: AA-2, AA-1; batch 4: AA-4 (inserted in batch 3), AA-1 (updated in 3), AA-3 (unchanged in 3).
+        #expect(report?["duplicates"] as? Int == 6)
+        #expect(report?["updated"] as? Int == 1, "AA-1 in batch 3, after the commit")
+        #expect(report?["unchanged"] as? Int == 1, "AA-3 in batch 3")
+        let names = try SQLiteConnection(path: sandbox.store.path, mode: .readOnly).rows("SELECT ZSKU, ZNAME FROM ZPRODUCT WHERE ZSKU IN ('AA-1', 'AA-3') ORDER BY ZSKU")
+        #expect(names == [[.text("AA-1"), .text("One y")], [.text("AA-3"), .text("Three")]])
+    }
+
     @Test("--report writes every documented count")
     func reportFields() throws {
         let sandbox = try ImportSandbox()

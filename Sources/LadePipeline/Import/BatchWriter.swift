@@ -63,6 +63,9 @@ final class BatchWriter {
     /// `Z_PK`s of the imported entity's objects rows changed in saves since the last commit
     /// (held in a store transaction; the objects may be gone with a reset since).
     private var savedTouched: Set<Int64> = []
+    /// The smallest `Z_PK` of the objects rows inserted in saves since the last commit (which
+    /// `savedTouched` then leaves out).
+    private var firstSavedInsert: Int64?
     /// Where each object changed since the last commit came from (its last row), and how that
     /// row was counted, so a save the store refuses can name and drop the rows behind it.
     private var origins: [ObjectIdentifier: Origin] = [:]
@@ -182,6 +185,7 @@ final class BatchWriter {
         // object of the reset window alive.
         objectsByKey.removeAll(keepingCapacity: true)
         savedTouched.removeAll(keepingCapacity: true)
+        firstSavedInsert = nil
         forgetRows()
     }
 
@@ -190,9 +194,27 @@ final class BatchWriter {
     /// them before the commit is still a duplicate.
     func didSave() {
         for origin in origins.values where origin.outcome != .createdDestination {
-            if let key = origin.object.objectID.primaryKey { savedTouched.insert(key) }
+            guard let key = origin.object.objectID.primaryKey else { continue }
+            if origin.outcome == .inserted && selfKeyed.isEmpty {
+                // Kept as the smallest key inserted, not one by one (a set of 70,000 keys per
+                // commit took a megabyte).
+                firstSavedInsert = min(firstSavedInsert ?? key, key)
+            } else {
+                savedTouched.insert(key)
+            }
         }
         forgetRows()
+    }
+
+    /// Whether a row since the last commit, saved already, changed `object`.
+    private func savedSinceCommit(_ object: ManagedObject) -> Bool {
+        guard let key = object.objectID.primaryKey else { return false }
+        // The store transaction holds the write lock, so keys from the first this writer
+        // inserted on were all taken by this writer, for objects of the imported entity (a
+        // destination of that entity, which would take one too, is never made when
+        // `selfKeyed` is empty).
+        if let first = firstSavedInsert, key >= first { return true }
+        return savedTouched.contains(key)
     }
 
     private func forgetRows() {
@@ -301,7 +323,7 @@ final class BatchWriter {
         for index in order {
             guard let object = objects[index] else { continue }
             let row = rows[index]
-            let firstTouch = touched.insert(ObjectIdentifier(object)).inserted && !(object.objectID.primaryKey.map(savedTouched.contains) ?? false)
+            let firstTouch = touched.insert(ObjectIdentifier(object)).inserted && !savedSinceCommit(object)
             let hadChanges = object.hasChanges
             try apply(row, to: object, counts: &localCounts)
             let outcome: Outcome
