@@ -64,7 +64,7 @@ fuzz: deps
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests|BatchRequestTests|BatchInsertSessionTests|ConfigurationRoutingTests|FaultFailureTests|ImportPipelineThreadTests|MappingModelTests'
+		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests|BatchRequestTests|BatchInsertSessionTests|ConfigurationRoutingTests|FaultFailureTests|ImportPipelineThreadTests|MappingModelTests|StoreTransactionTests'
 
 # lade run beside sqlite3's own .import on the same generated data, alternating, medians of
 # BENCH_RUNS runs; BENCH_ROWS=10000000 for the flat-memory check. Needs the sqlite3 command.
