@@ -117,7 +117,7 @@ struct StoreTransactionTests {
             var transaction: StoreTransaction? = try context.beginStoreTransaction(entityName: "Product")
             try TestStack.product("D-1", in: context)
             try context.save()
-            #expect(transaction != nil)
+            #expect(transaction?.isOpen == true)
             transaction = nil
             context.reset()
             try TestStack.product("D-2", in: context)
@@ -202,6 +202,28 @@ struct StoreTransactionTests {
         }
         let skus = try stack.sql("SELECT ZSKU FROM ZPRODUCT ORDER BY ZSKU").map { $0[0] }
         #expect(skus == [.text("F-5")])
+    }
+
+    @Test("after SQLite rolls the transaction back on its own (a full disk, an I/O error), a save ends it instead of committing alone")
+    func rolledBackBySQLite() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let transaction = try context.beginStoreTransaction(entityName: "Product")
+            try TestStack.product("H-1", in: context)
+            try context.save()
+            // What SQLite does after some errors: the transaction is gone, autocommit is back.
+            let store = try #require(transaction.store as? SQLiteStore)
+            try store.withConnection { try $0.execute("ROLLBACK") }
+            try TestStack.product("H-2", in: context)
+            #expect(performing: { try context.save() }, throws: { error in
+                guard let error = error as? StoreError, case .io = error.kind else { return false }
+                return error.message.contains("rolled the store transaction back")
+            })
+            #expect(!transaction.isOpen)
+        }
+        // A savepoint outside a transaction would have committed H-2 on its own.
+        #expect(try Self.count(stack, "ZPRODUCT") == 0)
     }
 
     @Test("commitAndBeginNext goes on in a new transaction and says whether another connection wrote in between")

@@ -196,8 +196,8 @@ final class BatchWriter {
         for origin in origins.values where origin.outcome != .createdDestination {
             guard let key = origin.object.objectID.primaryKey else { continue }
             if origin.outcome == .inserted && selfKeyed.isEmpty {
-                // Kept as the smallest key inserted, not one by one (a set of 70,000 keys per
-                // commit took a megabyte).
+                // Kept as the smallest key inserted, not one by one (a set of the 60,000-odd
+                // keys of a 2 s commit window holds about a megabyte).
                 firstSavedInsert = min(firstSavedInsert ?? key, key)
             } else {
                 savedTouched.insert(key)
@@ -229,6 +229,20 @@ final class BatchWriter {
         guard let origin = origins[ObjectIdentifier(object)] else { return nil }
         let raw = rawBatches[origin.batch].map { RowMapper.rawText($0, origin.rawRange) } ?? ""
         return RejectedRow(line: origin.line, recordIndex: origin.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
+    }
+
+    /// Takes back the rows behind objects a save refused (`ImportStack.refusedObjects`): each
+    /// becomes a rejected row and its object is dropped. Returns those rows and the counts to
+    /// take back; an object no row of this run changed is left as it is.
+    func takeBack(_ refused: [(ManagedObject, String)]) -> (rows: [RejectedRow], undone: ImportCounts) {
+        var rows: [RejectedRow] = []
+        var undone = ImportCounts()
+        for (object, reason) in refused {
+            guard let row = rejectedRow(for: object, reason: reason) else { continue }
+            rows.append(row)
+            undone.add(drop(object))
+        }
+        return (rows, undone)
     }
 
     /// Takes back what an object's row did, after the store refused it: a new object is

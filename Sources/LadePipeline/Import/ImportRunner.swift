@@ -298,14 +298,9 @@ public final class ImportRunner {
                 } catch {
                     let refused = ImportStack.refusedObjects(error, in: context)
                     let failingBatch = refused.compactMap { writer.originBatch(of: $0.0) }.min()
-                    var rows: [RejectedRow] = []
-                    for (object, reason) in refused {
-                        guard let row = writer.rejectedRow(for: object, reason: reason) else { continue }
-                        rows.append(row)
-                        let undone = writer.drop(object)
-                        runningCounts.subtract(undone)
-                        report.counts.subtract(undone)
-                    }
+                    var (rows, undone) = writer.takeBack(refused)
+                    runningCounts.subtract(undone)
+                    report.counts.subtract(undone)
                     guard !rows.isEmpty, abortReason == nil else { throw error }
                     rows.sort { $0.line < $1.line }
                     if policy.policy == .abort || runningCounts.rejected + rows.count > policy.maxErrors {
@@ -361,12 +356,8 @@ public final class ImportRunner {
                         // A save with no savepoint failed while writing: it took the transaction with it.
                         throw RolledBackSave(reason: "\(error)")
                     }
-                    var rows: [RejectedRow] = []
-                    for (object, reason) in ImportStack.refusedObjects(error, in: context) {
-                        guard let row = writer.rejectedRow(for: object, reason: reason) else { continue }
-                        rows.append(row)
-                        counts.subtract(writer.drop(object))
-                    }
+                    let (rows, undone) = writer.takeBack(ImportStack.refusedObjects(error, in: context))
+                    counts.subtract(undone)
                     guard !rows.isEmpty else { throw error }
                     rejects += rows
                     if rejects.count > allowed {

@@ -157,14 +157,13 @@ public final class RecordReader {
 
         var records: [Record] = []
         records.reserveCapacity(min(maxRecords, 8_192))
-        var first = -1   // where the batch's first record starts in the buffer
-        var last = 0     // where its last record ends
-        // The batch's raw text is copied out as the window moves on (before each refill), so
-        // the buffer holds the unfinished record and the next chunk, not the whole batch.
+        // The batch's raw text, from its first record's start: copied out as the window moves
+        // on (before each refill), so the buffer holds the unfinished record and the next
+        // chunk, not the whole batch.
         var raw: [UInt8] = []
         // About the last batch's size: appends that outgrow it would double the array.
         raw.reserveCapacity(lastRawCount + lastRawCount / 8)
-        var copiedTo = 0 // the buffer index up to which the batch's bytes are in `raw`
+        var copiedTo = -1 // the buffer index up to which `raw` holds the batch; -1 before its first record
         while records.count < maxRecords {
             let saved = cursor
             var values = [SourceValue](repeating: .missing, count: slotCount)
@@ -178,12 +177,12 @@ public final class RecordReader {
                 switch error {
                 case .needMore:
                     do {
-                        if first >= 0, cursor.index > copiedTo {
+                        if copiedTo >= 0, cursor.index > copiedTo {
                             raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: cursor.index - copiedTo))
                             copiedTo = cursor.index
                         }
                         let shift = try refill(keepingFrom: cursor.index, cursor: &cursor)
-                        if first >= 0 { copiedTo -= shift; last -= shift }
+                        if copiedTo >= 0 { copiedTo -= shift }
                         continue
                     } catch let readError {
                         damage = readError
@@ -207,11 +206,7 @@ public final class RecordReader {
             } else if let fieldSlots {
                 values = fieldSlots.map { values[$0] }
             }
-            if first < 0 {
-                first = parsed.start
-                copiedTo = first
-            }
-            last = parsed.end
+            if copiedTo < 0 { copiedTo = parsed.start }
             // Positions in the batch's raw text: what is copied out already, then the buffer's bytes.
             let base = raw.count - copiedTo
             records.append(Record(values: values, line: parsed.line, recordIndex: cursor.recordIndex,
@@ -220,13 +215,14 @@ public final class RecordReader {
             cursor.recordIndex += 1
         }
         guard let final = records.last else { return nil }
-        // `last` is at or after `copiedTo`: a refill comes only while a record is unfinished,
-        // and a record that follows it ends after it.
-        if last > copiedTo {
-            raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: last - copiedTo))
-        }
+        // Up to the last record's end: the rest is in the buffer still, or (when a refill found
+        // no further record) `raw` holds a few bytes past it.
         let end = final.rawRange.upperBound
-        if raw.count > end { raw.removeSubrange(end...) }
+        if raw.count < end {
+            raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: end - raw.count))
+        } else if raw.count > end {
+            raw.removeSubrange(end...)
+        }
         lastRawCount = raw.count
         return RecordBatch(records: records, raw: raw, endPoint: final.resumePoint)
     }

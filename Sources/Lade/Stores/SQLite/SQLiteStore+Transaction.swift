@@ -8,13 +8,20 @@ extension SQLiteStore {
     /// the transaction's saves are not undoable, `body` runs with no savepoint, and if it
     /// throws, the whole transaction is rolled back and over.
     func writeTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
-        guard holdsSaves else {
+        guard let held = heldSaves else {
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a batch insert session is open on this store: commit or roll it back before a context saves to it")
             }
             return try connection.transaction(body)
         }
-        guard heldSavesUndoable else {
+        guard connection.isInTransaction else {
+            // SQLite rolled the transaction back on its own after an error (a full disk, an
+            // I/O error). A savepoint now would open a transaction of its own and commit this
+            // write alone, without the rest or the metadata: end the held transaction instead.
+            endHeldSaves(connection)
+            throw StoreError(.io, path: fileURL.path, "SQLite rolled the store transaction back after an earlier error; every save since it began is gone: begin another")
+        }
+        guard held.undoable else {
             do {
                 return try body()
             } catch {
@@ -31,6 +38,7 @@ extension SQLiteStore {
         } catch {
             try? connection.execute("ROLLBACK TO lade_save")
             try? connection.execute("RELEASE lade_save")
+            if !connection.isInTransaction { endHeldSaves(connection) }
             throw error
         }
     }
@@ -51,14 +59,13 @@ extension SQLiteStore {
         return try withConnection { connection in
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path,
-                                 holdsSaves ? "a store transaction is open on this store already: commit or roll it back first"
+                                 heldSaves != nil ? "a store transaction is open on this store already: commit or roll it back first"
                                      : "a batch insert session is open on this store: commit or roll it back before a store transaction begins")
             }
             try connection.execute("BEGIN IMMEDIATE")
-            holdsSaves = true
-            heldSavesUndoable = undoable
-            heldSavesGeneration += 1
-            return heldSavesGeneration
+            heldSavesBegun += 1
+            heldSaves = (heldSavesBegun, undoable)
+            return heldSavesBegun
         }
     }
 
@@ -66,18 +73,19 @@ extension SQLiteStore {
     /// transaction. When the commit fails, everything is rolled back; either way the
     /// transaction is over.
     func commitHeldSaves(_ generation: Int, metadata: [String: PropertyListValue]?) throws {
-        if let metadata { try checkReservedKeys(metadata) }
         do {
+            // Inside: a refusal here ends the transaction too, or it would hold the store's
+            // write lock with no one left to end it.
+            if let metadata { try checkReservedKeys(metadata) }
             try withConnection { connection in
-                guard holdsSaves && heldSavesGeneration == generation else {
+                guard heldSaves?.generation == generation else {
                     throw StoreError(.io, path: fileURL.path, "the store transaction is over: a save that could not be undone alone rolled it back")
                 }
                 if let metadata {
                     try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
                 }
                 try connection.execute("COMMIT")
-                holdsSaves = false
-                heldSavesUndoable = true
+                heldSaves = nil
             }
         } catch {
             rollbackHeldSaves(generation)
@@ -92,17 +100,17 @@ extension SQLiteStore {
     /// Takes back every save since `beginHeldSaves`, metadata included.
     func rollbackHeldSaves(_ generation: Int) {
         try? withConnection { connection in
-            guard holdsSaves && heldSavesGeneration == generation else { return }
+            guard heldSaves?.generation == generation else { return }
             endHeldSaves(connection)
         }
     }
 
     /// Rolls the held transaction back and reads the metadata as it was (inside `withConnection`).
     private func endHeldSaves(_ connection: SQLiteConnection) {
-        holdsSaves = false
-        heldSavesUndoable = true
+        heldSaves = nil
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-        if var (uuid, metadata) = try? Self.readMetadata(connection, path: fileURL.path) {
+        if let (uuid, stored) = try? Self.readMetadata(connection, path: fileURL.path) {
+            var metadata = stored
             metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
             replaceMetadataHoldingLock(metadata)
         }

@@ -28,13 +28,12 @@ public final class SQLiteStore: @unchecked Sendable {
     private let lock = NSLock()
     private var currentMetadata: [String: PropertyListValue]
     private var statements: [String: SQLiteStatement] = [:]
-    /// Whether a `StoreTransaction` holds the connection's transaction open, so that saves
-    /// are written in it (each in a savepoint) instead of committing (guarded by `lock`).
-    var holdsSaves = false
-    /// Whether each held save is written in a savepoint (see `StoreTransaction`).
-    var heldSavesUndoable = true
-    /// Counts the store transactions begun, so one that ended cannot end a later one.
-    var heldSavesGeneration = 0
+    /// The `StoreTransaction` that holds the connection's transaction open, so that saves are
+    /// written in it instead of committing: its number, and whether each save gets a savepoint
+    /// (guarded by `lock`).
+    var heldSaves: (generation: Int, undoable: Bool)?
+    /// Store transactions begun so far: their numbers, so one that ended cannot end a later one.
+    var heldSavesBegun = 0
 
     // MARK: Creating
 
@@ -387,5 +386,5 @@ public final class SQLiteStore: @unchecked Sendable {
 
     /// Whether the `StoreTransaction` begun as number `generation` holds the store's
     /// transaction open still.
-    func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { holdsSaves && heldSavesGeneration == generation } }
+    func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { heldSaves?.generation == generation } }
 }
