@@ -304,6 +304,40 @@ struct BatchInsertSessionTests {
         #expect(try tables(url) == committed)
     }
 
+    @Test("after SQLite rolls the session's transaction back on its own, a write or commit ends the session instead of committing alone")
+    func rolledBackBySQLite() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("parts.sqlite")
+        let context = try privateContext(model: try Self.model(), store: url, type: .sqlite)
+        try writeBatch(context, bins: Self.firstBins, parts: Self.firstRound())
+        let before = try tables(url)
+        for undoable in [true, false] {
+            try context.performAndWait {
+                let session = try context.beginBatchInsert(entityName: "Part")
+                let target = try session.target(entityName: "Part", attributes: ["key", "text"], key: ["key"])
+                _ = try session.write([.init(values: [.string("S1"), .string("lost")])], to: target, undoable: undoable)
+                // What SQLite does after some errors: the transaction is gone, autocommit is back.
+                let store = try #require(try context.coordinator().store(forEntity: "Part") as? SQLiteStore)
+                try store.withConnection { try $0.execute("ROLLBACK") }
+                #expect(performing: {
+                    try session.write([.init(values: [.string("S2"), .string("alone")])], to: target, undoable: undoable)
+                }, throws: { error in
+                    guard let error = error as? StoreError, case .io = error.kind else { return false }
+                    return error.message.contains("rolled the batch insert session's transaction back")
+                })
+                #expect(throws: (any Error).self) { try session.commit() }
+                // The write lock is free: a save goes through.
+                let bin = try context.insertObject(forEntityName: "Bin")
+                try bin.setValue("B9", forKey: "name")
+                context.delete(bin)
+                try context.save()
+            }
+            // Without the check, S2 was committed on its own (its savepoint, or no savepoint, outside a transaction).
+            #expect(try tables(url) == before, "undoable: \(undoable)")
+        }
+    }
+
     @Test("mayRefuse: a batch can be refused past a limit only by another uniqueness constraint, rows that may not insert, or values the store cannot keep")
     func mayRefuse() throws {
         let directory = try Fixtures.temporaryDirectory()

@@ -254,7 +254,7 @@ final class SQLiteBatchInsertTransaction {
     /// body changes); when the body returns nil or throws, the whole transaction is rolled
     /// back, so nothing of a half-written batch can be committed.
     func savepoint<T>(undoable: Bool = true, _ body: () throws -> T?) throws -> T? {
-        try requireOpen()
+        try requireTransaction()
         if !undoable {
             let result: T?
             do {
@@ -558,8 +558,20 @@ final class SQLiteBatchInsertTransaction {
         }
     }
 
-    func commit(metadata: [String: PropertyListValue]?) throws {
+    /// `requireOpen`, and SQLite still holds the transaction. SQLite rolls a transaction back
+    /// on its own after some errors (a full disk, an I/O error); a write after that would run
+    /// in autocommit mode (a savepoint opens a transaction of its own) and be committed alone,
+    /// without the batches before it or the metadata. The session ends instead.
+    private func requireTransaction() throws {
         try requireOpen()
+        guard try store.withConnection({ $0.isInTransaction }) else {
+            open = false
+            throw StoreError(.io, path: store.fileURL.path, "SQLite rolled the batch insert session's transaction back after an earlier error; every batch since it began is gone: begin another")
+        }
+    }
+
+    func commit(metadata: [String: PropertyListValue]?) throws {
+        try requireTransaction()
         if let metadata { try store.checkReservedKeys(metadata) }
         try store.withConnection { connection in
             for (root, largest) in largestKeys where largest != startingKeys[root] {
