@@ -37,4 +37,33 @@ struct ImportPipelineThreadTests {
         #expect(try connection.rows("SELECT COUNT(*), COUNT(DISTINCT ZSKU) FROM ZPRODUCT") == [[.integer(20_000), .integer(20_000)]])
         #expect(try connection.rows("SELECT COUNT(*) FROM ZCATEGORY") == [[.integer(13)]])
     }
+
+    @Test("put untilTaken returns only once the consumer has taken the item; cancel releases it with false")
+    func handOff() throws {
+        let queue = BoundedQueue<Int>(capacity: 1)
+        let returned = NSCondition()
+        nonisolated(unsafe) var results: [Bool] = []
+        let producer = Thread {
+            for item in 1...2 {
+                let result = queue.put(item, untilTaken: true)
+                returned.lock(); results.append(result); returned.broadcast(); returned.unlock()
+            }
+        }
+        producer.start()
+        /// The puts returned so far, once there are `count` or `seconds` have passed.
+        func returns(_ count: Int, within seconds: Double) -> [Bool] {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            returned.lock(); defer { returned.unlock() }
+            while results.count < count && returned.wait(until: deadline) {}
+            return results
+        }
+        // Queued, not taken: the put has not returned.
+        #expect(returns(1, within: 0.2) == [])
+        #expect(queue.take() == 1)
+        #expect(returns(1, within: 10) == [true])
+        // The second put waits for a take that never comes; cancel ends it.
+        #expect(returns(2, within: 0.2) == [true])
+        queue.cancel()
+        #expect(returns(2, within: 10) == [true, false])
+    }
 }

@@ -10,20 +10,33 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     private let capacity: Int
     private var finished = false
     private var cancelled = false
+    /// Items put and taken so far.
+    private var putCount = 0
+    private var takenCount = 0
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
-    /// Adds an item, waiting for room; false when the consumer has cancelled.
+    /// Adds an item, waiting for room; false when the consumer has cancelled. With
+    /// `untilTaken`, returns only once the consumer has taken it: a producer faster than the
+    /// consumer then holds one finished item, not one queued and one more under way (at
+    /// capacity 1 the import's reader keeps one batch less alive, with no wait for the writer
+    /// as long as the reader is the faster).
     @discardableResult
-    func put(_ item: Element) -> Bool {
+    func put(_ item: Element, untilTaken: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while items.count >= capacity && !cancelled { condition.wait() }
         guard !cancelled else { return false }
         items.append(item)
+        putCount += 1
         condition.broadcast()
+        if untilTaken {
+            let number = putCount
+            while takenCount < number && !cancelled { condition.wait() }
+            return takenCount >= number
+        }
         return true
     }
 
@@ -51,6 +64,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         while items.isEmpty && !finished && !cancelled { condition.wait() }
         guard !items.isEmpty else { return nil }
         let item = items.removeFirst()
+        takenCount += 1
         condition.broadcast()
         return item
     }
