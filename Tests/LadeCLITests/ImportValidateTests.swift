@@ -21,11 +21,29 @@ struct ImportValidateTests {
         #expect(result.status == 0, "\(result.stderr)")
         for line in ["products.csv → Product, mode upsert, key sku", "  createdAt ← created_at", "  price ← price (matched by name)",
                      "  category → Category by name ← sku, created when missing", "will be created with the model",
-                     "writer: batch (batch inserts: the job needs nothing only managed objects do)", "batches of 5000, commit every 2 s;", "ok"] {
+                     "writer: batch (batch inserts: the job needs nothing only managed objects do)",
+                     "SQLite page cache 12 MiB (the batch writer's default; batch.cacheMiB sets it)", "batches of 5000, commit every 2 s;", "ok"] {
             #expect(result.stdout.contains(line), "missing \(line): \(result.stdout)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["job.yaml", "products.csv"],
                 "no store, lock or rejects file")
+    }
+
+    @Test("the plan names the page cache: the writer's default, or the job's batch.cacheMiB")
+    func pageCache() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("products.csv", Self.source)
+        for (body, expected) in [
+            ("writer: objects\n", ["SQLite page cache 4 MiB (the objects writer's default; batch.cacheMiB sets it)",
+                                   "commit every 2 s, each batch saved into the open transaction, reset every 1"]),
+            ("writer: objects\nbatch: { cacheMiB: 32 }\n", ["SQLite page cache 32 MiB\n"]),
+            ("batch: { cacheMiB: 1 }\n", ["writer: batch", "SQLite page cache 1 MiB\n"]),
+        ] {
+            try sandbox.write("job.yaml", Self.job("key: sku\n" + body))
+            let result = try sandbox.lade(["validate", "job.yaml"])
+            #expect(result.status == 0, "\(result.stderr)")
+            for line in expected { #expect(result.stdout.contains(line), "missing \(line): \(result.stdout)") }
+        }
     }
 
     @Test("the shipped jobs validate", arguments: ["suppliers.yaml", "products.yaml", "products-feed.yaml", "products-json.yaml"])
@@ -37,6 +55,8 @@ struct ImportValidateTests {
 
     @Test("a bad job: exit 1, the message names file, line, column and field", arguments: [
         ("key: sku\nbatch: { size: many }\n", "job.yaml:7:16: batch.size: expected a whole number above 0, found 'many'"),
+        ("key: sku\nbatch: { cacheMiB: 20000 }\n", "job.yaml:7:20: batch.cacheMiB: cacheMiB 20000 is more than 16384 (16 GiB)"),
+        ("key: sku\nbatch: { cacheMiB: 0 }\n", "job.yaml:7:20: batch.cacheMiB: expected a whole number above 0, found '0'"),
         ("key: sku\nentitty: Product\n", "job.yaml:7:10: entitty: unknown field (did you mean 'entity'?)"),
         ("key: sku\nfields: { sku: [\n", "job.yaml:8:1: not valid YAML or JSON"),
         ("key: sku\nfields:\n  colour: colour\n", "job.yaml:8: fields.colour: Product has no attribute 'colour'"),

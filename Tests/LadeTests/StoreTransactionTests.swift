@@ -271,4 +271,14 @@ struct StoreTransactionTests {
             }
         }
     }
+
+    @Test("setPageCacheSize sets SQLite's cache_size for the store's connection, in KiB")
+    func pageCache() throws {
+        let stack = try TestStack()
+        let store = try #require(stack.coordinator.persistentStores.first as? SQLiteStore)
+        let before = try store.withConnection { try $0.rows("PRAGMA cache_size") }
+        #expect(before == [[.integer(-2000)]], "SQLite's default")
+        try store.setPageCacheSize(kibibytes: 12 * 1024)
+        #expect(try store.withConnection { try $0.rows("PRAGMA cache_size") } == [[.integer(-12288)]])
+    }
 }

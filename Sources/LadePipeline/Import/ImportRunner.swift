@@ -194,6 +194,7 @@ public final class ImportRunner {
         defer { rejectsFile?.close() }
 
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plan: plan, model: model)
+        try ImportStack.setPageCache(of: store, job: job, writer: report.writer)
         let writer = BatchWriter(context: context, plan: plan, model: model)
         let inserter = report.writer == .batch ? BatchInsertWriter(context: context, plan: plan, model: model) : nil
         defer { if let inserter { context.performAndWait { inserter.rollback() } } }

@@ -40,6 +40,13 @@ struct ImportStack {
         return Stack(coordinator: coordinator, store: store, context: context)
     }
 
+    /// Gives a SQLite store the job's page cache for the run (`BatchSettings.cacheMiB`, else
+    /// the writer's default); other stores keep everything in memory anyway.
+    static func setPageCache(of store: PersistentStore, job: Job, writer: ImportWriterChoice) throws {
+        guard let sqlite = store as? SQLiteStore else { return }
+        try sqlite.setPageCacheSize(kibibytes: (job.batch.cacheMiB ?? BatchSettings.defaultCacheMiB(writer: writer)) * 1024)
+    }
+
     /// A step's source opened (from `resume` when given) and checked against its plan (a CSV
     /// header against the fields; JSON keys are not a header), with the mapper for its records
     /// and the attributes matched to columns by name (`ImportPlan.check`).

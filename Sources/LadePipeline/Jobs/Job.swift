@@ -227,8 +227,21 @@ public struct BatchSettings: Sendable, Equatable {
     /// Seconds between commits (at a batch's end): a kill loses at most this much work, and
     /// fewer commits rewrite the key's index less often.
     public var commitSeconds: Double = BatchSettings.defaultCommitSeconds
+    /// SQLite's page cache for the store while the job runs, in MiB, when the job gives it;
+    /// otherwise `defaultCacheMiB(writer:)`.
+    public var cacheMiB: Int?
 
     public static let defaultCommitSeconds: Double = 2
+    public static let largestCacheMiB = 16384
+
+    /// The page cache a job gets unless it says: 12 MiB with batch inserts, 4 MiB with
+    /// managed objects, whose context holds a batch of objects besides (both peak under
+    /// 64 MiB on `make bench`'s 1,000,000 rows; SQLite's own default is 2 MiB). With a random
+    /// unique key every row touches index pages all over the file: the larger the cache, the
+    /// fewer of them are read back and written out again (see `jobs/README.md`).
+    public static func defaultCacheMiB(writer: ImportWriterChoice) -> Int {
+        writer == .objects ? 4 : 12
+    }
     public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 1)
 
     public init(size: Int, commitEvery: Int, resetEvery: Int) {

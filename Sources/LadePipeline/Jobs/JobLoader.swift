@@ -104,7 +104,7 @@ extension Job {
     }
 
     private static func batch(_ node: JobNode) throws -> BatchSettings {
-        let fields = try node.fields(allowed: ["size", "resetEvery", "commitEvery", "commitSeconds"])
+        let fields = try node.fields(allowed: ["size", "resetEvery", "commitEvery", "commitSeconds", "cacheMiB"])
         var batch = BatchSettings.default
         if let size = fields["size"] { batch.size = try size.positiveInt() }
         if let reset = fields["resetEvery"] { batch.resetEvery = try reset.positiveInt() }
@@ -113,6 +113,13 @@ extension Job {
             batch.commitEveryIsSet = true
         }
         if let seconds = fields["commitSeconds"] { batch.commitSeconds = try seconds.positiveNumber() }
+        if let cache = fields["cacheMiB"] {
+            let mebibytes = try cache.positiveInt()
+            guard mebibytes <= BatchSettings.largestCacheMiB else {
+                throw cache.error("cacheMiB \(mebibytes) is more than \(BatchSettings.largestCacheMiB) (16 GiB); it is SQLite's page cache in MiB, which the run's memory grows by")
+            }
+            batch.cacheMiB = mebibytes
+        }
         return batch
     }
 

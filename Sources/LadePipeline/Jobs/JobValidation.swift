@@ -71,6 +71,7 @@ public struct JobValidation {
         if let flag = job.flag {
             let (writer, why) = try SeedRunner.chooseWriter(job: job, plans: plans, model: model)
             lines.append("writer: \(writer.rawValue) (\(why))")
+            if let cache = Self.pageCache(job, writer) { lines.append(cache) }
             lines.append("flag \(flag): set with every step's rows in one commit, batches of \(job.batch.size); on error: abort")
             lines.append("ok")
             return Result(lines: lines)
@@ -81,9 +82,17 @@ public struct JobValidation {
             : job.store.kind.isAtomic ? "one save at the end (a \(job.store.kind.name) store is written whole)"
             : byTime + ", each batch saved into the open transaction, reset every \(job.batch.resetEvery)"
         lines.append("writer: \(writer.rawValue) (\(why))")
+        if let cache = Self.pageCache(job, writer) { lines.append(cache) }
         lines.append("batches of \(job.batch.size), \(commits); on error: \(job.onError.policy.rawValue)"
             + (job.onError.policy == .skip ? " (up to \(job.onError.maxErrors), rejects to \(job.onError.rejects?.path ?? "-"))" : ""))
         lines.append("ok")
         return Result(lines: lines)
+    }
+
+    /// The page cache line, for a SQLite store.
+    private static func pageCache(_ job: Job, _ writer: ImportWriterChoice) -> String? {
+        guard job.store.kind == .sqlite else { return nil }
+        let mebibytes = job.batch.cacheMiB ?? BatchSettings.defaultCacheMiB(writer: writer)
+        return "SQLite page cache \(mebibytes) MiB" + (job.batch.cacheMiB == nil ? " (the \(writer.rawValue) writer's default; batch.cacheMiB sets it)" : "")
     }
 }

@@ -121,6 +121,7 @@ public final class SeedRunner {
         defer { coordinator.remove(store) }
 
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plans: setup.plans, model: model)
+        try ImportStack.setPageCache(of: store, job: job, writer: report.writer ?? .objects)
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }

