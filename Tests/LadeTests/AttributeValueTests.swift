@@ -99,6 +99,7 @@ struct ValueTextTests {
         #expect(AttributeValue.string(nfc) == .string(String(decoding: Array(nfc.utf8), as: UTF8.self)))
         #expect(AttributeValue.string("") == .string(""))
         #expect(AttributeValue.string("a") != .string(""))
+        #expect(AttributeValue.string("ab") != .string("ac") && AttributeValue.string("ab") != .string("abc"))
         #expect(AttributeValue.string(String(repeating: "x", count: 100) + "a") != .string(String(repeating: "x", count: 100) + "b"))
         #expect(Set([AttributeValue.string(nfc), .string(nfd), .string(nfc)]).count == 2)
         #expect(AttributeValue.uri(URL(string: "https://example.com/a%20b")!) == .uri(URL(string: "https://example.com/a%20b")!))

@@ -32,13 +32,24 @@ extension AttributeValue {
         case (.double(let a), .double(let b)): a == b
         case (.float(let a), .float(let b)): a == b
         case (.decimal(let a), .decimal(let b)): a == b
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): sameBytes(a, b)
         case (.bool(let a), .bool(let b)): a == b
         case (.date(let a), .date(let b)): a == b
         case (.binary(let a), .binary(let b)): a == b
         case (.uuid(let a), .uuid(let b)): a == b
-        case (.uri(let a), .uri(let b)): a.absoluteString.utf8.elementsEqual(b.absoluteString.utf8)
+        case (.uri(let a), .uri(let b)): sameBytes(a.absoluteString, b.absoluteString)
         default: false
+        }
+    }
+
+    /// Whether two strings have the same UTF-8 bytes: lengths, then one `memcmp` (a key
+    /// lookup compares strings for every row; `utf8.elementsEqual` goes byte by byte).
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { a in
+            rhs.withUTF8 { b in
+                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+            }
         }
     }
 

@@ -31,7 +31,12 @@ public final class SQLiteConnection {
     public let path: String
     public let mode: Mode
 
+    /// Done once, before the first connection opens: SQLite's memory statistics off (nothing
+    /// here reads them, and they take a global mutex on every allocation SQLite makes).
+    private static let configured: Void = { _ = lade_sqlite3_disable_memstatus() }()
+
     public init(path: String, mode: Mode, busyTimeout: TimeInterval = 5) throws {
+        Self.configured
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var queryOnly = false
         switch mode {
