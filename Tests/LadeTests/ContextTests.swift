@@ -463,4 +463,26 @@ struct ContextTests {
             }
         }
     }
+
+    @Test("the registry of objects drops released ones as it grows, before and after a reset (memory stays flat in a long run)")
+    func registryStaysFlat() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            var sku = 0
+            func insertAndSave(_ rounds: Int) throws {
+                for _ in 0..<rounds {
+                    for _ in 0..<500 { sku += 1; _ = try TestStack.product("R-\(sku)", in: context) }
+                    try context.save()   // the objects are released: nothing else holds them
+                }
+            }
+            try insertAndSave(8)
+            #expect(context.registeredCount < 3_000, "4,000 objects registered, at most 500 alive at once")
+            let beforeReset = context.registeredCount
+            context.reset()
+            #expect(context.registeredCount == 0)
+            try insertAndSave(16)
+            #expect(context.registeredCount <= 2 * max(1_024, beforeReset) + 500, "8,000 more after the reset")
+        }
+    }
 }

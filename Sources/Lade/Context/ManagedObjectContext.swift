@@ -53,7 +53,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// object is gone), kept until `reset()` or `rollback()`: `save()` refuses while it is set,
     /// so values a failed read left empty are never written as if they were the object's.
     public private(set) var faultFailure: ContextError?
-    private var entityInfos: [String: EntityInfo] = [:]
+    /// By layout identity (the layout kept alongside, so the identity stays its own): a save
+    /// asks for every object it checks, and hashing an entity's name each time cost more.
+    private var entityInfos: [ObjectIdentifier: (layout: EntityLayout, info: EntityInfo)] = [:]
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     static let checksConcurrency = ProcessInfo.processInfo.environment["LADE_CONCURRENCY_DEBUG"] == "1"
@@ -538,8 +540,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.turnIntoFault()
             object.snapshot = nil
         }
-        registered.removeAll()
-        registeredAtLastPrune = 0
+        // A context reset between batches registers about as many objects again: keep the
+        // room, and prune no sooner than twice as many (a prune while they are all alive
+        // frees nothing and costs a pass over every entry).
+        registeredAtLastPrune = registered.count
+        registered.removeAll(keepingCapacity: true)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
@@ -779,7 +784,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
-        let info = info(for: object.layout.name)
+        let info = info(for: object.layout)
         object.fireFault()
         let values = object.values
         for (index, validator) in info.validators.enumerated() {
@@ -825,10 +830,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
-    func info(for entity: String) -> EntityInfo {
-        if let known = entityInfos[entity] { return known }
-        let made = EntityInfo(entity: entity, model: model)
-        entityInfos[entity] = made
+    func info(for layout: EntityLayout) -> EntityInfo {
+        if let known = entityInfos[ObjectIdentifier(layout)] { return known.info }
+        let made = EntityInfo(entity: layout.name, model: model)
+        entityInfos[ObjectIdentifier(layout)] = (layout, made)
         return made
     }
 
@@ -872,7 +877,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 source: object.objectID, relationship: key,
                 added: change.added.filter { !$0.isDeleted }.map(\.objectID), removed: change.removed.map(\.objectID)))
         }
-        for relationship in info(for: object.layout.name).orderedRelationships {
+        for relationship in info(for: object.layout).orderedRelationships {
             guard object.isInserted || object.changedKeys.contains(relationship.name) else { continue }
             let destinations = object.objects(forKey: relationship.name).filter { !$0.isDeleted }.map(\.objectID)
             // A new object's empty ordered relationship has no rows to number.
