@@ -96,6 +96,25 @@ struct BatchInsertSessionTests {
 
     // MARK: Writing both ways
 
+    /// A SQLite store holding the first round's bins and parts, and a private-queue context on
+    /// it; the caller removes `directory`.
+    func storeWithFirstRound() throws -> (directory: URL, url: URL, context: ManagedObjectContext) {
+        let directory = try Fixtures.temporaryDirectory()
+        let url = directory.appendingPathComponent("parts.sqlite")
+        let context = try privateContext(model: try Self.model(), store: url, type: .sqlite)
+        try writeBatch(context, bins: Self.firstBins, parts: Self.firstRound())
+        return (directory, url, context)
+    }
+
+    /// A save that writes (and takes back) a bin: it goes through only when no session holds
+    /// the store's write lock. Call on the context's queue.
+    func saveGoesThrough(_ context: ManagedObjectContext) throws {
+        let bin = try context.insertObject(forEntityName: "Bin")
+        try bin.setValue("B9", forKey: "name")
+        context.delete(bin)
+        try context.save()
+    }
+
     /// Writes bins and parts in one session, committed; returns the parts' outcomes.
     @discardableResult
     func writeBatch(_ context: ManagedObjectContext, bins: [Bin], parts: [Part]) throws -> [BatchInsertSession.Outcome] {
@@ -251,11 +270,8 @@ struct BatchInsertSessionTests {
 
     @Test("a batch refused by accept, or a batch block returning nil, is undone alone; rollback leaves the store as it was")
     func savepoints() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let (directory, url, context) = try storeWithFirstRound()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("parts.sqlite")
-        let context = try privateContext(model: try Self.model(), store: url, type: .sqlite)
-        try writeBatch(context, bins: Self.firstBins, parts: Self.firstRound())
         let before = try tables(url)
         func row(_ key: String, text: String, bin: ManagedObjectID?) -> BatchInsertSession.Row {
             .init(values: [.string(key), .string(text)], destinations: [bin])
@@ -296,21 +312,15 @@ struct BatchInsertSessionTests {
             _ = try session.write([row("R1", text: "rolled back", bin: b1), row("P2", text: "rolled back", bin: b1)], to: target)
             session.rollback()
             // The write lock is free again: a save goes through.
-            let bin = try context.insertObject(forEntityName: "Bin")
-            try bin.setValue("B9", forKey: "name")
-            context.delete(bin)
-            try context.save()
+            try saveGoesThrough(context)
         }
         #expect(try tables(url) == committed)
     }
 
     @Test("after SQLite rolls the session's transaction back on its own, a write or commit ends the session instead of committing alone")
     func rolledBackBySQLite() throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let (directory, url, context) = try storeWithFirstRound()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("parts.sqlite")
-        let context = try privateContext(model: try Self.model(), store: url, type: .sqlite)
-        try writeBatch(context, bins: Self.firstBins, parts: Self.firstRound())
         let before = try tables(url)
         for undoable in [true, false] {
             try context.performAndWait {
@@ -327,11 +337,7 @@ struct BatchInsertSessionTests {
                     return error.message.contains("rolled the batch insert session's transaction back")
                 })
                 #expect(throws: (any Error).self) { try session.commit() }
-                // The write lock is free: a save goes through.
-                let bin = try context.insertObject(forEntityName: "Bin")
-                try bin.setValue("B9", forKey: "name")
-                context.delete(bin)
-                try context.save()
+                try saveGoesThrough(context)
             }
             // Without the check, S2 was committed on its own (its savepoint, or no savepoint, outside a transaction).
             #expect(try tables(url) == before, "undoable: \(undoable)")
