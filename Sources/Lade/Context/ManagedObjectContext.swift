@@ -534,17 +534,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         assertOnQueue()
         // Related objects hold each other strongly (product.category, category.products);
         // forgetting their values breaks those cycles, so everything the caller dropped is freed.
+        var alive = 0
         for box in registered.values {
             guard let object = box.object else { continue }
+            alive += 1
             object.managedObjectContext = nil
             object.turnIntoFault()
             object.snapshot = nil
         }
-        // A context reset between batches registers about as many objects again: keep the
-        // room, and prune no sooner than twice as many (a prune while they are all alive
-        // frees nothing and costs a pass over every entry).
-        registeredAtLastPrune = registered.count
-        registered.removeAll(keepingCapacity: true)
+        // A context reset between batches registers about as many objects again: prune no
+        // sooner than twice as many as were alive (a prune while they are all alive frees
+        // nothing and costs a pass over every entry). The room is not kept: a context reset
+        // after a million objects should not hold their entries' memory.
+        registeredAtLastPrune = alive
+        registered.removeAll()
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
