@@ -23,7 +23,7 @@ struct JobFileTests {
         #expect(step.fields[3].empty == .null)
         #expect(step.relationships.map(\.relationship) == ["category", "supplier"])
         #expect(step.relationships[0].create && !step.relationships[0].required)
-        #expect(job.batch == BatchSettings(size: 5000, commitEvery: 4, resetEvery: 1))
+        #expect(job.batch == BatchSettings(size: 5000, resetEvery: 1))
         #expect(job.onError.policy == .skip && job.onError.maxErrors == 1000)
         #expect(job.onError.rejects?.lastPathComponent == "products.rejects.ndjson")
     }
@@ -47,9 +47,7 @@ struct JobFileTests {
              "batch": {"size": 100, "commitEvery": 2, "resetEvery": 4}}
             """)
         #expect(job.steps[0].source.format == .ndjson)
-        var expected = BatchSettings(size: 100, commitEvery: 2, resetEvery: 4)
-        expected.commitEveryIsSet = true
-        #expect(job.batch == expected)
+        #expect(job.batch == BatchSettings(size: 100, commitEvery: 2, resetEvery: 4))
     }
 
     @Test("errors name file, line, column and field", arguments: [

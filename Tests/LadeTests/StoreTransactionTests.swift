@@ -17,6 +17,16 @@ struct StoreTransactionTests {
         return max
     }
 
+    static func isUniquenessViolation(_ error: Error) -> Bool {
+        guard case ContextError.uniquenessViolation = error else { return false }
+        return true
+    }
+
+    static func isEnded(_ error: Error) -> Bool {
+        guard case ContextError.storeTransactionEnded = error else { return false }
+        return true
+    }
+
     @Test("saves in a store transaction commit together with the staged metadata; other connections see none of them before")
     func commitsTogether() throws {
         let stack = try TestStack()
@@ -64,12 +74,7 @@ struct StoreTransactionTests {
             context.reset()
             try TestStack.product("B-2", in: context)
             try TestStack.product("B-1", in: context, name: "the same sku again")
-            #expect {
-                try context.save()
-            } throws: { error in
-                guard case ContextError.uniquenessViolation = error else { return false }
-                return true
-            }
+            #expect(performing: { try context.save() }, throws: Self.isUniquenessViolation)
             context.rollback()
             try TestStack.product("B-3", in: context)
             try context.save()
@@ -97,12 +102,7 @@ struct StoreTransactionTests {
             #expect(product.managedObjectContext == nil)
             #expect(transaction.store.metadata["lade.test"] == nil)
             #expect(try context.count(for: FetchRequest(entityName: "Product")) == 0)
-            #expect {
-                try transaction.commit()
-            } throws: { error in
-                guard case ContextError.storeTransactionEnded = error else { return false }
-                return true
-            }
+            #expect(performing: { try transaction.commit() }, throws: Self.isEnded)
         }
         #expect(try Self.count(stack, "ZPRODUCT") == 0)
         #expect(try Self.largestKey(stack, entity: "Product") == 0)
@@ -181,19 +181,13 @@ struct StoreTransactionTests {
             // Found while writing, with no savepoint to undo the save alone: everything goes.
             try TestStack.product("F-4", in: context)
             try TestStack.product("F-1", in: context, name: "the same sku again")
-            #expect(performing: { try context.save() }, throws: { error in
-                guard case ContextError.uniquenessViolation = error else { return false }
-                return true
-            })
+            #expect(performing: { try context.save() }, throws: Self.isUniquenessViolation)
             #expect(!transaction.isOpen)
             #expect(transaction.store.metadata == stack.coordinator.metadata(for: transaction.store))
             context.reset()
             // A later transaction is not ended by the earlier one.
             let next = try context.beginStoreTransaction(entityName: "Product")
-            #expect(performing: { try transaction.commit() }, throws: { error in
-                guard case ContextError.storeTransactionEnded = error else { return false }
-                return true
-            })
+            #expect(performing: { try transaction.commit() }, throws: Self.isEnded)
             transaction.rollback()
             #expect(next.isOpen)
             try TestStack.product("F-5", in: context)

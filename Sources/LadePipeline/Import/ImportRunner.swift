@@ -423,7 +423,7 @@ public final class ImportRunner {
                     // Batch inserts and saves held in a transaction commit by time (and by
                     // count when the job says so).
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - lastCommit.uptimeNanoseconds) / 1e9
-                    due = seconds >= job.batch.commitSeconds || (job.batch.commitEveryIsSet && batchesSinceCommit >= job.batch.commitEvery)
+                    due = seconds >= job.batch.commitSeconds || (job.batch.commitEvery.map { batchesSinceCommit >= $0 } ?? false)
                 } else {
                     // An XML or binary store: every save writes the whole file, so one at the end.
                     due = false

@@ -44,7 +44,7 @@ struct ImportStack {
     /// the writer's default); other stores keep everything in memory anyway.
     static func setPageCache(of store: PersistentStore, job: Job, writer: ImportWriterChoice) throws {
         guard let sqlite = store as? SQLiteStore else { return }
-        try sqlite.setPageCacheSize(kibibytes: (job.batch.cacheMiB ?? BatchSettings.defaultCacheMiB(writer: writer)) * 1024)
+        try sqlite.setPageCacheSize(kibibytes: job.batch.cacheMiB(for: writer) * 1024)
     }
 
     /// A step's source opened (from `resume` when given) and checked against its plan (a CSV

@@ -51,7 +51,9 @@ public enum ImportWriterChoice: String, Sendable, CaseIterable {
     /// Batch inserts straight into the SQLite store (`BatchInsertSession`); a job that needs
     /// objects is refused, saying why.
     case batch
-    /// Managed objects in a private-queue context, saved every `commitEvery` batches.
+    /// Managed objects in a private-queue context, each batch saved into a transaction held
+    /// open on a SQLite store and committed as the batch writer commits (an XML or binary
+    /// store: one save at the end).
     case objects
 }
 
@@ -215,20 +217,18 @@ public struct RelationshipSettings: Sendable {
 /// Batches: the unit of work, how often the store commits, and how often the context resets.
 public struct BatchSettings: Sendable, Equatable {
     public var size: Int
-    /// Batches between store commits when `commitEveryIsSet` (each commit also carries the
-    /// checkpoint); otherwise commits go by `commitSeconds` alone.
-    public var commitEvery: Int
+    /// Batches between store commits, when the job gives it: both writers then commit after
+    /// this many batches or `commitSeconds`, whichever comes first; nil, by time alone. Each
+    /// commit also carries the checkpoint.
+    public var commitEvery: Int?
     /// Batches between resets of the object writer's context (each batch is saved into the
     /// open transaction first; a SQLite store's only), and of the batch writer's destination cache.
     public var resetEvery: Int
-    /// Whether the job gave `commitEvery` (both writers then commit by count as well as by
-    /// time; otherwise by time alone).
-    public var commitEveryIsSet = false
     /// Seconds between commits (at a batch's end): a kill loses at most this much work, and
     /// fewer commits rewrite the key's index less often.
     public var commitSeconds: Double = BatchSettings.defaultCommitSeconds
     /// SQLite's page cache for the store while the job runs, in MiB, when the job gives it;
-    /// otherwise `defaultCacheMiB(writer:)`.
+    /// otherwise the writer's default (`cacheMiB(for:)`).
     public var cacheMiB: Int?
 
     public static let defaultCommitSeconds: Double = 2
@@ -242,9 +242,15 @@ public struct BatchSettings: Sendable, Equatable {
     public static func defaultCacheMiB(writer: ImportWriterChoice) -> Int {
         writer == .objects ? 4 : 12
     }
-    public static let `default` = BatchSettings(size: 5000, commitEvery: 4, resetEvery: 1)
 
-    public init(size: Int, commitEvery: Int, resetEvery: Int) {
+    /// The page cache a run with `writer` gets: the job's `cacheMiB`, else the writer's default.
+    public func cacheMiB(for writer: ImportWriterChoice) -> Int {
+        cacheMiB ?? Self.defaultCacheMiB(writer: writer)
+    }
+
+    public static let `default` = BatchSettings(size: 5000, resetEvery: 1)
+
+    public init(size: Int, commitEvery: Int? = nil, resetEvery: Int) {
         self.size = size
         self.commitEvery = commitEvery
         self.resetEvery = resetEvery

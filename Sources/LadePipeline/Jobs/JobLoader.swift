@@ -108,10 +108,7 @@ extension Job {
         var batch = BatchSettings.default
         if let size = fields["size"] { batch.size = try size.positiveInt() }
         if let reset = fields["resetEvery"] { batch.resetEvery = try reset.positiveInt() }
-        if let every = fields["commitEvery"] {
-            batch.commitEvery = try every.positiveInt()
-            batch.commitEveryIsSet = true
-        }
+        if let every = fields["commitEvery"] { batch.commitEvery = try every.positiveInt() }
         if let seconds = fields["commitSeconds"] { batch.commitSeconds = try seconds.positiveNumber() }
         if let cache = fields["cacheMiB"] {
             let mebibytes = try cache.positiveInt()

@@ -77,7 +77,7 @@ public struct JobValidation {
             return Result(lines: lines)
         }
         let (writer, why) = try ImportRunner.chooseWriter(job: job, plan: plans[0], model: model)
-        let byTime = "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEveryIsSet ? " or \(job.batch.commitEvery) batches" : "")
+        let byTime = "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEvery.map { " or \($0) batches" } ?? "")
         let commits = writer == .batch ? byTime
             : job.store.kind.isAtomic ? "one save at the end (a \(job.store.kind.name) store is written whole)"
             : byTime + ", each batch saved into the open transaction, reset every \(job.batch.resetEvery)"
@@ -92,7 +92,7 @@ public struct JobValidation {
     /// The page cache line, for a SQLite store.
     private static func pageCache(_ job: Job, _ writer: ImportWriterChoice) -> String? {
         guard job.store.kind == .sqlite else { return nil }
-        let mebibytes = job.batch.cacheMiB ?? BatchSettings.defaultCacheMiB(writer: writer)
+        let mebibytes = job.batch.cacheMiB(for: writer)
         return "SQLite page cache \(mebibytes) MiB" + (job.batch.cacheMiB == nil ? " (the \(writer.rawValue) writer's default; batch.cacheMiB sets it)" : "")
     }
 }

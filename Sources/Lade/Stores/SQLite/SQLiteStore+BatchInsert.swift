@@ -583,16 +583,11 @@ final class SQLiteBatchInsertTransaction {
                 // Rows inserted or updated here have had their one advance.
                 for key in keys.sorted() where !hasAdvanced(root: root, key) { try statement.run([.integer(key)]) }
             }
-            if let metadata {
-                try store.cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try SQLiteStore.encodedMetadata(metadata)])
-            }
+            if let metadata { try store.writeMetadataRow(metadata, connection) }
             try connection.execute("COMMIT")
         }
         open = false
-        if var metadata {
-            metadata[StoreMetadata.Key.storeUUID] = .string(store.identifier)
-            store.replaceMetadata(metadata)
-        }
+        if let metadata { store.metadataCommitted(metadata) }
     }
 
     func rollback() {

@@ -216,15 +216,10 @@ extension SQLiteStore: PersistentStore {
                 guard conflicts.isEmpty else { throw StoreSaveError.conflicts(conflicts) }
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
-                if let metadata = request.metadata {
-                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
-                }
+                if let metadata = request.metadata { try writeMetadataRow(metadata, connection) }
             }
         }
-        if var metadata = request.metadata {
-            metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
-            replaceMetadata(metadata)
-        }
+        if let metadata = request.metadata { metadataCommitted(metadata) }
     }
 
     /// The values of a save's new and changed rows that the store cannot keep exactly.

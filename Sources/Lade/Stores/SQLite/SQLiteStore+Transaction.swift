@@ -81,9 +81,7 @@ extension SQLiteStore {
                 guard heldSaves?.generation == generation else {
                     throw StoreError(.io, path: fileURL.path, "the store transaction is over: a save that could not be undone alone rolled it back")
                 }
-                if let metadata {
-                    try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
-                }
+                if let metadata { try writeMetadataRow(metadata, connection) }
                 try connection.execute("COMMIT")
                 heldSaves = nil
             }
@@ -91,10 +89,7 @@ extension SQLiteStore {
             rollbackHeldSaves(generation)
             throw error
         }
-        if var metadata {
-            metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
-            replaceMetadata(metadata)
-        }
+        if let metadata { metadataCommitted(metadata) }
     }
 
     /// Takes back every save since `beginHeldSaves`, metadata included.

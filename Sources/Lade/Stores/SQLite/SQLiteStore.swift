@@ -359,9 +359,9 @@ public final class SQLiteStore: @unchecked Sendable {
     /// import of 1,000,000 rows with a random unique key made 1.98 million `pwrite` and 1.88
     /// million `pread` calls with the default, 1.31 and 1.12 million with 12 MiB (`lade run`,
     /// counted with `perf stat`). Memory grows by up to this much.
-    /// `kibibytes` must be at least 1.
+    /// `kibibytes` must be at least 1 and fit SQLite's 32-bit setting.
     public func setPageCacheSize(kibibytes: Int) throws {
-        precondition(kibibytes > 0, "a page cache of \(kibibytes) KiB")
+        precondition(kibibytes > 0 && kibibytes <= Int(Int32.max), "a page cache of \(kibibytes) KiB")
         try withConnection { try $0.execute("PRAGMA cache_size = -\(kibibytes)") }
     }
 
@@ -389,6 +389,21 @@ public final class SQLiteStore: @unchecked Sendable {
 
     func replaceMetadata(_ metadata: [String: PropertyListValue]) {
         lock.withLock { currentMetadata = metadata }
+    }
+
+    /// Writes `metadata` into the `Z_METADATA` row, in the transaction open on `connection`
+    /// (call inside `withConnection`; `NSStoreUUID` stays in `Z_UUID`). After the commit, call
+    /// `metadataCommitted`.
+    func writeMetadataRow(_ metadata: [String: PropertyListValue], _ connection: SQLiteConnection) throws {
+        try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
+    }
+
+    /// The store's copy of its metadata after a commit that wrote `metadata` (with the store's
+    /// `NSStoreUUID`, which the row keeps apart).
+    func metadataCommitted(_ metadata: [String: PropertyListValue]) {
+        var metadata = metadata
+        metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
+        replaceMetadata(metadata)
     }
 
     /// `replaceMetadata` for code inside `withConnection`, which holds the lock already.
