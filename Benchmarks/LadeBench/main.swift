@@ -1,7 +1,9 @@
 // lade-bench: `make bench`. Generates a deterministic product data set (CSV, NDJSON, JSON
 // array), then, in one invocation, times sqlite3's own `.import --csv` into the same table
 // shape and `lade run` on each format (plus a forced re-run over unchanged data), alternating
-// them round by round, and prints medians, rows/s, peak RSS and the ratio to sqlite3.
+// them round by round, and prints medians, rows/s, peak RSS and the ratio to sqlite3. A last
+// line, a reference without a target, has sqlite3 import the rows lade wrote into lade's own
+// table and indexes in WAL mode with lade's page cache: SQLite's cost alone on that layout.
 //
 //   lade-bench generate --rows N --out DIR
 //   lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]
@@ -168,6 +170,19 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
                        userSeconds: cpu(usage.ru_utime), systemSeconds: cpu(usage.ru_stime))
 }
 
+/// Runs a command with its standard output into `output`; fails when it fails.
+func run(_ command: [String], output: URL) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = command
+    guard FileManager.default.createFile(atPath: output.path, contents: nil), let handle = try? FileHandle(forWritingTo: output) else { fail("cannot write \(output.path)") }
+    defer { try? handle.close() }
+    process.standardOutput = handle
+    do { try process.run() } catch { fail("cannot start \(command[0]): \(error)") }
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fail("\(command.joined(separator: " ")) exited with \(process.terminationStatus)") }
+}
+
 func removeStore(_ url: URL) {
     for suffix in ["", "-wal", "-shm", "-journal", ".lade-lock"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
 }
@@ -243,11 +258,36 @@ case "run":
         return url
     }
 
+    // A reference, not a target: sqlite3 itself putting the rows of lade's CSV store into the
+    // same ZPRODUCT table and indexes, in WAL mode with the batch writer's default page cache
+    // (12 MiB), in one transaction. What SQLite alone costs on the layout lade writes, with
+    // lade's journal mode: the floor under the CSV line. (Empty CSV fields arrive as '' where
+    // lade writes NULL.) Made from the first CSV run's store.
+    let layoutCSV = work.appendingPathComponent("layout.csv")
+    let layoutScript = work.appendingPathComponent("layout.sql")
+    let layoutDB = work.appendingPathComponent("layout.db")
+    func prepareLayout() {
+        let store = work.appendingPathComponent("lade-csv.sqlite").path
+        run(["sqlite3", "-csv", store, "SELECT * FROM ZPRODUCT ORDER BY Z_PK"], output: layoutCSV)
+        let schema = work.appendingPathComponent("layout-schema.sql")
+        run(["sqlite3", store, "SELECT sql || ';' FROM sqlite_master WHERE tbl_name = 'ZPRODUCT' AND sql IS NOT NULL ORDER BY type DESC"], output: schema)
+        try! """
+            PRAGMA journal_mode = WAL;
+            PRAGMA cache_size = -12288;
+            \((try? String(contentsOf: schema, encoding: .utf8)) ?? "")
+            BEGIN;
+            .import --csv \(layoutCSV.path) ZPRODUCT
+            COMMIT;
+
+            """.write(to: layoutScript, atomically: true, encoding: .utf8)
+    }
+
     struct Line { let label: String; var results: [Measurement] = [] }
     // Each format with the default writer (auto: batch inserts here), CSV with writer: objects,
     // and a forced re-run of the CSV over its own unchanged store.
     var lines = [Line(label: "sqlite3 .import --csv")] + formats.map { Line(label: "lade run \($0)") }
-        + [Line(label: "lade run csv, writer: objects"), Line(label: "lade run csv --force (re-run)")]
+        + [Line(label: "lade run csv, writer: objects"), Line(label: "lade run csv --force (re-run)"),
+           Line(label: "reference: sqlite3 .import into lade's ZPRODUCT, WAL, 12 MiB cache")]
     print("rows \(rows), \(runs) runs each, alternating; lade \(lade)")
     for round in 1...runs {
         removeStore(sqliteDB)
@@ -260,8 +300,11 @@ case "run":
         if formats.contains("csv") {
             let objects = work.appendingPathComponent("lade-csv-objects.sqlite")
             removeStore(objects)
-            lines[lines.count - 2].results.append(measure([lade, "run", job("csv", writer: "objects").path, "--quiet"], log: log))
-            lines[lines.count - 1].results.append(measure([lade, "run", job("csv").path, "--force", "--quiet"], log: log))
+            lines[lines.count - 3].results.append(measure([lade, "run", job("csv", writer: "objects").path, "--quiet"], log: log))
+            lines[lines.count - 2].results.append(measure([lade, "run", job("csv").path, "--force", "--quiet"], log: log))
+            if round == 1 { prepareLayout() }
+            removeStore(layoutDB)
+            lines[lines.count - 1].results.append(measure(["sqlite3", layoutDB.path], log: log, stdin: layoutScript.path))
         }
         print("  round \(round): " + lines.map { $0.results.last.map { String(format: "%.2fs", $0.seconds) } ?? "-" }.joined(separator: "  "))
     }

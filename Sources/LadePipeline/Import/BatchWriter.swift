@@ -311,21 +311,20 @@ final class BatchWriter {
         // name, as a destination, an object another row of the batch makes.
         var objects = [ManagedObject?](repeating: nil, count: rows.count)
         var isNew = [Bool](repeating: false, count: rows.count)
-        var created: [[AttributeValue]: ManagedObject] = [:]
         for index in order {
             let row = rows[index]
             switch decisions[index] {
             case .leave, .reject: continue
             case .apply(let found): objects[index] = found
             case .create:
-                if !row.key.isEmpty, let made = created[row.key] ?? objectsByKey[row.key] {
+                // An earlier row of the batch may have made it (`objectsByKey` has every object made).
+                if !row.key.isEmpty, let made = objectsByKey[row.key] {
                     objects[index] = made
                 } else {
                     let object = try context.insertObject(forEntityName: plan.entity.name)
                     objects[index] = object
                     isNew[index] = true
                     if !row.key.isEmpty {
-                        created[row.key] = object
                         objectsByKey[row.key] = object
                         // The key now, so that rows naming it as a destination find it.
                         for keyIndex in plan.keyIndices { try object.setAttributeValue(row.values[keyIndex] ?? nil, forKey: attributeNames[keyIndex]) }
