@@ -59,31 +59,43 @@ public enum DecimalText {
             mantissa /= 10
             exponent += 1
         }
-        // Digits backwards into a buffer: at most 20 of the mantissa, a point, and zeros.
-        var digits = [UInt8](repeating: 0, count: 20)
         var count = 0
-        while mantissa > 0 {
-            digits[19 - count] = UInt8(ascii: "0") + UInt8(mantissa % 10)
-            mantissa /= 10
+        var rest = mantissa
+        while rest > 0 {
+            rest /= 10
             count += 1
         }
-        let significant = digits[(20 - count)...]
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count + max(0, exponent) + max(0, -exponent) + 3)
-        if negative { bytes.append(UInt8(ascii: "-")) }
-        if exponent >= 0 {
-            bytes += significant
-            bytes += repeatElement(UInt8(ascii: "0"), count: exponent)
-        } else if count <= -exponent {
-            bytes += [UInt8(ascii: "0"), UInt8(ascii: ".")]
-            bytes += repeatElement(UInt8(ascii: "0"), count: -exponent - count)
-            bytes += significant
-        } else {
-            bytes += significant.prefix(count + exponent)
-            bytes.append(UInt8(ascii: "."))
-            bytes += significant.suffix(-exponent)
+        // The digits, with zeros after them (exponent ≥ 0), "0." and zeros before them (no
+        // integer part), or a point among them; written backwards straight into the string's
+        // storage (no buffer of its own: a price fits a small string, which allocates nothing).
+        let start = negative ? 1 : 0
+        let length = exponent >= 0 ? count + exponent : (count <= -exponent ? 2 - exponent : count + 1)
+        return String(unsafeUninitializedCapacity: start + length) { out in
+            var index = start + length - 1
+            func put(_ byte: UInt8) {
+                out[index] = byte
+                index -= 1
+            }
+            if exponent >= 0 {
+                for _ in 0..<exponent { put(UInt8(ascii: "0")) }
+                while mantissa > 0 { put(UInt8(ascii: "0") + UInt8(mantissa % 10)); mantissa /= 10 }
+            } else if count <= -exponent {
+                while mantissa > 0 { put(UInt8(ascii: "0") + UInt8(mantissa % 10)); mantissa /= 10 }
+                while index > start + 1 { put(UInt8(ascii: "0")) }
+                put(UInt8(ascii: "."))
+                put(UInt8(ascii: "0"))
+            } else {
+                var fraction = -exponent
+                while mantissa > 0 {
+                    put(UInt8(ascii: "0") + UInt8(mantissa % 10))
+                    mantissa /= 10
+                    fraction -= 1
+                    if fraction == 0 { put(UInt8(ascii: ".")) }
+                }
+            }
+            if negative { out[0] = UInt8(ascii: "-") }
+            return start + length
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The significant digits of `value` as `significantDigits(format(value))` counts them,

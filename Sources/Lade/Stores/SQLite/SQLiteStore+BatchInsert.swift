@@ -432,25 +432,34 @@ final class SQLiteBatchInsertTransaction {
 
     /// Inserts a new row; with `conflictFree`, nil when a row with the key is there already.
     private func insert(_ row: BatchInsertSession.Row, plan: Plan, conflictFree: Bool, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome? {
+        /// A new statement has what every row binds alike bound once (`Z_ENT`, `Z_OPT`, the
+        /// columns the rows do not give); bindings stay through `reset`.
+        func prepared(_ sql: String) throws -> SQLiteStatement {
+            let statement = try connection.prepare(sql)
+            statement.bind(.integer(plan.entityNumber), at: 2)
+            statement.bind(.integer(1), at: 3)
+            for (offset, source) in plan.insertSources.enumerated() {
+                if case .fixed(let value) = source { statement.bind(value, at: Int32(offset + 4)) }
+            }
+            return statement
+        }
         let statement: SQLiteStatement
         if conflictFree {
             if let prepared = plan.insertFirstStatement { statement = prepared } else {
-                statement = try connection.prepare(plan.insertFirstSQL!)
+                statement = try prepared(plan.insertFirstSQL!)
                 plan.insertFirstStatement = statement
             }
         } else if let prepared = plan.insertStatement { statement = prepared } else {
-            statement = try connection.prepare(plan.insertSQL)
+            statement = try prepared(plan.insertSQL)
             plan.insertStatement = statement
         }
         let key = try nextKey(root: plan.rootNumber, connection)
         statement.reset()
         statement.bind(.integer(key), at: 1)
-        statement.bind(.integer(plan.entityNumber), at: 2)
-        statement.bind(.integer(1), at: 3)
         var position: Int32 = 4
         for source in plan.insertSources {
             switch source {
-            case .fixed(let value): statement.bind(value, at: position)
+            case .fixed: break
             case .attribute(let index, let defaultValue):
                 switch row.values[index] {
                 case .none: statement.bind(defaultValue, at: position)
