@@ -51,17 +51,19 @@ public final class AttributeValidator: Sendable {
             }
             // Core Data counts a string's length in UTF-16 code units (NSString's length), so
             // an emoji counts 2: the message says so, or "too long" at 50 characters reads wrong.
-            let what: String
-            switch value {
-            case .string(let text): what = "length (\(text.utf16.count) UTF-16 code units, as Core Data counts)"
-            case .binary(let data): what = "length (\(data.count) bytes)"
-            default: what = measuresLength ? "length" : "value"
+            // Written only for a value that breaks a rule (every value set is checked).
+            func what() -> String {
+                switch (value, measured) {
+                case (.string, .integer(let length)): "length (\(length) UTF-16 code units, as Core Data counts)"
+                case (.binary, .integer(let length)): "length (\(length) bytes)"
+                default: measuresLength ? "length" : "value"
+                }
             }
             if let minimum = minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
-                return Violation(rule: .minimum, message: "\(what) is below the minimum \(minimum.canonicalText)")
+                return Violation(rule: .minimum, message: "\(what()) is below the minimum \(minimum.canonicalText)")
             }
             if let maximum = maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
-                return Violation(rule: .maximum, message: "\(what) is above the maximum \(maximum.canonicalText)")
+                return Violation(rule: .maximum, message: "\(what()) is above the maximum \(maximum.canonicalText)")
             }
         }
         // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.

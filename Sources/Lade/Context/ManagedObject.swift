@@ -196,21 +196,22 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// without looking the name up: for code that sets many objects' values by position.
     public func setAttributeValue(_ value: AttributeValue?, at index: Int) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
-        guard layout.attributes.indices.contains(index) else {
+        let types = layout.attributeTypes
+        guard types.indices.contains(index) else {
             throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
         }
-        let attribute = layout.attributes[index]
-        let key = attribute.name
-        if let value, !value.fits(attribute.type) {
-            throw ContextError.wrongType(entity: layout.name, key: key, expected: attribute.type.rawValue, got: value.canonicalText)
+        // The type and, only when needed, the name: not a copy of the whole description (its
+        // strings and arrays retained and released on every value set).
+        if let value, !value.fits(types[index]) {
+            throw ContextError.wrongType(entity: layout.name, key: layout.attributes[index].name, expected: types[index].rawValue, got: value.canonicalText)
         }
         fireFault()
-        if values.isEmpty { values = [AttributeValue?](repeating: nil, count: layout.attributes.count) }
+        if values.isEmpty { values = [AttributeValue?](repeating: nil, count: types.count) }
         let old = values[index]
         guard old != value else { return }
-        if context.undoManager != nil { context.registerUndo(self, key: key, oldValue: old.map { .attribute($0) }) }
+        if context.undoManager != nil { context.registerUndo(self, key: layout.attributes[index].name, oldValue: old.map { .attribute($0) }) }
         values[index] = value
-        markChanged(key)
+        if !isInserted { markChanged(layout.attributes[index].name) }
     }
 
     /// Sets a to-one relationship; the destination's inverse follows.
