@@ -119,6 +119,14 @@ final class BatchWriter {
     private let requiredWithoutDefault: [Int]
     /// Positions in `plan.relationships` of required to-one relationships.
     private let requiredToOne: [Int]
+    /// Per relationship of the plan, what every row needs of it, worked out once (copying a
+    /// relationship's plan retains and releases each of its fields, on every row).
+    private let destinationKeys: [DestinationKey]
+    private let relationshipNames: [String]
+    private let relationshipIsToMany: [Bool]
+    /// Positions in `plan.relationships` with `create: true`, and required by the job.
+    private let creatingLinks: [Int]
+    private let requiredLinks: [Int]
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
@@ -129,6 +137,11 @@ final class BatchWriter {
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
+        destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
+        relationshipNames = plan.relationships.map(\.relationship.name)
+        relationshipIsToMany = plan.relationships.map(\.relationship.isToMany)
+        creatingLinks = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
+        requiredLinks = plan.relationships.indices.filter { plan.relationships[$0].settings.required }
         // A relationship whose destinations are found by the key of the entity being imported
         // (a category's parent by name, while importing categories by name) also finds the
         // objects this run makes.
@@ -365,21 +378,24 @@ final class BatchWriter {
         func reject(_ field: String?, _ value: String?, _ reason: String) -> Decision {
             .reject(RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange)))
         }
-        for (index, relationship) in plan.relationships.enumerated() where relationship.settings.create {
+        for index in creatingLinks {
             // A destination made from a key must itself be valid.
             for key in row.links[index] ?? [] {
-                if let violation = relationship.matchValidator.violation(of: key) {
+                if let violation = plan.relationships[index].matchValidator.violation(of: key) {
+                    let relationship = plan.relationships[index]
                     return reject(relationship.settings.from.components.joined(separator: "."), key.canonicalText,
                                   "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)")
                 }
             }
         }
-        for (index, relationship) in plan.relationships.enumerated() where relationship.settings.required {
+        for index in requiredLinks {
             guard let keys = row.links[index] else { continue }
             if keys.isEmpty {
+                let relationship = plan.relationships[index]
                 return reject(relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key")
             }
             if let absent = keys.first(where: { missing[index]?.contains($0) ?? false }) {
+                let relationship = plan.relationships[index]
                 return reject(relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
                               "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)")
             }
@@ -433,14 +449,15 @@ final class BatchWriter {
             }
         }
         var unresolved = false
-        for (index, relationship) in plan.relationships.enumerated() {
+        for index in plan.relationships.indices {
             guard let keys = row.links[index] else { continue }
-            let cacheKey = DestinationKey(entity: relationship.relationship.destinationEntityName, attribute: relationship.match.name)
+            let cacheKey = destinationKeys[index]
             var found: [ManagedObject] = []
             for key in keys {
                 if let destination = destinations[cacheKey]?[key] ?? nil {
                     found.append(destination)
-                } else if relationship.settings.create {
+                } else if plan.relationships[index].settings.create {
+                    let relationship = plan.relationships[index]
                     let destination = try context.insertObject(forEntityName: relationship.relationship.destinationEntityName)
                     try destination.setAttributeValue(key, forKey: relationship.match.name)
                     destinations[cacheKey, default: [:]][key] = destination
@@ -455,10 +472,10 @@ final class BatchWriter {
                     unresolved = true
                 }
             }
-            if relationship.relationship.isToMany {
-                try object.setValue(found, forKey: relationship.relationship.name)
+            if relationshipIsToMany[index] {
+                try object.setValue(found, forKey: relationshipNames[index])
             } else {
-                try object.setObject(found.first, forKey: relationship.relationship.name)
+                try object.setObject(found.first, forKey: relationshipNames[index])
             }
         }
         if unresolved { counts.unresolved += 1 }
