@@ -313,8 +313,8 @@ final class BatchWriter {
         decisions.reserveCapacity(rows.count)
         var rejects: [RejectedRow] = []
         var localCounts = ImportCounts()
-        for row in rows {
-            let decision = decide(row, batch: batch, missing: missing, counts: &localCounts)
+        for index in rows.indices {
+            let decision = decide(rows[index], batch: batch, missing: missing, counts: &localCounts)
             if case .reject(let reject) = decision { rejects.append(reject) }
             decisions.append(decision)
         }
@@ -325,23 +325,24 @@ final class BatchWriter {
         var objects = [ManagedObject?](repeating: nil, count: rows.count)
         var isNew = [Bool](repeating: false, count: rows.count)
         for index in order {
-            let row = rows[index]
             switch decisions[index] {
             case .leave, .reject: continue
             case .apply(let found): objects[index] = found
             case .create:
+                let key = rows[index].key
                 // An earlier row of the batch may have made it (`objectsByKey` has every object made).
-                if !row.key.isEmpty, let made = objectsByKey[row.key] {
+                if !key.isEmpty, let made = objectsByKey[key] {
                     objects[index] = made
                 } else {
                     let object = try context.insertObject(forEntityName: plan.entity.name)
                     objects[index] = object
                     isNew[index] = true
-                    if !row.key.isEmpty {
-                        objectsByKey[row.key] = object
-                        // The key now, so that rows naming it as a destination find it.
-                        for keyIndex in plan.keyIndices { try object.setAttributeValue(row.values[keyIndex] ?? nil, forKey: attributeNames[keyIndex]) }
-                        registerAsDestination(object, key: row.key)
+                    if !key.isEmpty {
+                        objectsByKey[key] = object
+                        // The key now, so that rows naming it as a destination find it (by
+                        // position: the object is of the imported entity itself).
+                        for keyIndex in plan.keyIndices { try object.setAttributeValue(rows[index].values[keyIndex] ?? nil, at: attributePositions[keyIndex]) }
+                        registerAsDestination(object, key: key)
                     }
                 }
             }
