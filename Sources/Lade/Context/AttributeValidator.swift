@@ -29,6 +29,10 @@ public final class AttributeValidator: Sendable {
         pattern = attribute.regularExpression ?? ""
     }
 
+    /// Whether any value can break a rule: false for an optional attribute with no minimum,
+    /// maximum or pattern (a save need not ask about its values).
+    public var hasRules: Bool { !isOptional || minValue != nil || maxValue != nil || expression != nil }
+
     /// One broken rule, in the words a save's `ValidationError` uses.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
         public let rule: ValidationError.Rule

@@ -790,7 +790,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let info = info(for: object.layout)
         object.fireFault()
         let values = object.values
-        for (index, validator) in info.validators.enumerated() {
+        for (index, validator) in info.validators {
             let value = index < values.count ? values[index] : nil
             if let violation = validator.violation(of: value) {
                 fail(validator.attribute.name, violation.rule, value, violation.message)
@@ -813,7 +813,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// What saves need to know of an entity, worked out once per context.
     final class EntityInfo {
-        let validators: [AttributeValidator]
+        /// The attributes with rules (`AttributeValidator.hasRules`), by layout position.
+        let validators: [(index: Int, validator: AttributeValidator)]
         let transientAttributes: Set<String>
         let orderedRelationships: [RelationshipDescription]
         /// Relationships whose count or presence can fail validation.
@@ -821,7 +822,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
         init(entity: String, model: ManagedObjectModel) {
             let attributes = model.attributes(of: entity)
-            validators = attributes.map(AttributeValidator.init)
+            validators = attributes.enumerated().map { ($0.offset, AttributeValidator($0.element)) }.filter { $0.1.hasRules }
             transientAttributes = Set(attributes.filter(\.isTransient).map(\.name))
             let relationships = model.relationships(of: entity)
             orderedRelationships = relationships.filter(\.isOrdered)
