@@ -184,7 +184,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     private func unregister(_ object: ManagedObject) {
-        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        // One lookup: taken out, and put back in the rare case it is another object's entry.
+        if let entry = registered.removeValue(forKey: object.objectID), entry.object !== object { registered[object.objectID] = entry }
     }
 
     func checkSameContext(_ other: ManagedObject) throws {
@@ -197,9 +198,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @discardableResult
     public func insertObject(forEntityName name: String) throws -> ManagedObject {
         assertOnQueue()
-        let entity = try model.requireEntity(name)
-        guard !entity.isAbstract else { throw ContextError.abstractEntity(name) }
-        let layout = model.layout(of: name)!
+        // The layout alone (one lookup, no copy of the entity's description per object).
+        guard let layout = model.layout(of: name) else { throw UnknownEntityError(name, in: model) }
+        guard !layout.entity.isAbstract else { throw ContextError.abstractEntity(name) }
         let object = ManagedObject(objectID: ManagedObjectID(temporaryFor: name), layout: layout, context: self)
         object.isInserted = true
         object.isMaterialized = true
