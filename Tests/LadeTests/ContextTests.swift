@@ -66,6 +66,18 @@ struct ContextTests {
             #expect(throws: ContextError.self) { try product.setAttributeValue(.string("many"), at: stock) }
             #expect(throws: ContextError.self) { try product.setAttributeValue(.integer(1), at: product.layout.attributes.count) }
             #expect(throws: ContextError.self) { try product.setAttributeValue(.integer(1), at: -1) }
+            // A to-one by position: the inverse follows, a wrong destination or position is refused.
+            let categoryIndex = try #require(product.layout.relationshipIndex(of: "category"))
+            try product.setObject(category, at: categoryIndex)
+            #expect(product.object(forKey: "category") === category)
+            #expect(category.objects(forKey: "products").contains { $0 === product })
+            try product.setObject(nil, at: categoryIndex)
+            #expect(product.object(forKey: "category") == nil)
+            #expect(!category.objects(forKey: "products").contains { $0 === product })
+            #expect(throws: ContextError.self) { try product.setObject(product, at: categoryIndex) }
+            let products = try #require(category.layout.relationshipIndex(of: "products"))
+            #expect(throws: ContextError.self) { try category.setObject(product, at: products) }
+            #expect(throws: ContextError.self) { try product.setObject(category, at: product.layout.relationships.count) }
         }
     }
 

@@ -73,6 +73,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     func setToOneObject(_ destination: ManagedObject?, _ key: String) {
         guard let index = layout.relationshipIndex(of: key) else { return }
+        setToOneObject(destination, at: index)
+    }
+
+    func setToOneObject(_ destination: ManagedObject?, at index: Int) {
         if toOneObjects.isEmpty { toOneObjects = [ManagedObject?](repeating: nil, count: layout.relationships.count) }
         toOneObjects[index] = destination
     }
@@ -216,11 +220,24 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Sets a to-one relationship; the destination's inverse follows.
     public func setObject(_ destination: ManagedObject?, forKey key: String) throws {
-        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         guard let index = layout.relationshipIndex(of: key), !layout.relationshipSlots[index].isToMany else {
+            guard checkedContext() != nil else { throw ContextError.objectHasNoContext(objectID) }
             throw ContextError.unknownKey(entity: layout.name, key: key)
         }
+        try setObject(destination, at: index)
+    }
+
+    /// Sets the to-one relationship at `index` of the object's layout
+    /// (`layout.relationshipIndex(of:)`, the same for an entity and its subentities), as
+    /// `setObject(_:forKey:)` does, without looking the name up: for code that sets many
+    /// objects' relationships by position.
+    public func setObject(_ destination: ManagedObject?, at index: Int) throws {
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        guard layout.relationshipSlots.indices.contains(index), !layout.relationshipSlots[index].isToMany else {
+            throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
+        }
         let slot = layout.relationshipSlots[index]
+        let key = slot.name
         if let destination {
             try context.checkSameContext(destination)
             guard destination.layout.name == slot.destinationEntityName || context.model.entity(destination.layout.name, isKindOf: slot.destinationEntityName) else {
@@ -228,9 +245,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         fireFault()
-        let old = toOneObject(key)
+        let old = index < toOneObjects.count ? toOneObjects[index] : nil
         guard old !== destination else { return }
-        setToOneRaw(key, destination)
+        setToOneRaw(at: index, key, destination)
         if let inverse = slot.inverseName {
             if let old { old.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
             if let destination { destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
@@ -282,11 +299,17 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Raw changes (no inverse work)
 
     func setToOneRaw(_ key: String, _ destination: ManagedObject?) {
+        guard let index = layout.relationshipIndex(of: key) else { return }
+        setToOneRaw(at: index, key, destination)
+    }
+
+    /// `setToOneRaw` for the relationship at `index` (named `key`).
+    func setToOneRaw(at index: Int, _ key: String, _ destination: ManagedObject?) {
         fireFault()
         if let context = managedObjectContext, context.undoManager != nil {
-            context.registerUndo(self, key: key, oldValue: toOneObject(key).map { .object($0) } ?? .none)
+            context.registerUndo(self, key: key, oldValue: (index < toOneObjects.count ? toOneObjects[index] : nil).map { .object($0) } ?? .none)
         }
-        setToOneObject(destination, key)
+        setToOneObject(destination, at: index)
         markChanged(key)
     }
 

@@ -113,8 +113,9 @@ final class BatchWriter {
 
     /// `plan.attributes[i].attribute.name`, without copying each plan on every row.
     private let attributeNames: [String]
-    /// Each plan attribute's position in the entity's layout.
+    /// Each plan attribute's and relationship's position in the entity's layout.
     private let attributePositions: [Int]
+    private let relationshipPositions: [Int]
     private let entityLayout: EntityLayout
     private let requiredWithoutDefault: [Int]
     /// Positions in `plan.relationships` of required to-one relationships.
@@ -135,6 +136,7 @@ final class BatchWriter {
         attributeNames = plan.attributes.map(\.attribute.name)
         entityLayout = model.layout(of: plan.entity.name)!
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
+        relationshipPositions = plan.relationships.map { [entityLayout] in entityLayout.relationshipIndex(of: $0.relationship.name)! }
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
         destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
@@ -475,6 +477,8 @@ final class BatchWriter {
             }
             if relationshipIsToMany[index] {
                 try object.setValue(found, forKey: relationshipNames[index])
+            } else if byPosition {
+                try object.setObject(found.first, at: relationshipPositions[index])
             } else {
                 try object.setObject(found.first, forKey: relationshipNames[index])
             }
