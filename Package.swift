@@ -54,7 +54,7 @@ let package = Package(
             name: "reader-throughput", dependencies: ["LadePipeline"], path: "Benchmarks/ReaderThroughput"),
         // make bench: lade beside sqlite3 on generated data (not part of the product).
         .executableTarget(
-            name: "lade-bench", dependencies: ["Lade", "LadeTestSupport", .product(name: "Crypto", package: "swift-crypto")], path: "Benchmarks/LadeBench"),
+            name: "lade-bench", dependencies: ["Lade", "LadePipeline", "LadeTestSupport", .product(name: "Crypto", package: "swift-crypto")], path: "Benchmarks/LadeBench"),
 
         // What the test targets share (a seeded generator, store file digests); not part of the product.
         .target(

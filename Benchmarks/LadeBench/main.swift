@@ -8,6 +8,7 @@
 //   lade-bench generate --rows N --out DIR
 //   lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]
 import Foundation
+import LadePipeline
 
 //   lade-bench stack [--objects N] [--batch N]     (contexts alone: insert, save, reset; peak RSS)
 //   lade-bench convert [--objects N] [--lade PATH] [--work DIR]   (make test-slow: conversions, exports, metadata)
@@ -260,21 +261,26 @@ case "run":
 
     // A reference, not a target: sqlite3 itself putting the rows of lade's CSV store into the
     // same ZPRODUCT table and indexes, in WAL mode with the batch writer's default page cache
-    // (12 MiB), in one transaction. What SQLite alone costs on the layout lade writes, with
-    // lade's journal mode: the floor under the CSV line. (Empty CSV fields arrive as '' where
+    // (`BatchSettings.defaultCacheMiB`), in one transaction. What SQLite alone costs on the
+    // layout lade writes, with lade's journal mode: the floor under the CSV line. (Empty CSV fields arrive as '' where
     // lade writes NULL.) Made from the first CSV run's store.
     let layoutCSV = work.appendingPathComponent("layout.csv")
     let layoutScript = work.appendingPathComponent("layout.sql")
     let layoutDB = work.appendingPathComponent("layout.db")
+    let layoutCacheMiB = BatchSettings.defaultCacheMiB(writer: .batch)
     func prepareLayout() {
         let store = work.appendingPathComponent("lade-csv.sqlite").path
         run(["sqlite3", "-csv", store, "SELECT * FROM ZPRODUCT ORDER BY Z_PK"], output: layoutCSV)
         let schema = work.appendingPathComponent("layout-schema.sql")
         run(["sqlite3", store, "SELECT sql || ';' FROM sqlite_master WHERE tbl_name = 'ZPRODUCT' AND sql IS NOT NULL ORDER BY type DESC"], output: schema)
+        // Without the table, .import would make one from the first row as a header: no reference.
+        guard let tables = try? String(contentsOf: schema, encoding: .utf8), tables.contains("CREATE TABLE ZPRODUCT") else {
+            fail("no ZPRODUCT table in \(store) to copy for the reference line")
+        }
         try! """
             PRAGMA journal_mode = WAL;
-            PRAGMA cache_size = -12288;
-            \((try? String(contentsOf: schema, encoding: .utf8)) ?? "")
+            PRAGMA cache_size = -\(layoutCacheMiB * 1024);
+            \(tables)
             BEGIN;
             .import --csv \(layoutCSV.path) ZPRODUCT
             COMMIT;
@@ -287,7 +293,7 @@ case "run":
     // and a forced re-run of the CSV over its own unchanged store.
     var lines = [Line(label: "sqlite3 .import --csv")] + formats.map { Line(label: "lade run \($0)") }
         + [Line(label: "lade run csv, writer: objects"), Line(label: "lade run csv --force (re-run)"),
-           Line(label: "reference: sqlite3 .import into lade's ZPRODUCT, WAL, 12 MiB cache")]
+           Line(label: "reference: sqlite3 .import into lade's ZPRODUCT, WAL, \(layoutCacheMiB) MiB cache")]
     print("rows \(rows), \(runs) runs each, alternating; lade \(lade)")
     for round in 1...runs {
         removeStore(sqliteDB)

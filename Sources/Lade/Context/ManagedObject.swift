@@ -67,8 +67,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// A to-one relationship's destination as held (nil also while a fault).
     func toOneObject(_ key: String) -> ManagedObject? {
-        guard let index = layout.relationshipIndex(of: key), index < toOneObjects.count else { return nil }
-        return toOneObjects[index]
+        layout.relationshipIndex(of: key).flatMap(toOneObject(at:))
+    }
+
+    /// The destination of the to-one relationship at `index` (none before any is set).
+    func toOneObject(at index: Int) -> ManagedObject? {
+        index < toOneObjects.count ? toOneObjects[index] : nil
     }
 
     func setToOneObject(_ destination: ManagedObject?, _ key: String) {
@@ -245,7 +249,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         fireFault()
-        let old = index < toOneObjects.count ? toOneObjects[index] : nil
+        let old = toOneObject(at: index)
         guard old !== destination else { return }
         setToOneRaw(at: index, key, destination)
         if let inverse = slot.inverseName {
@@ -307,7 +311,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func setToOneRaw(at index: Int, _ key: String, _ destination: ManagedObject?) {
         fireFault()
         if let context = managedObjectContext, context.undoManager != nil {
-            context.registerUndo(self, key: key, oldValue: (index < toOneObjects.count ? toOneObjects[index] : nil).map { .object($0) } ?? .none)
+            context.registerUndo(self, key: key, oldValue: toOneObject(at: index).map { .object($0) } ?? .none)
         }
         setToOneObject(destination, at: index)
         markChanged(key)

@@ -69,9 +69,9 @@ final class BatchInsertWriter {
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
         requiredWithoutDefault = plan.requiredWithoutDefault
-        creating = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
+        creating = plan.creating
         requiredLinks = plan.relationships.map(\.settings.required)
-        requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
+        requiredToOne = plan.requiredToOne
     }
 
     private func openSession() throws -> (BatchInsertSession, BatchInsertSession.Target) {

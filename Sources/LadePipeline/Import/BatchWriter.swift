@@ -125,9 +125,9 @@ final class BatchWriter {
     private let destinationKeys: [DestinationKey]
     private let relationshipNames: [String]
     private let relationshipIsToMany: [Bool]
-    /// Positions in `plan.relationships` with `create: true`, and required by the job.
-    private let creatingLinks: [Int]
-    private let requiredLinks: [Int]
+    /// `plan.creating` and `plan.requiredByJob`, worked out once.
+    private let creating: [Int]
+    private let requiredByJob: [Int]
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
@@ -138,12 +138,12 @@ final class BatchWriter {
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
         relationshipPositions = plan.relationships.map { [entityLayout] in entityLayout.relationshipIndex(of: $0.relationship.name)! }
         requiredWithoutDefault = plan.requiredWithoutDefault
-        requiredToOne = plan.relationships.indices.filter { !plan.relationships[$0].relationship.isOptional && !plan.relationships[$0].relationship.isToMany }
+        requiredToOne = plan.requiredToOne
         destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
         relationshipNames = plan.relationships.map(\.relationship.name)
         relationshipIsToMany = plan.relationships.map(\.relationship.isToMany)
-        creatingLinks = plan.relationships.indices.filter { plan.relationships[$0].settings.create }
-        requiredLinks = plan.relationships.indices.filter { plan.relationships[$0].settings.required }
+        creating = plan.creating
+        requiredByJob = plan.requiredByJob
         // A relationship whose destinations are found by the key of the entity being imported
         // (a category's parent by name, while importing categories by name) also finds the
         // objects this run makes.
@@ -381,7 +381,7 @@ final class BatchWriter {
         func reject(_ field: String?, _ value: String?, _ reason: String) -> Decision {
             .reject(RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange)))
         }
-        for index in creatingLinks {
+        for index in creating {
             // A destination made from a key must itself be valid.
             for key in row.links[index] ?? [] {
                 if let violation = plan.relationships[index].matchValidator.violation(of: key) {
@@ -391,7 +391,7 @@ final class BatchWriter {
                 }
             }
         }
-        for index in requiredLinks {
+        for index in requiredByJob {
             guard let keys = row.links[index] else { continue }
             if keys.isEmpty {
                 let relationship = plan.relationships[index]

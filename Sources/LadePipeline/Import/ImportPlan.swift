@@ -59,6 +59,16 @@ public struct ImportPlan: Sendable {
         attributes.indices.filter { !attributes[$0].attribute.isOptional && attributes[$0].attribute.defaultValue == nil }
     }
 
+    /// Positions in `relationships` of required to-one relationships (the model's): a new
+    /// object needs a destination for each from its row.
+    public var requiredToOne: [Int] {
+        relationships.indices.filter { !relationships[$0].relationship.isOptional && !relationships[$0].relationship.isToMany }
+    }
+
+    /// Positions in `relationships` with `create: true`, and with `required: true` (the job's).
+    public var creating: [Int] { relationships.indices.filter { relationships[$0].settings.create } }
+    public var requiredByJob: [Int] { relationships.indices.filter { relationships[$0].settings.required } }
+
     public let step: ImportStep
     public let entity: EntityDescription
     public let attributes: [AttributePlan]

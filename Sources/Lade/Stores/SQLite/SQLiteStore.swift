@@ -365,7 +365,7 @@ public final class SQLiteStore: @unchecked Sendable {
         try withConnection { try $0.execute("PRAGMA cache_size = -\(kibibytes)") }
     }
 
-
+    /// SQLite's `PRAGMA data_version`: differs between two calls when another connection
     /// committed a change to the store in between.
     func dataVersion() throws -> Int64 {
         try withConnection { connection in
