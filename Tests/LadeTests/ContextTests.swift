@@ -81,6 +81,53 @@ struct ContextTests {
         }
     }
 
+    @Test("several attributes by position: as one at a time (skipped, cleared, checked in order), with change tracking and one undo step on a saved object")
+    func attributeValuesByPosition() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        let layout = try #require(stack.model.layout(of: "Product"))
+        let stock = try #require(layout.attributeIndex(of: "stock"))
+        let name = try #require(layout.attributeIndex(of: "name"))
+        let details = try #require(layout.attributeIndex(of: "details"))
+        let active = try #require(layout.attributeIndex(of: "active"))
+        try context.performAndWait {
+            let product = try TestStack.product("P-1", in: context, name: "Drill")
+            try product.setValue("sharp", forKey: "details")
+            // .none leaves `name`, .some(nil) clears `details`.
+            try product.setAttributeValues([.some(.integer(3)), .none, .some(nil)], at: [stock, name, details])
+            #expect(product["stock"] as? Int == 3)
+            #expect(product["name"] as? String == "Drill")
+            #expect(product["details"] == nil)
+            // A wrong type stops there: the values before it stay set, the ones after are not.
+            #expect(throws: ContextError.self) {
+                try product.setAttributeValues([.some(.integer(9)), .some(.string("yes")), .some(.string("Saw"))], at: [stock, active, name])
+            }
+            #expect(product["stock"] as? Int == 9)
+            #expect(product["active"] as? Bool == true)
+            #expect(product["name"] as? String == "Drill")
+            #expect(throws: ContextError.self) { try product.setAttributeValues([.some(.integer(1))], at: [layout.attributes.count]) }
+            #expect(throws: ContextError.self) { try product.setAttributeValues([.some(.integer(1))], at: [-1]) }
+            try context.save()
+        }
+        let editor = stack.context()
+        try editor.performAndWait {
+            editor.undoManager = UndoManager()
+            let product = try #require(try editor.fetch(FetchRequest(entityName: "Product")).first)
+            #expect(product.isFault)
+            // Equal values change nothing.
+            try product.setAttributeValues([.some(.integer(9)), .some(.string("Drill"))], at: [stock, name])
+            #expect(!editor.hasChanges)
+            try product.setAttributeValues([.some(.integer(4)), .some(.string("Drill")), .some(.string("blunt"))], at: [stock, name, details])
+            #expect(editor.updatedObjects.contains(product))
+            #expect(product["stock"] as? Int == 4 && product["details"] as? String == "blunt")
+            // One undo step for the call.
+            editor.undoManager?.undo()
+            #expect(product["stock"] as? Int == 9)
+            #expect(product["details"] == nil)
+            #expect(product["name"] as? String == "Drill")
+        }
+    }
+
     @Test("setting a to-one relationship keeps the inverse to-many in step, before and after save")
     func inverses() throws {
         let stack = try TestStack()

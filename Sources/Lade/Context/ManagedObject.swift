@@ -222,6 +222,48 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if !isInserted { markChanged(layout.attributes[index].name) }
     }
 
+    /// Sets several attributes by layout position, as calling `setAttributeValue(_:at:)` for
+    /// each in order does (the same checks and change tracking; on an error the values before
+    /// it stay set), with the context found, the fault fired and the undo manager asked once:
+    /// for code that fills in many objects. `values[i]` goes to position `positions[i]`; a
+    /// `nil` element (`.none`) leaves that attribute as it is, `.some(nil)` clears it. With an
+    /// undo manager and no undo group open, the changes are one undo step.
+    public func setAttributeValues(_ values: [AttributeValue??], at positions: [Int]) throws {
+        precondition(values.count == positions.count, "\(values.count) values for \(positions.count) positions")
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        let types = layout.attributeTypes
+        let undoManager = context.undoManager
+        var fired = false
+        var openedGroup = false
+        defer { if openedGroup { undoManager?.endUndoGrouping() } }
+        for item in values.indices {
+            guard case .some(let value) = values[item] else { continue }
+            let index = positions[item]
+            guard types.indices.contains(index) else {
+                throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
+            }
+            if let value, !value.fits(types[index]) {
+                throw ContextError.wrongType(entity: layout.name, key: layout.attributes[index].name, expected: types[index].rawValue, got: value.canonicalText)
+            }
+            if !fired {
+                fireFault()
+                if self.values.isEmpty { self.values = [AttributeValue?](repeating: nil, count: types.count) }
+                fired = true
+            }
+            let old = self.values[index]
+            guard old != value else { continue }
+            if let undoManager {
+                if !openedGroup && undoManager.groupingLevel == 0 {
+                    undoManager.beginUndoGrouping()
+                    openedGroup = true
+                }
+                context.registerUndo(self, key: layout.attributes[index].name, oldValue: old.map { .attribute($0) })
+            }
+            self.values[index] = value
+            if !isInserted { markChanged(layout.attributes[index].name) }
+        }
+    }
+
     /// Sets a to-one relationship; the destination's inverse follows.
     public func setObject(_ destination: ManagedObject?, forKey key: String) throws {
         guard let index = layout.relationshipIndex(of: key), !layout.relationshipSlots[index].isToMany else {

@@ -56,8 +56,9 @@ final class BatchWriter {
     /// Objects of the target entity this context has by key (fetched or created since the last
     /// reset), so a batch finds objects earlier batches made but have not committed yet.
     private var objectsByKey: [[AttributeValue]: ManagedObject] = [:]
-    /// Destinations by entity and match attribute, then by key; nil records a known miss.
-    private var destinations: [DestinationKey: [AttributeValue: ManagedObject?]] = [:]
+    /// Destinations by key, one table per entity and match attribute (`destinationSlots`);
+    /// nil records a known miss.
+    private var destinations: [[AttributeValue: ManagedObject?]]
     /// Objects a row changed since the last commit (or save): a second row for one is a duplicate.
     private var touched: Set<ObjectIdentifier> = []
     /// `Z_PK`s of the imported entity's objects rows changed in saves since the last commit
@@ -80,7 +81,7 @@ final class BatchWriter {
         let rawRange: Range<Int>
         /// The batch whose row changed the object last, and the first such batch.
         let batch: Int
-        let firstBatch: Int
+        var firstBatch: Int
         let outcome: Outcome
     }
 
@@ -123,6 +124,10 @@ final class BatchWriter {
     /// Per relationship of the plan, what every row needs of it, worked out once (copying a
     /// relationship's plan retains and releases each of its fields, on every row).
     private let destinationKeys: [DestinationKey]
+    /// Per relationship of the plan, its table in `destinations`: relationships to the same
+    /// entity matched by the same attribute share one (found by position, not by hashing
+    /// the entity's and the attribute's names on every row).
+    private let destinationSlots: [Int]
     private let relationshipNames: [String]
     private let relationshipIsToMany: [Bool]
     /// `plan.creating` and `plan.requiredByJob`, worked out once.
@@ -140,6 +145,13 @@ final class BatchWriter {
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.requiredToOne
         destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
+        var slots: [DestinationKey: Int] = [:]
+        destinationSlots = destinationKeys.map { key in
+            if let slot = slots[key] { return slot }
+            slots[key] = slots.count
+            return slots.count - 1
+        }
+        destinations = Array(repeating: [:], count: slots.count)
         relationshipNames = plan.relationships.map(\.relationship.name)
         relationshipIsToMany = plan.relationships.map(\.relationship.isToMany)
         creating = plan.creating
@@ -181,8 +193,7 @@ final class BatchWriter {
     private func registerAsDestination(_ object: ManagedObject, key: [AttributeValue]) {
         guard key.count == 1 else { return }
         for index in selfKeyed {
-            let relationship = plan.relationships[index]
-            destinations[DestinationKey(entity: relationship.relationship.destinationEntityName, attribute: relationship.match.name), default: [:]][key[0]] = .some(object)
+            destinations[destinationSlots[index]][key[0]] = .some(object)
         }
     }
 
@@ -190,7 +201,7 @@ final class BatchWriter {
     /// commit, or after a save into a store transaction).
     func didReset() {
         objectsByKey.removeAll(keepingCapacity: true)
-        destinations.removeAll(keepingCapacity: true)
+        for slot in destinations.indices { destinations[slot].removeAll(keepingCapacity: true) }
         forgetRows()
     }
 
@@ -351,10 +362,11 @@ final class BatchWriter {
         }
         for index in order {
             guard let object = objects[index] else { continue }
-            let row = rows[index]
-            let firstTouch = touched.insert(ObjectIdentifier(object)).inserted && !savedSinceCommit(object)
+            let id = ObjectIdentifier(object)
+            let firstTouch = touched.insert(id).inserted && !savedSinceCommit(object)
             let hadChanges = object.hasChanges
-            try apply(row, to: object, counts: &localCounts)
+            // The row read in place (a copy retains and releases each of its arrays).
+            try apply(rows[index], to: object, counts: &localCounts)
             let outcome: Outcome
             if !firstTouch {
                 outcome = .duplicate
@@ -369,8 +381,12 @@ final class BatchWriter {
                 outcome = .unchanged
                 localCounts.unchanged += 1
             }
-            let first = origins[ObjectIdentifier(object)]?.firstBatch ?? batchNumber
-            origins[ObjectIdentifier(object)] = Origin(object: object, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange, batch: batchNumber, firstBatch: first, outcome: outcome)
+            // One lookup when the object has no origin yet (a new object; the first row for it).
+            let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
+                                batch: batchNumber, firstBatch: batchNumber, outcome: outcome)
+            if let previous = origins.updateValue(origin, forKey: id), previous.firstBatch != batchNumber {
+                origins[id]!.firstBatch = previous.firstBatch
+            }
         }
         localCounts.rejected = rejects.count
         counts.add(localCounts)
@@ -443,47 +459,57 @@ final class BatchWriter {
     private func apply(_ row: MappedRow, to object: ManagedObject, counts: inout ImportCounts) throws {
         // By layout position: the entity's positions hold in its subentities' layouts too.
         let byPosition = object.layout === entityLayout || model.entity(object.layout.name, isKindOf: plan.entity.name)
-        for (index, value) in row.values.enumerated() {
-            guard case .some(let newValue) = value else { continue }
-            if byPosition {
-                try object.setAttributeValue(newValue, at: attributePositions[index])
-            } else {
+        if byPosition {
+            try object.setAttributeValues(row.values, at: attributePositions)
+        } else {
+            for (index, value) in row.values.enumerated() {
+                guard case .some(let newValue) = value else { continue }
                 try object.setAttributeValue(newValue, forKey: attributeNames[index])
             }
         }
         var unresolved = false
         for index in plan.relationships.indices {
             guard let keys = row.links[index] else { continue }
-            let cacheKey = destinationKeys[index]
-            var found: [ManagedObject] = []
-            for key in keys {
-                if let destination = destinations[cacheKey]?[key] ?? nil {
-                    found.append(destination)
-                } else if plan.relationships[index].settings.create {
-                    let relationship = plan.relationships[index]
-                    let destination = try context.insertObject(forEntityName: relationship.relationship.destinationEntityName)
-                    try destination.setAttributeValue(key, forKey: relationship.match.name)
-                    destinations[cacheKey, default: [:]][key] = destination
-                    if selfKeyed.contains(index), destination.entity.name == plan.entity.name {
-                        objectsByKey[[key]] = destination  // a later row with this key fills it in
-                    }
-                    origins[ObjectIdentifier(destination)] = Origin(object: destination, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange,
-                                                                    batch: batchNumber, firstBatch: batchNumber, outcome: .createdDestination)
-                    counts.createdDestinations += 1
-                    found.append(destination)
-                } else {
-                    unresolved = true
-                }
-            }
             if relationshipIsToMany[index] {
+                var found: [ManagedObject] = []
+                for key in keys {
+                    if let destination = try destination(key, of: index, for: row, counts: &counts) { found.append(destination) } else { unresolved = true }
+                }
                 try object.setValue(found, forKey: relationshipNames[index])
-            } else if byPosition {
-                try object.setObject(found.first, at: relationshipPositions[index])
+                continue
+            }
+            // A to-one: at most one key (none clears it), no array.
+            var found: ManagedObject?
+            if let key = keys.first {
+                found = try destination(key, of: index, for: row, counts: &counts)
+                if found == nil { unresolved = true }
+            }
+            if byPosition {
+                try object.setObject(found, at: relationshipPositions[index])
             } else {
-                try object.setObject(found.first, forKey: relationshipNames[index])
+                try object.setObject(found, forKey: relationshipNames[index])
             }
         }
         if unresolved { counts.unresolved += 1 }
+    }
+
+    /// The destination of relationship `index` with `key`: cached, or made now when the
+    /// relationship says `create: true`; nil when there is none.
+    private func destination(_ key: AttributeValue, of index: Int, for row: MappedRow, counts: inout ImportCounts) throws -> ManagedObject? {
+        let slot = destinationSlots[index]
+        if let destination = destinations[slot][key] ?? nil { return destination }
+        let relationship = plan.relationships[index]
+        guard relationship.settings.create else { return nil }
+        let destination = try context.insertObject(forEntityName: relationship.relationship.destinationEntityName)
+        try destination.setAttributeValue(key, forKey: relationship.match.name)
+        destinations[slot][key] = destination
+        if selfKeyed.contains(index), destination.entity.name == plan.entity.name {
+            objectsByKey[[key]] = destination  // a later row with this key fills it in
+        }
+        origins[ObjectIdentifier(destination)] = Origin(object: destination, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange,
+                                                        batch: batchNumber, firstBatch: batchNumber, outcome: .createdDestination)
+        counts.createdDestinations += 1
+        return destination
     }
 
     // MARK: Fetching by key
@@ -523,8 +549,13 @@ final class BatchWriter {
         var missing: [Int: Set<AttributeValue>] = [:]
         for (index, relationship) in plan.relationships.enumerated() {
             let pending = selfKeyed.contains(index) ? batchKeys : []
-            let cacheKey = DestinationKey(entity: relationship.relationship.destinationEntityName, attribute: relationship.match.name)
-            var cache = destinations[cacheKey] ?? [:]
+            let cacheKey = destinationKeys[index]
+            // Taken out while it is filled in (left in place, every change would copy it), and
+            // put back however the loop's turn ends.
+            let slot = destinationSlots[index]
+            var cache = destinations[slot]
+            destinations[slot] = [:]
+            defer { destinations[slot] = cache }
             var wanted: Set<AttributeValue> = []
             for row in rows {
                 guard let keys = row.links[index] else { continue }
@@ -551,7 +582,6 @@ final class BatchWriter {
                     cache[key] = .some(nil)
                 }
             }
-            destinations[cacheKey] = cache
             if !relationship.settings.create {
                 var absent: Set<AttributeValue> = []
                 for (key, value) in cache where value == nil { absent.insert(key) }
