@@ -489,7 +489,7 @@ struct BatchInsertSessionTests {
         }
         for type in [PersistentStoreCoordinator.StoreType.inMemory, .xml] {
             let other = try privateContext(model: model, store: directory.appendingPathComponent("parts.\(type.name)"), type: type)
-            other.performAndWait {
+            _ = other.performAndWait {
                 #expect(throws: BatchInsertSession.Unsupported.self, "\(type)") { try other.beginBatchInsert(entityName: "Part") }
             }
         }

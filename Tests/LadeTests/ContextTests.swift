@@ -288,7 +288,7 @@ struct ContextTests {
     @Test("uniquing: one object per ID per context; fetched objects are faults until used")
     func uniquingAndFaults() throws {
         let stack = try TestStack()
-        try stack.context().performAndWait {}
+        stack.context().performAndWait {}
         let writer = stack.context()
         try writer.performAndWait {
             try TestStack.product("U-1", in: writer)
