@@ -117,9 +117,9 @@ struct ValueConverterTests {
     @Test("a date pattern takes only text of its own width: yyyy refuses a two-digit year, dd a one-digit day")
     func patternWidth() throws {
         let converter = try converter(.date, date: .pattern("yyyy-MM-dd"))
-        #expect(try converter.convert(.string("2024-03-01")) == .value(date("2024-03-01T00:00:00Z")))
+        #expect(converter.convert(.string("2024-03-01")) == .value(date("2024-03-01T00:00:00Z")))
         for text in ["24-03-01", "2024-3-01", "2024-03-1"] {
-            guard case .failure(let reason) = try converter.convert(.string(text)) else {
+            guard case .failure(let reason) = converter.convert(.string(text)) else {
                 Issue.record("'\(text)' was read as a date")
                 continue
             }

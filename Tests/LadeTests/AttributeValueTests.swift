@@ -122,4 +122,30 @@ struct ValueTextTests {
         #expect(ISO8601Date.format(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
         #expect(ISO8601Date.format(Date(timeIntervalSince1970: -12_219_292_801)) == "1582-10-14T23:59:59Z")
     }
+
+    @Test("the whitespace test before trimming answers as Character.isWhitespace on the first and last character, for every edge the byte check skips")
+    func edgeWhitespace() throws {
+        // ASCII (whitespace, controls, letters), every Unicode space and line separator, a
+        // combining mark, a prepended format character, a wide character, an emoji with a
+        // modifier, CR LF.
+        let pieces = ["", " ", "\t", "\n", "\r", "\u{0B}", "\u{0C}", "\r\n", "\u{00}", "\u{1F}", "\u{7F}", "a", "1", "-", "\"",
+                      "\u{85}", "\u{A0}", "\u{1680}", "\u{2000}", "\u{2007}", "\u{200A}", "\u{200B}", "\u{2028}", "\u{2029}", "\u{202F}",
+                      "\u{205F}", "\u{3000}", "\u{FEFF}", "\u{301}", "\u{600}", "é", "日", "👍🏽"]
+        var checked = 0
+        for first in pieces {
+            for middle in ["", "x", " ", "\u{301}"] {
+                for last in pieces {
+                    let text = first + middle + last
+                    let expected = text.first?.isWhitespace == true || text.last?.isWhitespace == true
+                    #expect(AttributeValue.mayHaveEdgeWhitespace(text) == expected, "\(Array(text.unicodeScalars).map { String($0.value, radix: 16) })")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked == pieces.count * pieces.count * 4)
+        // And what the parsers make of it: trimmed where there is whitespace, kept where there is not.
+        #expect(try AttributeValue(parsing: "\u{3000}42\t", as: .integer64) == .integer(42))
+        #expect(try AttributeValue(parsing: " 1.50", as: .decimal) == .decimal(Decimal(string: "1.50")!))
+        #expect(throws: ValueParseError.self) { try AttributeValue(parsing: "4\u{301}2", as: .integer64) }
+    }
 }

@@ -100,7 +100,7 @@ struct KeyBytesTests {
         }
         let reader = try context()
         let names = try reader.performAndWait {
-            try reader.fetch(FetchRequest(entityName: "Category")).compactMap { try $0.value(forKey: "name") as? String }
+            try reader.fetch(FetchRequest(entityName: "Category")).compactMap { $0.value(forKey: "name") as? String }
         }
         #expect(names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
                 == [Array(Self.composed.utf8), Array(Self.decomposed.utf8)].sorted { $0.lexicographicallyPrecedes($1) })

@@ -119,14 +119,17 @@ public struct RowMapper {
         }
         var values: [AttributeValue??] = []
         values.reserveCapacity(plan.attributes.count)
-        for plan in plan.attributes {
-            if let constant = plan.constant {
+        // Each attribute's plan used in place (`attributes[position].…`): a copy of it, made
+        // per attribute and row, retained and released its converter's and validator's fields.
+        let attributes = plan.attributes
+        for position in attributes.indices {
+            if let constant = attributes[position].constant {
                 values.append(.some(constant))
                 continue
             }
             var source: SourceValue = .missing
             var sourceIndex: Int?
-            for index in plan.fieldIndices {
+            for index in attributes[position].fieldIndices {
                 let candidate = record.values[index]
                 if candidate != .missing {
                     source = candidate
@@ -134,13 +137,13 @@ public struct RowMapper {
                     break
                 }
             }
-            switch plan.converter.convert(source) {
+            switch attributes[position].converter.convert(source) {
             case .absent:
                 values.append(.none)
             case .value(let value):
-                if let violation = plan.validator.violation(of: value) {
+                if let violation = attributes[position].validator.violation(of: value) {
                     // A missing required value on update leaves the stored one; clearing it is the error.
-                    return reject(record, sourceIndex, source, "\(plan.attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
+                    return reject(record, sourceIndex, source, "\(attributes[position].attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
                 }
                 values.append(.some(value))
             case .failure(let reason):
