@@ -131,18 +131,16 @@ struct ValueTextTests {
         let pieces = ["", " ", "\t", "\n", "\r", "\u{0B}", "\u{0C}", "\r\n", "\u{00}", "\u{1F}", "\u{7F}", "a", "1", "-", "\"",
                       "\u{85}", "\u{A0}", "\u{1680}", "\u{2000}", "\u{2007}", "\u{200A}", "\u{200B}", "\u{2028}", "\u{2029}", "\u{202F}",
                       "\u{205F}", "\u{3000}", "\u{FEFF}", "\u{301}", "\u{600}", "é", "日", "👍🏽"]
-        var checked = 0
         for first in pieces {
             for middle in ["", "x", " ", "\u{301}"] {
                 for last in pieces {
                     let text = first + middle + last
                     let expected = text.first?.isWhitespace == true || text.last?.isWhitespace == true
                     #expect(AttributeValue.mayHaveEdgeWhitespace(text) == expected, "\(Array(text.unicodeScalars).map { String($0.value, radix: 16) })")
-                    checked += 1
+                    #expect(AttributeValue.trimmingEdgeWhitespace(text) == (expected ? text.trimmingCharacters(in: .whitespaces) : text))
                 }
             }
         }
-        #expect(checked == pieces.count * pieces.count * 4)
         // And what the parsers make of it: trimmed where there is whitespace, kept where there is not.
         #expect(try AttributeValue(parsing: "\u{3000}42\t", as: .integer64) == .integer(42))
         #expect(try AttributeValue(parsing: " 1.50", as: .decimal) == .decimal(Decimal(string: "1.50")!))

@@ -204,7 +204,36 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// without looking the name up: for code that sets many objects' values by position.
     public func setAttributeValue(_ value: AttributeValue?, at index: Int) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
+        var noGroup: Bool?
+        try assign(value, at: index, layout.attributeTypes, context, undoGroup: &noGroup)
+    }
+
+    /// Sets several attributes by layout position, as calling `setAttributeValue(_:at:)` for
+    /// each in order does (the same checks and change tracking; on an error the values before
+    /// it stay set), with the context found once: for code that fills in many objects.
+    /// `values[i]` goes to position `positions[i]`; a `nil` element (`.none`) leaves that
+    /// attribute as it is, `.some(nil)` clears it. With an undo manager and no undo group open,
+    /// the changes are one undo step.
+    public func setAttributeValues(_ values: [AttributeValue??], at positions: [Int]) throws {
+        precondition(values.count == positions.count, "\(values.count) values for \(positions.count) positions")
+        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         let types = layout.attributeTypes
+        var openedGroup: Bool? = false
+        defer { if openedGroup == true { context.undoManager?.endUndoGrouping() } }
+        for item in values.indices {
+            guard case .some(let value) = values[item] else { continue }
+            try assign(value, at: positions[item], types, context, undoGroup: &openedGroup)
+        }
+    }
+
+    /// What both setters do for one value: checks it against the attribute's type, fires the
+    /// fault, and, when the value differs, registers the undo and records the change.
+    /// `undoGroup` nil opens no undo group; false opens one before the first undo is registered
+    /// (when none is open) and turns true, for the caller to close. Inlined: as a call per value
+    /// it cost the object writer about 7% of its time on 1M rows (24.25 s against 22.72 s).
+    @inline(__always)
+    private func assign(_ value: AttributeValue?, at index: Int, _ types: [AttributeType], _ context: ManagedObjectContext,
+                        undoGroup: inout Bool?) throws {
         guard types.indices.contains(index) else {
             throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
         }
@@ -217,51 +246,15 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if values.isEmpty { values = [AttributeValue?](repeating: nil, count: types.count) }
         let old = values[index]
         guard old != value else { return }
-        if context.undoManager != nil { context.registerUndo(self, key: layout.attributes[index].name, oldValue: old.map { .attribute($0) }) }
+        if let undoManager = context.undoManager {
+            if undoGroup == false && undoManager.groupingLevel == 0 {
+                undoManager.beginUndoGrouping()
+                undoGroup = true
+            }
+            context.registerUndo(self, key: layout.attributes[index].name, oldValue: old.map { .attribute($0) })
+        }
         values[index] = value
         if !isInserted { markChanged(layout.attributes[index].name) }
-    }
-
-    /// Sets several attributes by layout position, as calling `setAttributeValue(_:at:)` for
-    /// each in order does (the same checks and change tracking; on an error the values before
-    /// it stay set), with the context found, the fault fired and the undo manager asked once:
-    /// for code that fills in many objects. `values[i]` goes to position `positions[i]`; a
-    /// `nil` element (`.none`) leaves that attribute as it is, `.some(nil)` clears it. With an
-    /// undo manager and no undo group open, the changes are one undo step.
-    public func setAttributeValues(_ values: [AttributeValue??], at positions: [Int]) throws {
-        precondition(values.count == positions.count, "\(values.count) values for \(positions.count) positions")
-        guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
-        let types = layout.attributeTypes
-        let undoManager = context.undoManager
-        var fired = false
-        var openedGroup = false
-        defer { if openedGroup { undoManager?.endUndoGrouping() } }
-        for item in values.indices {
-            guard case .some(let value) = values[item] else { continue }
-            let index = positions[item]
-            guard types.indices.contains(index) else {
-                throw ContextError.unknownKey(entity: layout.name, key: "#\(index)")
-            }
-            if let value, !value.fits(types[index]) {
-                throw ContextError.wrongType(entity: layout.name, key: layout.attributes[index].name, expected: types[index].rawValue, got: value.canonicalText)
-            }
-            if !fired {
-                fireFault()
-                if self.values.isEmpty { self.values = [AttributeValue?](repeating: nil, count: types.count) }
-                fired = true
-            }
-            let old = self.values[index]
-            guard old != value else { continue }
-            if let undoManager {
-                if !openedGroup && undoManager.groupingLevel == 0 {
-                    undoManager.beginUndoGrouping()
-                    openedGroup = true
-                }
-                context.registerUndo(self, key: layout.attributes[index].name, oldValue: old.map { .attribute($0) })
-            }
-            self.values[index] = value
-            if !isInserted { markChanged(layout.attributes[index].name) }
-        }
     }
 
     /// Sets a to-one relationship; the destination's inverse follows.

@@ -99,12 +99,19 @@ extension AttributeValue {
         }
     }
 
+    /// `text` without the spaces and tabs (`CharacterSet.whitespaces`) at its ends, as values
+    /// are read (`AttributeValue(parsing:as:)`, a job's dates); `text` itself, without a copy,
+    /// when it does not start or end with whitespace, as most values do.
+    public static func trimmingEdgeWhitespace(_ text: String) -> String {
+        mayHaveEdgeWhitespace(text) ? text.trimmingCharacters(in: .whitespaces) : text
+    }
+
     /// Whether `text` starts or ends with a whitespace character (`Character.isWhitespace`), the
     /// test before trimming a value: its first and last bytes answer for ASCII, and only text
     /// that starts or ends with ASCII whitespace or a non-ASCII byte is asked about its
     /// characters (a `Character` is built by grapheme breaking and asked a Unicode property:
     /// 6% of the reader thread's time on NDJSON when asked for every value).
-    public static func mayHaveEdgeWhitespace(_ text: String) -> Bool {
+    static func mayHaveEdgeWhitespace(_ text: String) -> Bool {
         guard let first = text.utf8.first, let last = text.utf8.last else { return false }
         // Unicode's ASCII whitespace is 0x09–0x0D and the space; a grapheme that ends in an
         // ASCII byte is that byte alone or CR LF.
@@ -132,8 +139,7 @@ extension AttributeValue {
         func fail(_ reason: String) -> ValueParseError {
             ValueParseError(text: text, type: type, reason: reason)
         }
-        // Trimming allocates; most values have nothing to trim.
-        let trimmed = AttributeValue.mayHaveEdgeWhitespace(text) ? text.trimmingCharacters(in: .whitespaces) : text
+        let trimmed = AttributeValue.trimmingEdgeWhitespace(text)
         switch type {
         case .integer16, .integer32, .integer64:
             // Xcode writes "0.0" when an attribute's type is changed from a floating type to an

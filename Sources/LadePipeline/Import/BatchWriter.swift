@@ -322,79 +322,74 @@ final class BatchWriter {
         }
         let missing = try resolveDestinations(rows, batchKeys: selfKeyed.isEmpty ? [] : Set(rows.compactMap { $0.key.count == 1 ? $0.key[0] : nil }))
 
-        // Rows read in place through the buffer (an element of the array passed on is copied,
-        // each of its arrays retained and released).
-        return try rows.withUnsafeBufferPointer { rows in
-            var decisions: [Decision] = []
-            decisions.reserveCapacity(rows.count)
-            var rejects: [RejectedRow] = []
-            var localCounts = ImportCounts()
-            for index in rows.indices {
-                let decision = decide(rows[index], batch: batch, missing: missing, counts: &localCounts)
-                if case .reject(let reject) = decision { rejects.append(reject) }
-                decisions.append(decision)
-            }
-            if rejects.count > allowedRejects { return (rejects, false) }
+        var decisions: [Decision] = []
+        decisions.reserveCapacity(rows.count)
+        var rejects: [RejectedRow] = []
+        var localCounts = ImportCounts()
+        for index in rows.indices {
+            let decision = decide(rows[index], batch: batch, missing: missing, counts: &localCounts)
+            if case .reject(let reject) = decision { rejects.append(reject) }
+            decisions.append(decision)
+        }
+        if rejects.count > allowedRejects { return (rejects, false) }
 
-            // First every row's object (found or new), then values and relationships: a row may
-            // name, as a destination, an object another row of the batch makes.
-            var objects = [ManagedObject?](repeating: nil, count: rows.count)
-            var isNew = [Bool](repeating: false, count: rows.count)
-            for index in order {
-                switch decisions[index] {
-                case .leave, .reject: continue
-                case .apply(let found): objects[index] = found
-                case .create:
-                    let key = rows[index].key
-                    // An earlier row of the batch may have made it (`objectsByKey` has every object made).
-                    if !key.isEmpty, let made = objectsByKey[key] {
-                        objects[index] = made
-                    } else {
-                        let object = try context.insertObject(forEntityName: plan.entity.name)
-                        objects[index] = object
-                        isNew[index] = true
-                        if !key.isEmpty {
-                            objectsByKey[key] = object
-                            // The key now, so that rows naming it as a destination find it (by
-                            // position: the object is of the imported entity itself).
-                            for keyIndex in plan.keyIndices { try object.setAttributeValue(rows[index].values[keyIndex] ?? nil, at: attributePositions[keyIndex]) }
-                            registerAsDestination(object, key: key)
-                        }
+        // First every row's object (found or new), then values and relationships: a row may
+        // name, as a destination, an object another row of the batch makes.
+        var objects = [ManagedObject?](repeating: nil, count: rows.count)
+        var isNew = [Bool](repeating: false, count: rows.count)
+        for index in order {
+            switch decisions[index] {
+            case .leave, .reject: continue
+            case .apply(let found): objects[index] = found
+            case .create:
+                let key = rows[index].key
+                // An earlier row of the batch may have made it (`objectsByKey` has every object made).
+                if !key.isEmpty, let made = objectsByKey[key] {
+                    objects[index] = made
+                } else {
+                    let object = try context.insertObject(forEntityName: plan.entity.name)
+                    objects[index] = object
+                    isNew[index] = true
+                    if !key.isEmpty {
+                        objectsByKey[key] = object
+                        // The key now, so that rows naming it as a destination find it (by
+                        // position: the object is of the imported entity itself).
+                        for keyIndex in plan.keyIndices { try object.setAttributeValue(rows[index].values[keyIndex] ?? nil, at: attributePositions[keyIndex]) }
+                        registerAsDestination(object, key: key)
                     }
                 }
             }
-            for index in order {
-                guard let object = objects[index] else { continue }
-                let id = ObjectIdentifier(object)
-                let firstTouch = touched.insert(id).inserted && !savedSinceCommit(object)
-                let hadChanges = object.hasChanges
-                // The row read in place (a copy retains and releases each of its arrays).
-                try apply(rows[index], to: object, counts: &localCounts)
-                let outcome: Outcome
-                if !firstTouch {
-                    outcome = .duplicate
-                    localCounts.duplicates += 1
-                } else if isNew[index] {
-                    outcome = .inserted
-                    localCounts.inserted += 1
-                } else if object.hasChanges && !hadChanges {
-                    outcome = .updated
-                    localCounts.updated += 1
-                } else {
-                    outcome = .unchanged
-                    localCounts.unchanged += 1
-                }
-                // One lookup when the object has no origin yet (a new object; the first row for it).
-                let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
-                                    batch: batchNumber, firstBatch: batchNumber, outcome: outcome)
-                if let previous = origins.updateValue(origin, forKey: id), previous.firstBatch != batchNumber {
-                    origins[id]!.firstBatch = previous.firstBatch
-                }
-            }
-            localCounts.rejected = rejects.count
-            counts.add(localCounts)
-            return (rejects, true)
         }
+        for index in order {
+            guard let object = objects[index] else { continue }
+            let id = ObjectIdentifier(object)
+            let firstTouch = touched.insert(id).inserted && !savedSinceCommit(object)
+            let hadChanges = object.hasChanges
+            try apply(rows[index], to: object, counts: &localCounts)
+            let outcome: Outcome
+            if !firstTouch {
+                outcome = .duplicate
+                localCounts.duplicates += 1
+            } else if isNew[index] {
+                outcome = .inserted
+                localCounts.inserted += 1
+            } else if object.hasChanges && !hadChanges {
+                outcome = .updated
+                localCounts.updated += 1
+            } else {
+                outcome = .unchanged
+                localCounts.unchanged += 1
+            }
+            // One lookup when the object has no origin yet (a new object; the first row for it).
+            let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
+                                batch: batchNumber, firstBatch: batchNumber, outcome: outcome)
+            if let previous = origins.updateValue(origin, forKey: id), previous.firstBatch != batchNumber {
+                origins[id]!.firstBatch = previous.firstBatch
+            }
+        }
+        localCounts.rejected = rejects.count
+        counts.add(localCounts)
+        return (rejects, true)
     }
 
     private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> Decision {

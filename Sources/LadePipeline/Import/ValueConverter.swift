@@ -104,8 +104,7 @@ public final class ValueConverter: @unchecked Sendable {
     }
 
     private func parseDate(_ text: String) -> Outcome {
-        // Trimming goes through NSString on Linux: only when there is something to trim.
-        let trimmed = AttributeValue.mayHaveEdgeWhitespace(text) ? text.trimmingCharacters(in: .whitespaces) : text
+        let trimmed = AttributeValue.trimmingEdgeWhitespace(text)
         switch dateFormat {
         case .iso8601?, nil:
             if let date = ISO8601Date.parse(trimmed) { return .value(.date(date)) }

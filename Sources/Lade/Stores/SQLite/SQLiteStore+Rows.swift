@@ -260,11 +260,11 @@ extension SQLiteStore: PersistentStore {
         var position: Int32 = 4
         if let positional = change.positional, positional.layout === plan.layout {
             // The context's way: values by position, nothing looked up by name.
-            for slot in plan.slots {
-                switch slot {
-                case .attribute(let index): statement.bind(SQLiteValueCoding.encode(positional.values[index]), at: position)
-                case .toOne(let index): statement.bind(positional.toOneIDs[index]?.primaryKey.map { .integer($0) } ?? .null, at: position)
-                case .toOneEntity(let index): statement.bind(entityNumberValue(positional.toOneIDs[index]), at: position)
+            for column in plan.columns {
+                switch column.kind {
+                case .attribute(_, let index): statement.bind(SQLiteValueCoding.encode(positional.values[index]), at: position)
+                case .toOne(_, let index): statement.bind(positional.toOneIDs[index]?.primaryKey.map { .integer($0) } ?? .null, at: position)
+                case .toOneEntity(_, let index): statement.bind(entityNumberValue(positional.toOneIDs[index]), at: position)
                 }
                 position += 1
             }
@@ -445,15 +445,10 @@ struct SQLiteWritePlan: Sendable {
     /// A column's value: an attribute or to-one relationship, by name and by layout position.
     enum Kind: Sendable { case attribute(String, Int), toOne(String, Int), toOneEntity(String, Int) }
     struct Column: Sendable { let name: String; let kind: Kind }
-    /// A column's value by layout position alone: what an insert of a positional change
-    /// binds, with no name to retain and release per column and row.
-    enum Slot: Sendable { case attribute(Int), toOne(Int), toOneEntity(Int) }
     let table: String
     let number: Int64
     let layout: EntityLayout
     let columns: [Column]
-    /// `columns` by position, in the same order.
-    let slots: [Slot]
     let insertSQL: String
     /// The prepared INSERT, made on first use (the store serialises its connection).
     let insertStatement = StatementSlot()
@@ -506,13 +501,6 @@ extension SQLiteSchema {
             }
             write[entity.name] = SQLiteWritePlan(
                 table: entity.tableName, number: entity.number, layout: layout, columns: columns,
-                slots: columns.map { column in
-                    switch column.kind {
-                    case .attribute(_, let index): .attribute(index)
-                    case .toOne(_, let index): .toOne(index)
-                    case .toOneEntity(_, let index): .toOneEntity(index)
-                    }
-                },
                 insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
                 joinColumns: joinColumns)
         }
