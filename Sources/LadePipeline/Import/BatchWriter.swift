@@ -600,16 +600,46 @@ final class BatchWriter {
             guard row.key.count == 1, case .string(let text) = row.key[0] else { texts = []; break }
             texts.append(text)
         }
-        if texts.count == rows.count {
-            return rows.indices.sorted { a, b in
-                let order = compareBytes(texts[a], texts[b])
-                return order != 0 ? order < 0 : a < b
-            }
-        }
+        if texts.count == rows.count { return textOrder(texts) }
         return rows.indices.sorted { a, b in
             let order = compare(rows[a].key, rows[b].key)
             return order != 0 ? order < 0 : a < b
         }
+    }
+
+    /// Positions of `texts` in UTF-8 byte order, equal texts in position order. Each text is
+    /// first stood for by the 8 bytes after the prefix all of them share, as a big-endian
+    /// integer (zeros past its end): two texts whose integers differ are in that order, so
+    /// only those whose integers tie are compared byte by byte. Keys such as `SKU-00805901`
+    /// share their first bytes, which a plain comparison reads again for every pair.
+    static func textOrder(_ texts: [String]) -> [Int] {
+        guard let first = texts.first else { return [] }
+        var shared = first.utf8.count
+        for text in texts.dropFirst() where shared > 0 {
+            var length = 0
+            for (x, y) in zip(first.utf8.prefix(shared), text.utf8) {
+                guard x == y else { break }
+                length += 1
+            }
+            shared = length
+        }
+        var entries: [(head: UInt64, position: Int)] = []
+        entries.reserveCapacity(texts.count)
+        for (position, text) in texts.enumerated() {
+            var head: UInt64 = 0
+            var taken = 0
+            for byte in text.utf8.dropFirst(shared).prefix(8) {
+                head = head << 8 | UInt64(byte)
+                taken += 1
+            }
+            entries.append((head << (8 * UInt64(8 - taken)), position))
+        }
+        entries.sort { a, b in
+            if a.head != b.head { return a.head < b.head }
+            let order = compareBytes(texts[a.position], texts[b.position])
+            return order != 0 ? order < 0 : a.position < b.position
+        }
+        return entries.map(\.position)
     }
 
     /// UTF-8 byte order, as SQLite's BINARY collation orders the key's index.
