@@ -212,7 +212,7 @@ struct StoreToolsCLITests {
         #expect(try String(contentsOf: out.appendingPathComponent("Video.ndjson"), encoding: .utf8).isEmpty)
 
         // Again over the same directory: the same bytes, no temporary files left.
-        let before = try products
+        let before = products
         #expect(try LadeProcess.run(["export", store, "--model", Self.model, "--format", "ndjson", "--out", out.path]).status == 0)
         #expect(try String(contentsOf: out.appendingPathComponent("Product.ndjson"), encoding: .utf8) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 5)

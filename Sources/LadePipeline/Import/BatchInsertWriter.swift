@@ -119,23 +119,30 @@ final class BatchInsertWriter {
         let order = batch.keyOrder
         // Per relationship, per row: its destination, a known miss, or (.none) one to create.
         var known = try resolveDestinations(rows, session: session)
-        func reject(_ row: MappedRow, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
-            RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange))
+        func reject(_ index: Int, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
+            RejectedRow(line: rows[index].line, recordIndex: rows[index].recordIndex, column: nil, field: field, value: value, reason: reason,
+                        raw: RowMapper.rawText(batch.raw, rows[index].rawRange))
+        }
+        /// Whether the row's destination for `position` was looked up and none has the key.
+        func absent(_ position: Int, _ index: Int) -> Bool {
+            if case .some(nil) = known[position][index] { return true }
+            return false
         }
 
-        // Rows rejected whatever the store holds; what a new object would lack.
+        // Rows rejected whatever the store holds; what a new object would lack. Each row is
+        // read in place (`rows[index].…`): a copy of it retained and released its arrays.
         var rejects: [RejectedRow] = []
         var ordered: [Int] = []
         var newObjectProblem: [Int: RejectedRow] = [:]
         var sessionRows: [BatchInsertSession.Row] = []
         sessionRows.reserveCapacity(rows.count)
+        ordered.reserveCapacity(rows.count)
         rowLoop: for index in order {
-            let row = rows[index]
             for position in creating {
-                for key in row.links[position] ?? [] {
+                for key in rows[index].links[position] ?? [] {
                     if let violation = plan.relationships[position].matchValidator.violation(of: key) {
                         let relationship = plan.relationships[position]
-                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
+                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
                                               "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)"))
                         continue rowLoop
                     }
@@ -144,41 +151,37 @@ final class BatchInsertWriter {
             var links: [ManagedObjectID??] = []
             links.reserveCapacity(plan.relationships.count)
             for position in plan.relationships.indices {
-                guard let keys = row.links[position] else { links.append(.none); continue }
+                guard let keys = rows[index].links[position] else { links.append(.none); continue }
                 if requiredLinks[position] {
                     let relationship = plan.relationships[position]
                     if keys.isEmpty {
-                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
+                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
                         continue rowLoop
                     }
-                    if let absent = keys.first, case .some(nil) = known[position][index] {
-                        rejects.append(reject(row, relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
-                                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
+                    if let missing = keys.first, absent(position, index) {
+                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), missing.canonicalText,
+                                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(missing.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
                         continue rowLoop
                     }
                 }
-                if !keys.isEmpty {
-                    links.append(.some(known[position][index] ?? nil))
-                } else {
-                    links.append(.some(nil))
-                }
+                links.append(.some(keys.isEmpty ? nil : known[position][index] ?? nil))
             }
             // A new object must end up with every required attribute and to-one relationship.
             var problem: RejectedRow?
             for position in requiredWithoutDefault {
-                if case .none = row.values[position] {
+                if case .none = rows[index].values[position] {
                     let attribute = plan.attributes[position]
-                    problem = reject(row, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
+                    problem = reject(index, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
                                      "\(attribute.attribute.name) is required and the record has no value for it")
                     break
                 }
             }
             if problem == nil {
                 for position in requiredToOne {
-                    let relationship = plan.relationships[position]
-                    let keys = row.links[position] ?? []
-                    if keys.isEmpty || known[position][index] == .some(nil) {
-                        problem = reject(row, relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
+                    let key = rows[index].links[position]?.first
+                    if key == nil || absent(position, index) {
+                        let relationship = plan.relationships[position]
+                        problem = reject(index, relationship.settings.from.components.joined(separator: "."), key?.canonicalText,
                                          "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
                         break
                     }
@@ -186,7 +189,7 @@ final class BatchInsertWriter {
             }
             if let problem { newObjectProblem[index] = problem }
             ordered.append(index)
-            sessionRows.append(BatchInsertSession.Row(values: row.values, destinations: links, mayInsert: problem == nil))
+            sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
         }
         if rejects.count > allowedRejects { return (rejects, false) }
         try rejectMissingNewObjects(&rejects, &ordered, &sessionRows, rows: rows, problems: newObjectProblem, session: session)
@@ -196,8 +199,8 @@ final class BatchInsertWriter {
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
             var keys: [AttributeValue] = []
             var seen = Set<AttributeValue>()
-            for index in ordered where known[position][index] == nil {
-                guard let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
+            for index in ordered {
+                guard case .none = known[position][index], let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
                 keys.append(key)
             }
             if !keys.isEmpty { created.append((position, keys)) }
@@ -220,7 +223,8 @@ final class BatchInsertWriter {
                     destinations[position, default: [:]][key] = .some(id)
                     local.createdDestinations += 1
                 }
-                for (offset, index) in ordered.enumerated() where known[position][index] == nil {
+                for (offset, index) in ordered.enumerated() {
+                    guard case .none = known[position][index] else { continue }
                     if let key = rows[index].links[position]?.first, let id = destinations[position]?[key] ?? nil {
                         sessionRows[offset].destinations[position] = .some(id)
                         known[position][index] = .some(id)
@@ -248,7 +252,6 @@ final class BatchInsertWriter {
             return (written, false)
         }
         for (offset, index) in ordered.enumerated() {
-            let row = rows[index]
             switch outcomes[offset] {
             case .inserted: local.inserted += 1
             case .updated: local.updated += 1
@@ -256,12 +259,15 @@ final class BatchInsertWriter {
             case .duplicate: local.duplicates += 1
             case .kept: local.existing += 1; continue
             case .missing, .refused:
-                written.append(rejection(row, outcome: outcomes[offset], newObjectProblem[index], batch: batch)!)
+                written.append(rejection(rows[index], outcome: outcomes[offset], newObjectProblem[index], batch: batch)!)
                 continue
             }
             // A key no destination has leaves the relationship empty.
-            if plan.relationships.indices.contains(where: { row.links[$0]?.isEmpty == false && (sessionRows[offset].destinations[$0] ?? nil) == nil }) {
+            for position in plan.relationships.indices {
+                guard rows[index].links[position]?.isEmpty == false else { continue }
+                if case .some(.some) = sessionRows[offset].destinations[position] { continue }
                 local.unresolved += 1
+                break
             }
         }
         local.rejected = written.count
