@@ -116,6 +116,27 @@ struct Measurement {
     /// beside the wall time they show how much of a run is its own work and how much I/O.
     var userSeconds: Double = 0
     var systemSeconds: Double = 0
+    /// CPU time (user + system) of the child's busiest thread, from its last sample (every
+    /// 0.1 s): near the wall time, that thread sets the pace and the others wait for it.
+    var busiestThreadSeconds: Double = 0
+}
+
+/// CPU seconds (user + system) each thread of `pid` has used so far, by thread id
+/// (`/proc/PID/task/TID/stat`, proc(5)); empty when the process is gone.
+func threadSeconds(_ pid: pid_t) -> [Int: Double] {
+    guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return [:] }
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var seconds: [Int: Double] = [:]
+    for task in tasks {
+        // The command name (in parentheses) may hold spaces: fields are counted after it, so
+        // utime and stime, fields 14 and 15, are the 12th and 13th there.
+        guard let id = Int(task), let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        seconds[id] = (user + system) / ticks
+    }
+    return seconds
 }
 
 /// A process's peak resident set size so far, from `/proc/PID/status` (`VmHWM`, kB); nil when
@@ -150,11 +171,15 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
     var status: Int32 = 0
     var usage = rusage()
     var polled: Int64 = 0
+    var threads: [Int: Double] = [:]
+    var polls = 0
     while true {
         let done = wait4(pid, &status, WNOHANG, &usage)
         if done == pid { break }
         if done < 0 && errno != EINTR { fail("waiting for \(command[0]): \(String(cString: strerror(errno)))") }
         if let mark = highWaterMark(pid) { polled = max(polled, mark) }
+        if polls % 50 == 0 { threads.merge(threadSeconds(pid)) { _, now in now } }
+        polls += 1
         usleep(2_000)
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
@@ -168,7 +193,7 @@ func measure(_ command: [String], log: URL, stdin: String? = nil) -> Measurement
     let reported = Int64(usage.ru_maxrss) * 1024
     func cpu(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
     return Measurement(seconds: seconds, peakBytes: polled > 0 ? polled : (reported > inherited ? reported : 0),
-                       userSeconds: cpu(usage.ru_utime), systemSeconds: cpu(usage.ru_stime))
+                       userSeconds: cpu(usage.ru_utime), systemSeconds: cpu(usage.ru_stime), busiestThreadSeconds: threads.values.max() ?? 0)
 }
 
 /// Runs a command with its standard output into `output`; fails when it fails.
@@ -326,8 +351,8 @@ case "run":
         if label.hasPrefix("lade run") { return ("≤ 1.20×", { ratio, _ in ratio <= 1.2 }) }
         return nil
     }
-    print("| what | wall s (median) | user s | system s | rows/s | peak RSS MiB (max) | vs sqlite3 | target (time; RSS ≤ 64 MiB) | met |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
+    print("| what | wall s (median) | user s | system s | busiest thread s | rows/s | peak RSS MiB (max) | vs sqlite3 | target (time; RSS ≤ 64 MiB) | met |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for line in lines where !line.results.isEmpty {
         let wall = median(line.results.map(\.seconds))
         let peak = Double(line.results.map(\.peakBytes).max() ?? 0) / 1_048_576
@@ -340,7 +365,8 @@ case "run":
             met = check(wall / sqliteMedian, ofFirst) && peak <= 64 ? "yes" : "no"
         }
         let user = median(line.results.map(\.userSeconds)), system = median(line.results.map(\.systemSeconds))
-        print(String(format: "| %@ | %.2f | %.2f | %.2f | %.0f | %.1f | %@ | %@ | %@ |", line.label, wall, user, system, Double(rows) / wall, peak, ratio, goal, met))
+        let busiest = median(line.results.map(\.busiestThreadSeconds))
+        print(String(format: "| %@ | %.2f | %.2f | %.2f | %.2f | %.0f | %.1f | %@ | %@ | %@ |", line.label, wall, user, system, busiest, Double(rows) / wall, peak, ratio, goal, met))
     }
     print("\nall runs (s): " + lines.map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
 case "phases":
