@@ -128,11 +128,9 @@ public enum PropertyListValue: Sendable, Hashable {
     }
 
     /// The value as a binary property list (`bplist00`), as Core Data writes `Z_PLIST`.
+    /// Throws when it nests deeper than ``maximumDepth`` or holds a date that is not finite.
     public func binaryPropertyList() throws -> Data {
-        guard nestingDepth <= Self.maximumDepth else {
-            throw PropertyListError("arrays and dictionaries nest \(nestingDepth) levels deep; at most \(Self.maximumDepth) can be stored and read back")
-        }
-        return try PropertyListSerialization.data(fromPropertyList: foundationValue, format: .binary, options: 0)
+        try BinaryPropertyListWriter.write(self)
     }
 
     public var stringValue: String? { if case .string(let value) = self { value } else { nil } }

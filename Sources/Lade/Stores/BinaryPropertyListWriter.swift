@@ -1,0 +1,171 @@
+import Foundation
+
+/// Writes a ``PropertyListValue`` as a binary property list (`bplist00`): Core Data's
+/// `Z_METADATA` blob and the binary store's metadata block. Foundation's Apple readers and
+/// ``BinaryPropertyListReader`` read it.
+///
+/// Lade writes the format itself rather than through `PropertyListSerialization`: linked
+/// statically (`--static-swift-stdlib`, how `make install` builds `lade`), Linux Foundation
+/// refuses every array ("property lists cannot contain objects of type 'Not A Type'"), and
+/// metadata always holds some (Core Data's `NSStoreModelVersionIdentifiers`, the checkpoints).
+///
+/// The output is deterministic: dictionary keys in the order of their UTF-8 bytes; a string,
+/// number, date or data that occurs more than once written once (when its bytes are the same)
+/// and referred to wherever it occurs, as Foundation's writer does.
+///
+/// Format reference: Apple's CFBinaryPList.c (opensource.apple.com, CF).
+struct BinaryPropertyListWriter {
+    /// One object of the object table: a value without members, or a container's references.
+    private enum Entry {
+        /// A value without members, already encoded.
+        case scalar([UInt8])
+        case array([Int])
+        case dictionary(keys: [Int], values: [Int])
+    }
+
+    private var entries: [Entry] = []
+    /// Scalars written so far, by their encoding: two values share an object only when their
+    /// bytes are the same (`String`'s `==` would merge NFC and NFD spellings, and `Double`'s
+    /// 0.0 and -0.0).
+    private var scalars: [[UInt8]: Int] = [:]
+
+    /// The value as a binary property list. Throws when it nests deeper than
+    /// ``PropertyListValue/maximumDepth`` or holds a date that is not finite: neither could be
+    /// read back.
+    static func write(_ value: PropertyListValue) throws -> Data {
+        guard value.nestingDepth <= PropertyListValue.maximumDepth else {
+            throw PropertyListError("arrays and dictionaries nest \(value.nestingDepth) levels deep; at most \(PropertyListValue.maximumDepth) can be stored and read back")
+        }
+        var writer = BinaryPropertyListWriter()
+        let top = try writer.add(value)
+        return writer.encode(top: top)
+    }
+
+    /// Adds `value` (its members first for a container's references) and returns its object number.
+    private mutating func add(_ value: PropertyListValue) throws -> Int {
+        switch value {
+        case .array(let items):
+            let number = reserve()
+            var references: [Int] = []
+            references.reserveCapacity(items.count)
+            for item in items { references.append(try add(item)) }
+            entries[number] = .array(references)
+            return number
+        case .dictionary(let members):
+            let number = reserve()
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            var keyReferences: [Int] = [], valueReferences: [Int] = []
+            keyReferences.reserveCapacity(keys.count)
+            valueReferences.reserveCapacity(keys.count)
+            for key in keys { keyReferences.append(try add(.string(key))) }
+            for key in keys { valueReferences.append(try add(members[key]!)) }
+            entries[number] = .dictionary(keys: keyReferences, values: valueReferences)
+            return number
+        case .date(let date) where !date.timeIntervalSinceReferenceDate.isFinite:
+            throw PropertyListError("a date that is not finite (\(date.timeIntervalSinceReferenceDate) seconds) cannot be stored and read back")
+        default:
+            var encoded: [UInt8] = []
+            Self.appendScalar(value, to: &encoded)
+            if let known = scalars[encoded] { return known }
+            let number = entries.count
+            entries.append(.scalar(encoded))
+            scalars[encoded] = number
+            return number
+        }
+    }
+
+    private mutating func reserve() -> Int {
+        entries.append(.array([]))
+        return entries.count - 1
+    }
+
+    /// The fewest of 1, 2, 4 or 8 bytes that hold `value`.
+    private static func width(_ value: UInt64) -> Int {
+        value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    private static func append(_ value: UInt64, width: Int, to bytes: inout [UInt8]) {
+        for shift in stride(from: (width - 1) * 8, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    /// A marker with `count` in its low nibble, or 0xF and the count as an integer object after it.
+    private static func appendMarker(_ kind: UInt8, count: Int, to bytes: inout [UInt8]) {
+        if count < 15 {
+            bytes.append(kind << 4 | UInt8(count))
+        } else {
+            bytes.append(kind << 4 | 0xF)
+            appendInteger(UInt64(count), to: &bytes)
+        }
+    }
+
+    /// A non-negative integer object in the fewest bytes (1, 2 or 4 bytes are read as unsigned,
+    /// 8 as signed, so a negative integer always takes 8).
+    private static func appendInteger(_ value: UInt64, to bytes: inout [UInt8]) {
+        let size = width(value)
+        bytes.append(0x10 | UInt8(size.trailingZeroBitCount))
+        append(value, width: size, to: &bytes)
+    }
+
+    private func encode(top: Int) -> Data {
+        let referenceSize = Self.width(UInt64(entries.count - 1))
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        offsets.reserveCapacity(entries.count)
+        for entry in entries {
+            offsets.append(bytes.count)
+            switch entry {
+            case .array(let references):
+                Self.appendMarker(0xA, count: references.count, to: &bytes)
+                for reference in references { Self.append(UInt64(reference), width: referenceSize, to: &bytes) }
+            case .dictionary(let keys, let values):
+                Self.appendMarker(0xD, count: keys.count, to: &bytes)
+                for reference in keys + values { Self.append(UInt64(reference), width: referenceSize, to: &bytes) }
+            case .scalar(let encoded):
+                bytes += encoded
+            }
+        }
+        let tableOffset = bytes.count
+        let offsetSize = Self.width(UInt64(offsets.last ?? 0))
+        for offset in offsets { Self.append(UInt64(offset), width: offsetSize, to: &bytes) }
+        // The trailer: five unused bytes, the sort version, the two sizes, then three 8-byte words.
+        bytes += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
+        Self.append(UInt64(entries.count), width: 8, to: &bytes)
+        Self.append(UInt64(top), width: 8, to: &bytes)
+        Self.append(UInt64(tableOffset), width: 8, to: &bytes)
+        return Data(bytes)
+    }
+
+    private static func appendScalar(_ value: PropertyListValue, to bytes: inout [UInt8]) {
+        switch value {
+        case .bool(let flag):
+            bytes.append(flag ? 0x09 : 0x08)
+        case .integer(let number):
+            if number < 0 {
+                bytes.append(0x13)
+                append(UInt64(bitPattern: number), width: 8, to: &bytes)
+            } else {
+                appendInteger(UInt64(number), to: &bytes)
+            }
+        case .real(let number):
+            bytes.append(0x23)
+            append(number.bitPattern, width: 8, to: &bytes)
+        case .date(let date):
+            bytes.append(0x33)
+            append(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &bytes)
+        case .data(let data):
+            appendMarker(0x4, count: data.count, to: &bytes)
+            bytes += data
+        case .string(let text):
+            if text.utf8.allSatisfy({ $0 < 0x80 }) {
+                appendMarker(0x5, count: text.utf8.count, to: &bytes)
+                bytes += text.utf8
+            } else {
+                // UTF-16, big-endian; the count is in UTF-16 code units.
+                appendMarker(0x6, count: text.utf16.count, to: &bytes)
+                for unit in text.utf16 { bytes += [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
+            }
+        case .array, .dictionary:
+            preconditionFailure("containers are written as references")
+        }
+    }
+}
