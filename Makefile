@@ -2,6 +2,10 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 LADE := .build/debug/lade
+# The release lade links Swift's runtime and Foundation into the binary: it runs where Swift is
+# not installed, and its peak memory is about 5.5 MiB lower (the shared libraries' pages it
+# would map). It still uses the system's SQLite, libxml2 and zlib.
+RELEASE := -c release --static-swift-stdlib
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
 .PHONY: all deps build run test test-slow fuzz tsan bench install clean
@@ -42,8 +46,8 @@ test: deps
 # shown to change Z_METADATA alone.
 SLOW_OBJECTS ?= 1000000
 test-slow: deps
-	$(SWIFT) build -c release --product lade
-	$(SWIFT) build -c release --product lade-bench
+	$(SWIFT) build $(RELEASE) --product lade
+	$(SWIFT) build $(RELEASE) --product lade-bench
 	.build/release/lade-bench convert --objects $(SLOW_OBJECTS) --lade .build/release/lade --work .build/slow
 
 # The fuzzing lane (not part of make test): every parser and reader (CSV, NDJSON, JSON array, gzip,
@@ -53,7 +57,7 @@ test-slow: deps
 # See Fuzz/run for the knobs (FUZZ_TARGETS, FUZZ_TIMEOUT, FUZZ_RSS_MB, FUZZ_PARALLEL).
 FUZZ_RUNS ?= 1000000
 fuzz: deps
-	$(SWIFT) build -c release --product lade
+	$(SWIFT) build $(RELEASE) --product lade
 	LADE_FUZZ=1 $(SWIFT) build -c release --product lade-fuzz --scratch-path .build-fuzz \
 		-Xswiftc -sanitize=fuzzer -Xswiftc -enable-testing
 	FUZZ_RUNS=$(FUZZ_RUNS) Fuzz/run
@@ -72,12 +76,12 @@ BENCH_ROWS ?= 1000000
 BENCH_RUNS ?= 3
 bench: deps
 	@command -v sqlite3 >/dev/null || { echo "make bench needs the sqlite3 command (apt-get install sqlite3)" >&2; exit 1; }
-	$(SWIFT) build -c release --product lade
-	$(SWIFT) build -c release --product lade-bench
+	$(SWIFT) build $(RELEASE) --product lade
+	$(SWIFT) build $(RELEASE) --product lade-bench
 	.build/release/lade-bench run --rows $(BENCH_ROWS) --runs $(BENCH_RUNS) --lade .build/release/lade --work .build/bench
 
 install: deps
-	$(SWIFT) build -c release --product lade
+	$(SWIFT) build $(RELEASE) --product lade
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 .build/release/lade $(DESTDIR)$(PREFIX)/bin/lade
 

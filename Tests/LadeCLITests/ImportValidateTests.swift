@@ -22,7 +22,7 @@ struct ImportValidateTests {
         for line in ["products.csv → Product, mode upsert, key sku", "  createdAt ← created_at", "  price ← price (matched by name)",
                      "  category → Category by name ← sku, created when missing", "will be created with the model",
                      "writer: batch (batch inserts: the job needs nothing only managed objects do)",
-                     "SQLite page cache 12 MiB (the batch writer's default; batch.cacheMiB sets it)", "batches of 5000, commit every 2 s;", "ok"] {
+                     "SQLite page cache 16 MiB (the batch writer's default; batch.cacheMiB sets it)", "batches of 5000, commit every 2 s;", "ok"] {
             #expect(result.stdout.contains(line), "missing \(line): \(result.stdout)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.directory.path).sorted() == ["job.yaml", "products.csv"],
@@ -34,7 +34,7 @@ struct ImportValidateTests {
         let sandbox = try ImportSandbox()
         try sandbox.write("products.csv", Self.source)
         for (body, expected) in [
-            ("writer: objects\n", ["SQLite page cache 4 MiB (the objects writer's default; batch.cacheMiB sets it)",
+            ("writer: objects\n", ["SQLite page cache 8 MiB (the objects writer's default; batch.cacheMiB sets it)",
                                    "commit every 2 s, each batch saved into the open transaction, reset every 1"]),
             ("writer: objects\nbatch: { cacheMiB: 32 }\n", ["SQLite page cache 32 MiB\n"]),
             ("batch: { cacheMiB: 1 }\n", ["writer: batch", "SQLite page cache 1 MiB\n"]),
