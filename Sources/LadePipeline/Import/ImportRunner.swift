@@ -212,8 +212,9 @@ public final class ImportRunner {
         let written = Handback<MappedBatch>()
         let producer = Thread {
             do {
-                while let batch = try handOver.reader.nextBatch(maxRecords: batchSize) {
-                    guard queue.put(.success(handOver.mapper.map(batch, bytesRead: handOver.reader.bytesRead)), untilTaken: true) else { break }
+                // The records are a temporary: freed once mapped, not held while the mapped batch waits.
+                while let mapped = try handOver.reader.nextBatch(maxRecords: batchSize).map({ handOver.mapper.map($0, bytesRead: handOver.reader.bytesRead) }) {
+                    guard queue.put(.success(mapped), untilTaken: true) else { break }
                     written.drain()
                 }
             } catch {

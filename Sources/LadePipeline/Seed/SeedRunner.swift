@@ -168,8 +168,8 @@ public final class SeedRunner {
         var counts = ImportCounts()
         let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: source, output: options.progressOutput)
         defer { progress.finish() }
-        while let batch = try reader.nextBatch(maxRecords: job.batch.size) {
-            let mapped = mapper.map(batch, bytesRead: reader.bytesRead)
+        // The records are a temporary: freed once mapped, not held while the batch is written.
+        while let mapped = try reader.nextBatch(maxRecords: job.batch.size).map({ mapper.map($0, bytesRead: reader.bytesRead) }) {
             var rejects = mapped.rejects
             if rejects.isEmpty { rejects = try write(mapped, &counts) }
             if let first = rejects.min(by: { $0.line < $1.line }) {
