@@ -103,6 +103,22 @@ struct CorpusStoreTests {
         #expect(before.1 != "absent")
     }
 
+    @Test("each store's metadata, as Core Data wrote it, written again by Lade reads back the same through Foundation and through Lade", arguments: allStores)
+    func metadataRewritten(store relative: String) throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let url = try copyCorpusStore(relative, to: temp)
+        let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+        guard case .blob(let plist) = try connection.rows("SELECT Z_PLIST FROM Z_METADATA").first?.first else {
+            Issue.record("no Z_PLIST in \(relative)")
+            return
+        }
+        let metadata = try PropertyListValue.decode(plist)
+        let rewritten = try metadata.binaryPropertyList()
+        #expect(try BinaryPropertyListReader.read(rewritten) == metadata)
+        #expect(PropertyListValue(foundation: try PropertyListSerialization.propertyList(from: rewritten, format: nil)) == metadata)
+    }
+
     @Test("the digest of each store's version hashes equals its stored NSStoreModelVersionHashesDigest", arguments: allStores)
     func digest(store relative: String) throws {
         let temp = try Fixtures.temporaryDirectory()

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Writes a ``PropertyListValue`` as a binary property list (`bplist00`): Core Data's
-/// `Z_METADATA` blob and the binary store's metadata block. Foundation's Apple readers and
-/// ``BinaryPropertyListReader`` read it.
+/// `Z_METADATA` blob and the binary store's metadata block, laid out as Apple's CFBinaryPList.c
+/// reads it (Linux Foundation's reader is that code) and as ``BinaryPropertyListReader`` does.
 ///
 /// Lade writes the format itself rather than through `PropertyListSerialization`: linked
 /// statically (`--static-swift-stdlib`, how `make install` builds `lade`), Linux Foundation
