@@ -103,17 +103,22 @@ struct CorpusStoreTests {
         #expect(before.1 != "absent")
     }
 
-    @Test("each store's metadata, as Core Data wrote it, written again by Lade reads back the same through Foundation and through Lade", arguments: allStores)
-    func metadataRewritten(store relative: String) throws {
+    /// The `Z_PLIST` blob of a corpus store, read from a copy (a read-only open of the original
+    /// could still need its `-shm`).
+    static func storedMetadata(_ relative: String) throws -> Data {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = try copyCorpusStore(relative, to: temp)
         let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
         guard case .blob(let plist) = try connection.rows("SELECT Z_PLIST FROM Z_METADATA").first?.first else {
-            Issue.record("no Z_PLIST in \(relative)")
-            return
+            throw PropertyListError("no Z_PLIST in \(relative)")
         }
-        let metadata = try PropertyListValue.decode(plist)
+        return plist
+    }
+
+    @Test("each store's metadata, as Core Data wrote it, written again by Lade reads back the same through Foundation and through Lade", arguments: allStores)
+    func metadataRewritten(store relative: String) throws {
+        let metadata = try PropertyListValue.decode(try Self.storedMetadata(relative))
         let rewritten = try metadata.binaryPropertyList()
         #expect(try BinaryPropertyListReader.read(rewritten) == metadata)
         #expect(PropertyListValue(foundation: try PropertyListSerialization.propertyList(from: rewritten, format: nil)) == metadata)
@@ -121,15 +126,8 @@ struct CorpusStoreTests {
 
     @Test("the digest of each store's version hashes equals its stored NSStoreModelVersionHashesDigest", arguments: allStores)
     func digest(store relative: String) throws {
-        let temp = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: temp) }
-        let url = try copyCorpusStore(relative, to: temp)
-        let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
-        guard case .blob(let plist) = try connection.rows("SELECT Z_PLIST FROM Z_METADATA").first?.first else {
-            Issue.record("no Z_PLIST in \(relative)")
-            return
-        }
-        let metadata = try #require(try PropertyListValue.decode(plist).dictionaryValue)
+        let metadata = try #require(try PropertyListValue.decode(try Self.storedMetadata(relative)).dictionaryValue)
+        let url = Fixtures.corpusFile(relative)
         let hashes = StoreMetadata.versionHashes(in: metadata)
         #expect(!hashes.isEmpty)
         if let stored = metadata[StoreMetadata.Key.versionHashesDigest]?.stringValue {
