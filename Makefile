@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 LADE := .build/debug/lade
 # The release lade links Swift's runtime and Foundation into the binary: it runs where Swift is
-# not installed, and its peak memory is about 5.5 MiB lower (the shared libraries' pages it
+# not installed, and an import's peak memory is 4-5.5 MiB lower (the shared libraries' pages it
 # would map). It still uses the system's SQLite, libxml2 and zlib.
 RELEASE := -c release --static-swift-stdlib
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
