@@ -76,8 +76,14 @@ struct PropertyListWriterTests {
         let repeated: PropertyListValue = .array(Array(repeating: .string("NSStoreModelVersionHashes"), count: 1_000))
         let once = try PropertyListValue.array([.string("NSStoreModelVersionHashes")]).binaryPropertyList()
         #expect(try repeated.binaryPropertyList().count < once.count + 1_100)
-        let metadata = PropertyListReaderTests.sample
-        #expect(try metadata.binaryPropertyList() == metadata.binaryPropertyList())
+        // Two equal dictionaries built apart, keys inserted in opposite orders: their own
+        // iteration orders differ (each dictionary's hash seed is its own), the bytes must not.
+        let keys = (0..<200).map { "key \($0)" }
+        var forward: [String: PropertyListValue] = [:], backward: [String: PropertyListValue] = [:]
+        for key in keys { forward[key] = .string(key) }
+        for key in keys.reversed() { backward[key] = .string(key) }
+        #expect(Array(forward.keys) != Array(backward.keys), "the test needs two iteration orders")
+        #expect(try PropertyListValue.dictionary(forward).binaryPropertyList() == PropertyListValue.dictionary(backward).binaryPropertyList())
     }
 
     @Test("what cannot be read back is refused: a date that is not finite, nesting past the limit")

@@ -7,20 +7,20 @@ import Foundation
 /// Lade writes the format itself rather than through `PropertyListSerialization`: linked
 /// statically (`--static-swift-stdlib`, how `make install` builds `lade`), Linux Foundation
 /// refuses every array ("property lists cannot contain objects of type 'Not A Type'"), and
-/// metadata always holds some (Core Data's `NSStoreModelVersionIdentifiers`, the checkpoints).
+/// Core Data's metadata always holds one (`NSStoreModelVersionIdentifiers`).
 ///
 /// The output is deterministic: dictionary keys in the order of their UTF-8 bytes; a string,
 /// number, date or data that occurs more than once written once (when its bytes are the same)
-/// and referred to wherever it occurs, as Foundation's writer does.
+/// and referred to wherever it occurs.
 ///
 /// Format reference: Apple's CFBinaryPList.c (opensource.apple.com, CF).
 struct BinaryPropertyListWriter {
-    /// One object of the object table: a value without members, or a container's references.
+    /// One object of the object table: a value without members, already encoded, or an array
+    /// (marker 0xA) or dictionary (0xD) of `count` members and its references (a dictionary's
+    /// keys, then its values).
     private enum Entry {
-        /// A value without members, already encoded.
         case scalar([UInt8])
-        case array([Int])
-        case dictionary(keys: [Int], values: [Int])
+        case container(marker: UInt8, count: Int, references: [Int])
     }
 
     private var entries: [Entry] = []
@@ -49,17 +49,16 @@ struct BinaryPropertyListWriter {
             var references: [Int] = []
             references.reserveCapacity(items.count)
             for item in items { references.append(try add(item)) }
-            entries[number] = .array(references)
+            entries[number] = .container(marker: 0xA, count: items.count, references: references)
             return number
         case .dictionary(let members):
             let number = reserve()
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            var keyReferences: [Int] = [], valueReferences: [Int] = []
-            keyReferences.reserveCapacity(keys.count)
-            valueReferences.reserveCapacity(keys.count)
-            for key in keys { keyReferences.append(try add(.string(key))) }
-            for key in keys { valueReferences.append(try add(members[key]!)) }
-            entries[number] = .dictionary(keys: keyReferences, values: valueReferences)
+            var references: [Int] = []
+            references.reserveCapacity(keys.count * 2)
+            for key in keys { references.append(try add(.string(key))) }
+            for key in keys { references.append(try add(members[key]!)) }
+            entries[number] = .container(marker: 0xD, count: keys.count, references: references)
             return number
         case .date(let date) where !date.timeIntervalSinceReferenceDate.isFinite:
             throw PropertyListError("a date that is not finite (\(date.timeIntervalSinceReferenceDate) seconds) cannot be stored and read back")
@@ -74,8 +73,9 @@ struct BinaryPropertyListWriter {
         }
     }
 
+    /// A place for a container, filled once its members are added.
     private mutating func reserve() -> Int {
-        entries.append(.array([]))
+        entries.append(.scalar([]))
         return entries.count - 1
     }
 
@@ -114,12 +114,9 @@ struct BinaryPropertyListWriter {
         for entry in entries {
             offsets.append(bytes.count)
             switch entry {
-            case .array(let references):
-                Self.appendMarker(0xA, count: references.count, to: &bytes)
+            case .container(let marker, let count, let references):
+                Self.appendMarker(marker, count: count, to: &bytes)
                 for reference in references { Self.append(UInt64(reference), width: referenceSize, to: &bytes) }
-            case .dictionary(let keys, let values):
-                Self.appendMarker(0xD, count: keys.count, to: &bytes)
-                for reference in keys + values { Self.append(UInt64(reference), width: referenceSize, to: &bytes) }
             case .scalar(let encoded):
                 bytes += encoded
             }
