@@ -15,7 +15,10 @@ struct Run: ParsableCommand {
             lets a killed run resume where it stopped; a finished source is not imported again \
             unless it changes (or --force). Rows go straight into a SQLite store as batch \
             inserts when the job allows it, otherwise through managed objects (the job's \
-            writer: auto | batch | objects); the report says which writer ran and why.
+            writer: auto | batch | objects); the report says which writer ran and why. \
+            Into an empty table, the model's fetch indexes on it are built once at the run's \
+            last commit instead of row by row (jobs/README.md, "Indexes built after loading \
+            an empty table").
 
             Examples:
               lade run jobs/products.yaml

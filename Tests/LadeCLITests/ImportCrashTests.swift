@@ -210,6 +210,7 @@ struct ImportCrashTests {
             let stored = try SQLiteConnection(path: sandbox.store.path, mode: .readOnly).rows("SELECT COUNT(*), COUNT(DISTINCT ZSKU) FROM ZPRODUCT")
             #expect(stored == [[.integer(rows), .integer(rows)]], "kill \(kill): the store holds the \(rows) committed rows once each")
             #expect(try StoreReading.integrityCheck(sandbox.store) == "t'ok'", "kill \(kill)")
+            #expect(try !ImportIndexDeferralTests.hasNameIndex(sandbox.store), "kill \(kill): the fetch index is left out until the load's last commit")
         }
         #expect(points == points.sorted(), "the checkpoint never goes back: \(points)")
         #expect(Set(points).count > 10, "the kills landed at different points: \(points)")
@@ -220,6 +221,8 @@ struct ImportCrashTests {
         let stored = try SQLiteConnection(path: sandbox.store.path, mode: .readOnly).rows("SELECT COUNT(*), COUNT(DISTINCT ZSKU) FROM ZPRODUCT")
         #expect(stored == [[.integer(Int64(count)), .integer(Int64(count))]])
         #expect(try Self.checksum(sandbox.store) == Self.checksum(sandbox.url("whole.sqlite")), "the same store as an uninterrupted run's")
+        #expect(report?["deferredIndexes"] as? [String] == ["Z_Product_byName"])
+        #expect(try ImportIndexDeferralTests.schema(sandbox.store) == ImportIndexDeferralTests.schema(sandbox.url("whole.sqlite")), "the same indexes too")
         let checkpoint = try #require(try StoreReading.checkpoint(sandbox.store, entity: "Product", source: source))
         guard case .dictionary(let counts)? = checkpoint["counts"] else { Issue.record("no counts in the checkpoint"); return }
         #expect(counts["inserted"]?.integer == Int64(count), "counts over all runs: no row counted twice")

@@ -51,6 +51,9 @@ public struct ImportReport: Sendable {
     /// Which writer ran (`batch` or `objects`), and why.
     public var writer: ImportWriterChoice = .objects
     public var writerReason = ""
+    /// Fetch indexes of the entity's table left out while this run loaded it and built at its
+    /// last commit (the table was empty, or a killed run had left them out).
+    public var deferredIndexes: [String] = []
 
     public var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
 
@@ -68,6 +71,7 @@ public struct ImportReport: Sendable {
         object["resumable"] = !sourceIsStream
         object["writer"] = writer.rawValue
         object["writerReason"] = writerReason
+        object["deferredIndexes"] = deferredIndexes
         if let rejectsFile { object["rejectsFile"] = rejectsFile }
         if case .aborted(let reason) = status { object["reason"] = reason }
         if case .interrupted(let signal) = status { object["signal"] = Int(signal) }
@@ -91,6 +95,9 @@ public struct ImportReport: Sendable {
         lines.append(String(format: "%d batches, %d commits, %d resets, %.2f s, %.0f rows/s, peak memory %.1f MiB",
                             batches, commits, resets, seconds, rowsPerSecond, Double(peakResidentBytes) / 1_048_576))
         lines.append("writer: \(writer.rawValue) (\(writerReason))")
+        if !deferredIndexes.isEmpty {
+            lines.append("indexes built after loading the empty table: \(deferredIndexes.joined(separator: ", "))")
+        }
         if c.rejected > 0, let rejectsFile { lines.append("rejected rows: \(rejectsFile)") }
         if sourceIsStream { lines.append("\(source) is a stream (standard input, a pipe or a device): it was read once and cannot be resumed; a stopped run starts over") }
         return lines.joined(separator: "\n") + "\n"
@@ -195,6 +202,7 @@ public final class ImportRunner {
 
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plan: plan, model: model)
         try ImportStack.setPageCache(of: store, job: job, writer: report.writer)
+        report.deferredIndexes = try ImportStack.deferIndexes(of: store, plan: plan, model: model)
         let writer = BatchWriter(context: context, plan: plan, model: model)
         let inserter = report.writer == .batch ? BatchInsertWriter(context: context, plan: plan, model: model) : nil
         defer { if let inserter { context.performAndWait { inserter.rollback() } } }
@@ -337,6 +345,13 @@ public final class ImportRunner {
             return abortReason
         }
 
+        /// The commit that ends the run, whatever the reason: it also builds the indexes kept
+        /// out while loading (in its transaction, with the last rows and the checkpoint).
+        func endingCommit(complete: Bool) throws -> String? {
+            if !report.deferredIndexes.isEmpty { (store as? SQLiteStore)?.buildDeferredIndexesAtNextCommit() }
+            return try commit(complete: complete)
+        }
+
         func finish(_ status: ImportStatus) -> ImportReport {
             report.status = status
             report.rows = committedPoint.recordIndex - firstRecord
@@ -384,7 +399,7 @@ public final class ImportRunner {
                 case .success(let mapped): batch = mapped
                 case .failure(let error):
                     // Damage the reader cannot skip past: keep what is good, then stop.
-                    if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
+                    if let reason = try endingCommit(complete: false) { return finish(.aborted(reason: reason)) }
                     throw error
                 }
                 let remaining = policy.policy == .abort ? 0 : policy.maxErrors - runningCounts.rejected
@@ -402,7 +417,7 @@ public final class ImportRunner {
                 }
                 guard applied else {
                     // Nothing of this batch is kept; everything before it is.
-                    if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
+                    if let reason = try endingCommit(complete: false) { return finish(.aborted(reason: reason)) }
                     rejects.sort { $0.line < $1.line }
                     let first = rejects.first.map { $0.description(source: step.source.displayPath) } ?? "a row was rejected"
                     let why = policy.policy == .abort ? first : "more than \(policy.maxErrors) rows rejected (maxErrors); the last: \(rejects.last!.description(source: step.source.displayPath))"
@@ -429,7 +444,9 @@ public final class ImportRunner {
                     // An XML or binary store: every save writes the whole file, so one at the end.
                     due = false
                 }
-                if due || stop != nil {
+                if stop != nil {
+                    if let reason = try endingCommit(complete: false) { return finish(.aborted(reason: reason)) }
+                } else if due {
                     if let reason = try commit(complete: false) { return finish(.aborted(reason: reason)) }
                 }
                 if let inserter {
@@ -451,7 +468,7 @@ public final class ImportRunner {
                 if let stop { return finish(.interrupted(signal: stop)) }
                 written.add(batch)
             }
-            if let reason = try commit(complete: true) { return finish(.aborted(reason: reason)) }
+            if let reason = try endingCommit(complete: true) { return finish(.aborted(reason: reason)) }
             return finish(runningCounts.rejected > 0 || report.counts.rejected > 0 ? .completedWithRejects : .completed)
         }
     }

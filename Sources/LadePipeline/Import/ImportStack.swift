@@ -47,6 +47,20 @@ struct ImportStack {
         try sqlite.setPageCacheSize(kibibytes: job.batch.cacheMiB(for: writer) * 1024)
     }
 
+    /// On a SQLite store, keeps the fetch indexes of the plan's entity table out while the load
+    /// fills it (`SQLiteStore.deferFetchIndexes`: when the table is empty, or its indexes are
+    /// missing after a killed load), except those the run looks rows up by: the key, and the
+    /// match attribute of a relationship into the same table. Returns the indexes kept out.
+    static func deferIndexes(of store: PersistentStore, plan: ImportPlan, model: ManagedObjectModel) throws -> [String] {
+        guard let sqlite = store as? SQLiteStore else { return [] }
+        let root = model.rootEntity(of: plan.entity.name)?.name
+        var lookups = Set(plan.step.key)
+        for relationship in plan.relationships where model.rootEntity(of: relationship.relationship.destinationEntityName)?.name == root {
+            lookups.insert(relationship.match.name)
+        }
+        return try sqlite.deferFetchIndexes(ofEntity: plan.entity.name, keeping: lookups)
+    }
+
     /// A step's source opened (from `resume` when given) and checked against its plan (a CSV
     /// header against the fields; JSON keys are not a header), with the mapper for its records
     /// and the attributes matched to columns by name (`ImportPlan.check`).

@@ -73,14 +73,33 @@ public struct SQLiteSchema: Sendable {
     }
 
     public struct Index: Sendable, Equatable {
+        /// What an index is for: Core Data's own (to-one keys, `Z_ENT`, join tables), a
+        /// uniqueness constraint, or the model's fetching (indexed attributes, fetch indexes,
+        /// compound indexes). Only the last are left out while a bulk load fills an empty
+        /// table (`SQLiteStore.deferFetchIndexes`): the others serve the load itself.
+        public enum Kind: Sendable, Equatable { case relationship, unique, fetch }
+
         public let name: String
         public let table: String
         /// Column terms as written in the statement (`ZNAME COLLATE BINARY ASC`).
         public let terms: [String]
-        public let isUnique: Bool
+        /// The columns of `terms`, unquoted, in order.
+        public let columns: [String]
+        public let kind: Kind
+        public var isUnique: Bool { kind == .unique }
 
-        public var createStatement: String {
-            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(SQLiteSchema.quoted(name)) ON \(SQLiteSchema.quoted(table)) (\(terms.joined(separator: ", ")))"
+        init(name: String, table: String, columns: [String], terms: [String]? = nil, kind: Kind) {
+            self.name = name
+            self.table = table
+            self.columns = columns
+            self.terms = terms ?? columns.map(SQLiteSchema.quoted)
+            self.kind = kind
+        }
+
+        public var createStatement: String { createStatement(ifNotExists: false) }
+
+        func createStatement(ifNotExists: Bool) -> String {
+            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLiteSchema.quoted(name)) ON \(SQLiteSchema.quoted(table)) (\(terms.joined(separator: ", ")))"
         }
     }
 
@@ -175,11 +194,11 @@ public struct SQLiteSchema: Sendable {
             // Indexes Core Data makes for every table: one per to-one key, and Z_ENT for hierarchies.
             for column in columns {
                 if case .toOne = column.role {
-                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, terms: [Self.quoted(column.name)], isUnique: false))
+                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, columns: [column.name], kind: .relationship))
                 }
             }
             if hierarchy.count > 1 {
-                indexes.append(Index(name: "\(table.name)_Z_ENT_INDEX", table: table.name, terms: ["Z_ENT"], isUnique: false))
+                indexes.append(Index(name: "\(table.name)_Z_ENT_INDEX", table: table.name, columns: ["Z_ENT"], kind: .relationship))
             }
         }
         self.tables = tables
@@ -194,7 +213,7 @@ public struct SQLiteSchema: Sendable {
             let table = numbered[entityIndex[entity.name]!].tableName
             for attribute in entity.attributes where attribute.isIndexed && !attribute.isTransient {
                 if let name = column(attribute.name, of: entity.name) {
-                    indexes.append(Index(name: "\(table)_\(name)_INDEX", table: table, terms: [Self.quoted(name)], isUnique: false))
+                    indexes.append(Index(name: "\(table)_\(name)_INDEX", table: table, columns: [name], kind: .fetch))
                 }
             }
             for constraint in entity.uniquenessConstraints {
@@ -202,19 +221,18 @@ public struct SQLiteSchema: Sendable {
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
                 indexes.append(Index(
                     name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,
-                    terms: columns.map { "\(Self.quoted($0)) COLLATE BINARY ASC" }, isUnique: true))
+                    columns: columns, terms: columns.map { "\(Self.quoted($0)) COLLATE BINARY ASC" }, kind: .unique))
             }
             for fetchIndex in entity.fetchIndexes where fetchIndex.elements.allSatisfy({ $0.kind == "Binary" && $0.propertyName != nil }) {
-                let terms = fetchIndex.elements.compactMap { element in
-                    column(element.propertyName!, of: entity.name).map { "\(Self.quoted($0)) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
-                }
-                guard terms.count == fetchIndex.elements.count, !terms.isEmpty else { continue }
-                indexes.append(Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, terms: terms, isUnique: false))
+                let columns = fetchIndex.elements.compactMap { column($0.propertyName!, of: entity.name) }
+                guard columns.count == fetchIndex.elements.count, !columns.isEmpty else { continue }
+                let terms = zip(columns, fetchIndex.elements).map { "\(Self.quoted($0)) COLLATE BINARY \($1.isAscending ? "ASC" : "DESC")" }
+                indexes.append(Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, columns: columns, terms: terms, kind: .fetch))
             }
             for compound in entity.compoundIndexes {
                 let columns = compound.compactMap { column($0, of: entity.name) }
                 guard columns.count == compound.count, !columns.isEmpty else { continue }
-                indexes.append(Index(name: "\(table)_" + columns.joined(separator: "_") + "_INDEX", table: table, terms: columns.map(Self.quoted), isUnique: false))
+                indexes.append(Index(name: "\(table)_" + columns.joined(separator: "_") + "_INDEX", table: table, columns: columns, kind: .fetch))
             }
         }
 
@@ -278,7 +296,7 @@ public struct SQLiteSchema: Sendable {
                 joinTables.append(join)
                 indexes.append(Index(
                     name: "\(tableName)_\(destinationColumn)_INDEX", table: tableName,
-                    terms: [Self.quoted(destinationColumn), Self.quoted(sourceColumn)], isUnique: false))
+                    columns: [destinationColumn, sourceColumn], kind: .relationship))
             }
         }
         self.joinTables = joinTables

@@ -63,6 +63,12 @@ extension SQLiteStore {
                                      : "a batch insert session is open on this store: commit or roll it back before a store transaction begins")
             }
             try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try dropDeferredIndexes(connection)
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
             heldSavesBegun += 1
             heldSaves = (heldSavesBegun, undoable)
             return heldSavesBegun
@@ -81,9 +87,11 @@ extension SQLiteStore {
                 guard heldSaves?.generation == generation else {
                     throw StoreError(.io, path: fileURL.path, "the store transaction is over: a save that could not be undone alone rolled it back")
                 }
+                let built = try buildDeferredIndexesIfDue(connection)
                 if let metadata { try writeMetadataRow(metadata, connection) }
                 try connection.execute("COMMIT")
                 heldSaves = nil
+                if built { deferredIndexesBuilt() }
             }
         } catch {
             rollbackHeldSaves(generation)

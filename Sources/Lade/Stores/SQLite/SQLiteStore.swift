@@ -34,6 +34,10 @@ public final class SQLiteStore: @unchecked Sendable {
     var heldSaves: (generation: Int, undoable: Bool)?
     /// Store transactions begun so far: their numbers, so one that ended cannot end a later one.
     var heldSavesBegun = 0
+    /// Fetch indexes a bulk load keeps out of the file (`deferFetchIndexes`), and whether the
+    /// next commit builds them (guarded by `lock`).
+    var deferredIndexes: [SQLiteSchema.Index] = []
+    var buildsDeferredIndexes = false
 
     // MARK: Creating
 
