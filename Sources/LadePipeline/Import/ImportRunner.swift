@@ -96,7 +96,7 @@ public struct ImportReport: Sendable {
                             batches, commits, resets, seconds, rowsPerSecond, Double(peakResidentBytes) / 1_048_576))
         lines.append("writer: \(writer.rawValue) (\(writerReason))")
         if !deferredIndexes.isEmpty {
-            lines.append("indexes built after loading the empty table: \(deferredIndexes.joined(separator: ", "))")
+            lines.append("fetch indexes built after loading: \(deferredIndexes.joined(separator: ", "))")
         }
         if c.rejected > 0, let rejectsFile { lines.append("rejected rows: \(rejectsFile)") }
         if sourceIsStream { lines.append("\(source) is a stream (standard input, a pipe or a device): it was read once and cannot be resumed; a stopped run starts over") }
