@@ -19,6 +19,8 @@ struct Check: ParsableCommand {
               danglingLink       many-to-many links to objects that are not in the store
               notUnique          objects sharing the values of a uniqueness constraint
               inverseMismatch    relationships whose inverse does not point back
+              missingIndex       indexes of the model's layout not in a SQLite file (a lade run \
+            killed while loading a table leaves its fetch indexes out; running the job again builds them)
 
             Fetch, export and convert refuse a store with unknown Z_ENT rows, dangling \
             references or unreadable values rather than skip them or read them as nulls; \

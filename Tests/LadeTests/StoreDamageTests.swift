@@ -46,6 +46,19 @@ struct StoreDamageTests {
         #expect(try stack.sql("SELECT COUNT(*) FROM Z_5SUPPLIERS") == [[.integer(2)]])
     }
 
+    @Test("a fetch index missing (what a lade run killed while loading leaves) is found by the thorough check, with what to do; not by the quick one")
+    func missingFetchIndex() throws {
+        let stack = try filledStack()
+        try write(stack, ["DROP INDEX Z_Product_byName"])
+        let found = try store(stack).damage(thorough: true)
+        #expect(found.map(\.kind) == [.missingIndex])
+        #expect(found.first?.place == "ZPRODUCT")
+        #expect(found.first?.count == 1)
+        #expect(found.first?.example == "Z_Product_byName")
+        #expect(found.first?.problem.contains("running the job again builds them") == true)
+        #expect(try store(stack).damage(thorough: false) == [])
+    }
+
     @Test("each kind of damage is counted, with the first place it was seen")
     func everyKind() throws {
         let stack = try filledStack()
@@ -75,6 +88,8 @@ struct StoreDamageTests {
         #expect(byKind[.danglingLink]?.first?.count == 3)
         #expect(byKind[.danglingLink]?.first?.place == "Product.suppliers")
         #expect(byKind[.keyCounter]?.first?.example.contains("Z_MAX is 1") == true)
+        #expect(byKind[.missingIndex]?.first?.example == "Z_Product_UNIQUE_sku")
+        #expect(byKind[.missingIndex]?.first?.problem == "indexes of the model's layout not in the file")
         // The quick check finds what a whole-store read would skip or turn into nulls.
         #expect(Set(try store(stack).damage(thorough: false).map(\.kind)) == [.unknownEntity, .danglingReference, .danglingLink])
     }

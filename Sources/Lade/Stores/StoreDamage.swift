@@ -32,6 +32,11 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
         case notUnique
         /// A relationship whose inverse does not point back.
         case inverseMismatch
+        /// An index of the model's layout that a SQLite file lacks. `lade run` leaves a
+        /// table's fetch indexes out while it loads the table and builds them at its last
+        /// commit: a run killed before that leaves them missing (the next run builds them).
+        /// The store's answers are the same without them, only slower.
+        case missingIndex
     }
 
     public let kind: Kind

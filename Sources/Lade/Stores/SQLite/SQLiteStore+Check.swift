@@ -24,12 +24,30 @@ extension SQLiteStore {
                 found += try valueDamage(connection)
                 found += try uniquenessDamage(connection)
                 found += try inverseDamage(connection)
+                found += try missingIndexDamage(connection)
             }
             return found
         }
     }
 
     // MARK: Parts
+
+    /// Indexes of the layout the file lacks, one finding per table.
+    private func missingIndexDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        let present = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
+            if case .text(let name)? = row.first { name } else { nil }
+        })
+        var missing: [String: [SQLiteSchema.Index]] = [:]
+        for index in schema.indexes where !present.contains(index.name) { missing[index.table, default: []].append(index) }
+        return missing.keys.sorted().map { table in
+            let indexes = missing[table]!
+            let onlyFetch = indexes.allSatisfy { $0.kind == .fetch }
+            return StoreDamage(.missingIndex, place: table, count: indexes.count, example: indexes.map(\.name).joined(separator: ", "),
+                               problem: onlyFetch
+                                   ? "fetch indexes of the model not in the file (a lade run stopped before its last commit leaves them out; running the job again builds them)"
+                                   : "indexes of the model's layout not in the file")
+        }
+    }
 
     private func integrityDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
         let lines = try connection.rows("PRAGMA integrity_check(100)").compactMap { row -> String? in
