@@ -72,9 +72,7 @@ struct CorpusSchemaTests {
     func indexesAgree(pair: Pair) throws {
         let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
         let connection = try SQLiteConnection(path: Fixtures.corpusFile(pair.store).path, mode: .readOnly)
-        let present = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
-            if case .text(let name)? = row.first { name } else { nil }
-        })
+        let present = try connection.indexNames()
         let expected = SQLiteSchema(model: model).indexes.map(\.name)
         #expect(expected.filter { !present.contains($0) } == [], "\(pair.store)")
     }

@@ -129,7 +129,16 @@ public final class SQLiteConnection {
 
     /// The names of the tables in the database.
     public func tableNames() throws -> Set<String> {
-        Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+        try schemaNames(type: "table")
+    }
+
+    /// The indexes the file has (SQLite's own `sqlite_autoindex_…` among them), by name.
+    public func indexNames() throws -> Set<String> {
+        try schemaNames(type: "index")
+    }
+
+    private func schemaNames(type: String) throws -> Set<String> {
+        Set(try rows("SELECT name FROM sqlite_master WHERE type = ?", [.text(type)]).compactMap {
             if case .text(let name) = $0[0] { return name } else { return nil }
         })
     }

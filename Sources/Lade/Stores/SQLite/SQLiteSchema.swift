@@ -206,8 +206,7 @@ public struct SQLiteSchema: Sendable {
 
         // Indexes the model asks for: indexed attributes, uniqueness constraints, fetch indexes, compound indexes.
         func column(_ property: String, of entity: String) -> String? {
-            guard let declaring = Self.declaringEntity(of: property, from: entity, in: model) else { return nil }
-            return columnIndex[.attribute(entity: declaring, name: property)] ?? columnIndex[.toOne(entity: declaring, name: property)]
+            Self.column(of: property, entity: entity, in: model, columns: columnIndex)
         }
         for entity in model.entities {
             let table = numbered[entityIndex[entity.name]!].tableName
@@ -327,6 +326,17 @@ public struct SQLiteSchema: Sendable {
     /// The column holding `role`, if the schema has one.
     public func columnName(for role: ColumnRole) -> String? {
         columnIndex[role]
+    }
+
+    /// The column of `property`, a stored attribute or to-one relationship of `entity` or of
+    /// one of its ancestors; nil for anything else.
+    public func columnName(ofProperty property: String, entity: String, in model: ManagedObjectModel) -> String? {
+        Self.column(of: property, entity: entity, in: model, columns: columnIndex)
+    }
+
+    private static func column(of property: String, entity: String, in model: ManagedObjectModel, columns: [ColumnRole: String]) -> String? {
+        guard let declaring = declaringEntity(of: property, from: entity, in: model) else { return nil }
+        return columns[.attribute(entity: declaring, name: property)] ?? columns[.toOne(entity: declaring, name: property)]
     }
 
     /// The join table of a many-to-many relationship, from either side.

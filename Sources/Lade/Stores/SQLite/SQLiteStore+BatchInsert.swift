@@ -36,13 +36,7 @@ final class SQLiteBatchInsertTransaction {
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: store.fileURL.path, "a store transaction (saves held for one commit) is open on this store: commit or roll it back before a batch insert session begins")
             }
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try store.dropDeferredIndexes(connection)
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
+            try store.beginWrite(connection)
         }
         self.store = store
     }
@@ -598,10 +592,7 @@ final class SQLiteBatchInsertTransaction {
                 // Rows inserted or updated here have had their one advance.
                 for key in keys.sorted() where !hasAdvanced(root: root, key) { try statement.run([.integer(key)]) }
             }
-            let built = try store.buildDeferredIndexesIfDue(connection)
-            if let metadata { try store.writeMetadataRow(metadata, connection) }
-            try connection.execute("COMMIT")
-            if built { store.deferredIndexesBuilt() }
+            try store.commitWrite(connection, metadata: metadata)
         }
         open = false
         if let metadata { store.metadataCommitted(metadata) }

@@ -34,9 +34,7 @@ extension SQLiteStore {
 
     /// Indexes of the layout the file lacks, one finding per table.
     private func missingIndexDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
-        let present = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
-            if case .text(let name)? = row.first { name } else { nil }
-        })
+        let present = try connection.indexNames()
         var missing: [String: [SQLiteSchema.Index]] = [:]
         for index in schema.indexes where !present.contains(index.name) { missing[index.table, default: []].append(index) }
         return missing.keys.sorted().map { table in

@@ -25,17 +25,13 @@ extension SQLiteStore {
         guard let table = schema.entity(named: entityName)?.tableName else {
             throw StoreError(.modelMismatch(entities: [entityName]), path: fileURL.path, "the model has no entity \(entityName)")
         }
-        let kept = Set(properties.compactMap { property -> String? in
-            guard let declaring = SQLiteSchema.declaringEntity(of: property, from: entityName, in: model) else { return nil }
-            return schema.columnName(for: .attribute(entity: declaring, name: property)) ?? schema.columnName(for: .toOne(entity: declaring, name: property))
-        })
+        let kept = Set(properties.compactMap { schema.columnName(ofProperty: $0, entity: entityName, in: model) })
         let candidates = schema.indexes.filter { $0.table == table && $0.kind == .fetch && !kept.contains($0.columns[0]) }
         return try withConnection { connection in
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a transaction is open on this store: indexes can be deferred only before it begins")
             }
-            let present = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", [.text(table)])
-                .compactMap { row -> String? in if case .text(let name)? = row.first { name } else { nil } })
+            let present = try connection.indexNames()
             let empty = try connection.rows("SELECT 1 FROM \(SQLiteSchema.quoted(table)) LIMIT 1").isEmpty
             deferredIndexes = candidates.filter { empty || !present.contains($0.name) }
             buildsDeferredIndexes = false
@@ -54,16 +50,16 @@ extension SQLiteStore {
         (try? withConnection { _ in deferredIndexes.map(\.name) }) ?? []
     }
 
-    /// In a write transaction just begun (inside `withConnection`): drops the deferred indexes
-    /// the file still has.
+    /// In a write transaction just begun (`beginWrite`): drops the deferred indexes the file
+    /// still has.
     func dropDeferredIndexes(_ connection: SQLiteConnection) throws {
         for index in deferredIndexes {
             try connection.execute("DROP INDEX IF EXISTS \(SQLiteSchema.quoted(index.name))")
         }
     }
 
-    /// In the transaction about to commit (inside `withConnection`): builds the deferred
-    /// indexes when this is the commit that should. Returns whether it did.
+    /// In the transaction about to commit (`commitWrite`): builds the deferred indexes when
+    /// this is the commit that should. Returns whether it did.
     ///
     /// The build runs with a page cache of `indexBuildCacheKiB`: SQLite's sorter holds up to the
     /// page cache's size in memory, about twice over as measured. Building the name index of
@@ -83,7 +79,7 @@ extension SQLiteStore {
     /// The page cache while deferred indexes are built, in KiB.
     static let indexBuildCacheKiB = 2048
 
-    /// After the commit that built them (inside `withConnection`).
+    /// After the commit that built them (`commitWrite`).
     func deferredIndexesBuilt() {
         deferredIndexes = []
         buildsDeferredIndexes = false

@@ -62,13 +62,7 @@ extension SQLiteStore {
                                  heldSaves != nil ? "a store transaction is open on this store already: commit or roll it back first"
                                      : "a batch insert session is open on this store: commit or roll it back before a store transaction begins")
             }
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try dropDeferredIndexes(connection)
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
+            try beginWrite(connection)
             heldSavesBegun += 1
             heldSaves = (heldSavesBegun, undoable)
             return heldSavesBegun
@@ -87,17 +81,37 @@ extension SQLiteStore {
                 guard heldSaves?.generation == generation else {
                     throw StoreError(.io, path: fileURL.path, "the store transaction is over: a save that could not be undone alone rolled it back")
                 }
-                let built = try buildDeferredIndexesIfDue(connection)
-                if let metadata { try writeMetadataRow(metadata, connection) }
-                try connection.execute("COMMIT")
+                try commitWrite(connection, metadata: metadata)
                 heldSaves = nil
-                if built { deferredIndexesBuilt() }
             }
         } catch {
             rollbackHeldSaves(generation)
             throw error
         }
         if let metadata { metadataCommitted(metadata) }
+    }
+
+    /// Begins a write transaction held across calls (a store transaction's, a batch insert
+    /// session's) on `connection`, held by `withConnection`: `BEGIN IMMEDIATE` (the write lock
+    /// taken now), and the indexes a bulk load keeps out dropped in it. Nothing is begun when
+    /// that fails.
+    func beginWrite(_ connection: SQLiteConnection) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try dropDeferredIndexes(connection)
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Ends a transaction `beginWrite` began: the deferred indexes built when due, `metadata`
+    /// (when given) written, then `COMMIT`, all in the one transaction.
+    func commitWrite(_ connection: SQLiteConnection, metadata: [String: PropertyListValue]?) throws {
+        let built = try buildDeferredIndexesIfDue(connection)
+        if let metadata { try writeMetadataRow(metadata, connection) }
+        try connection.execute("COMMIT")
+        if built { deferredIndexesBuilt() }
     }
 
     /// Takes back every save since `beginHeldSaves`, metadata included.
