@@ -98,6 +98,20 @@ public enum DecimalText {
         }
     }
 
+    /// 10^0 … 10^22: the powers of ten a double holds exactly.
+    private static let exactPowersOfTen: [Double] = (0...22).map { exponent in (0..<exponent).reduce(1.0) { product, _ in product * 10 } }
+
+    /// The double nearest `value` when one IEEE operation gives it exactly rounded (a mantissa
+    /// below 10^15, so at most 15 significant digits, and a power of ten up to 10^22, both
+    /// exact as doubles); nil otherwise, and for zero. A value of at most 15 significant
+    /// digits is the only such value its nearest double stands for (doubles keep 15 digits),
+    /// so a stored double equal to this one reads back as `value`.
+    public static func nearestDouble(_ value: Decimal) -> Double? {
+        guard layoutIsKnown, let (negative, mantissa, exponent) = parts(value), mantissa > 0, mantissa < 1_000_000_000_000_000, abs(exponent) <= 22 else { return nil }
+        let magnitude = exponent >= 0 ? Double(mantissa) * exactPowersOfTen[exponent] : Double(mantissa) / exactPowersOfTen[-exponent]
+        return negative ? -magnitude : magnitude
+    }
+
     /// The significant digits of `value` as `significantDigits(format(value))` counts them,
     /// without writing the text for values whose mantissa fits 64 bits.
     public static func significantDigits(of value: Decimal) -> Int {
@@ -113,13 +127,21 @@ public enum DecimalText {
     /// The significant digits of a decimal number written in text (`-001.2300e5` has 3): from
     /// the first non-zero digit to the last non-zero one, exponent aside.
     public static func significantDigits(_ text: String) -> Int {
-        var digits: [UInt8] = []
+        // Digits are counted from the first non-zero one; `last` is the count at the latest
+        // non-zero one (so trailing zeros are not counted). No buffer: this runs per value.
+        var counted = 0
+        var last = 0
         for byte in text.utf8 {
             if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
-            if byte >= 48 && byte <= 57 { digits.append(byte) }
+            guard byte >= 48 && byte <= 57 else { continue }
+            if byte != 48 {
+                counted += 1
+                last = counted
+            } else if counted > 0 {
+                counted += 1
+            }
         }
-        guard let first = digits.firstIndex(where: { $0 != 48 }), let last = digits.lastIndex(where: { $0 != 48 }) else { return 0 }
-        return last - first + 1
+        return last
     }
 
     /// Foundation's `Decimal` keeps 38 significant digits (a 128-bit mantissa holds every

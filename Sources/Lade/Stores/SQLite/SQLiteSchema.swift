@@ -313,6 +313,12 @@ public struct SQLiteSchema: Sendable {
         number >= 1 && number <= Int64(entities.count) ? entities[Int(number - 1)] : nil
     }
 
+    /// The name of the entity `Z_ENT` `number` stands for, without copying the rest of it
+    /// (asked once per row by batch inserts).
+    public func entityName(number: Int64) -> String? {
+        number >= 1 && number <= Int64(entities.count) ? entities[Int(number - 1)].name : nil
+    }
+
     public func table(named name: String) -> Table? {
         tables.first { $0.name == name }
     }

@@ -134,6 +134,38 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Whether column `index` of the current row holds exactly `value`: the same storage class
+    /// and the same bytes (text by its UTF-8, not by Swift's canonical equivalence; a double
+    /// by its bits), read in place, without making a `String` or `Data` of it.
+    public func holds(_ value: SQLiteValue, at index: Int) -> Bool {
+        let column = Int32(index)
+        let type = sqlite3_column_type(handle, column)
+        switch value {
+        case .null: return type == SQLITE_NULL
+        case .integer(let number): return type == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == number
+        case .real(let number): return type == SQLITE_FLOAT && sqlite3_column_double(handle, column).bitPattern == number.bitPattern
+        case .text(var text):
+            guard type == SQLITE_TEXT else { return false }
+            // The pointer first, then its length (sqlite3_column_bytes after sqlite3_column_text).
+            let bytes = sqlite3_column_text(handle, column)
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return text.withUTF8 { given in
+                guard given.count == count else { return false }
+                guard count > 0 else { return true }
+                guard let bytes else { return false }
+                return memcmp(given.baseAddress!, bytes, count) == 0
+            }
+        case .blob(let data):
+            guard type == SQLITE_BLOB else { return false }
+            let bytes = sqlite3_column_blob(handle, column)
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard data.count == count else { return false }
+            guard count > 0 else { return true }
+            guard let bytes else { return false }
+            return data.withUnsafeBytes { memcmp($0.baseAddress!, bytes, count) == 0 }
+        }
+    }
+
     /// Binds `values`, runs the statement to the end and returns every row.
     public func rows(_ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
         try bind(values)

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import Lade
+
+/// A batch insert's rows found together (`key IN (…)`, a chunk at a time) before the batch is
+/// written, against the same rows looked up one by one: the same outcomes and the same store.
+/// And the pieces it stands on: a stored value compared in place, a decimal's nearest double.
+@Suite("Batch lookups")
+struct BatchLookupTests {
+    typealias Part = BatchInsertSessionTests.Part
+    static let attributes = BatchInsertSessionTests.attributes
+
+    /// Part `i` of the stored round: every attribute type, in one of three bins.
+    static func stored(_ i: Int) -> Part {
+        let n = Int64(i)
+        let values: [String: AttributeValue?] = [
+            "key": .string(String(format: "P%03d", i)), "code": .string("C\(i)"), "i16": .integer(n % 300 - 150), "i32": .integer(n * 1000), "i64": .integer(-n),
+            "decimal": .decimal(Decimal(string: "\(i).\(i % 100)")!), "double": .double(Double(i) / 7), "float": .float(Float(i) / 4),
+            "text": i % 7 == 0 ? nil : .string("Zoë \(i)"), "flag": .bool(i % 2 == 0), "date": .date(Date(timeIntervalSinceReferenceDate: 1000.5 * Double(i))),
+            "blob": .binary(Data([UInt8(i % 256), 1])), "uuid": nil, "uri": .uri(URL(string: "https://example.com/\(i)")!), "transformed": nil,
+        ]
+        return Part(values: values, bin: .some("B\(i % 3)"))
+    }
+
+    /// The batch under test, in the key's byte order (as `lade run` gives rows): parts as
+    /// stored, changed in each kind of value, moved, cleared, given by key alone; new keys
+    /// between them; duplicates; and a key that equals a stored one under Swift's canonical
+    /// equivalence but not in SQLite (NFD "é" beside the stored NFC one).
+    static func batch() -> [Part] {
+        var parts: [Part] = []
+        for i in 0..<500 {
+            var part = stored(i)
+            switch i % 6 {
+            case 0: break
+            case 1: part.values["text"] = .string("changed \(i)")
+            case 2: part.values["decimal"] = .decimal(Decimal(string: "\(i).5")!); part.values["date"] = nil
+            case 3: part.bin = i % 4 == 3 ? .some(nil) : .some("B\((i + 1) % 3)")
+            case 4: part = Part(values: ["key": part.values["key"]!])
+            default: part.values["i16"] = .integer(7); part.values["double"] = .double(-0.0)
+            }
+            parts.append(part)
+            if i % 50 == 10 {
+                parts.append(Part(values: ["key": .string(String(format: "P%03d", i) + "5"), "text": .string("new \(i)")], bin: .some("B1")))
+            }
+            if i % 97 == 5 {
+                parts.append(Part(values: ["key": .string(String(format: "P%03d", i)), "text": .string("twice \(i)")]))
+            }
+        }
+        parts.append(Part(values: ["key": .string("Pe\u{301}"), "text": .string("decomposed")]))
+        parts.append(Part(values: ["key": .string("P\u{E9}"), "text": .string("composed, changed")]))
+        return parts
+    }
+
+    /// A store holding the stored round (and the composed "Pé"); the caller removes the directory.
+    func store() throws -> (directory: URL, url: URL, context: ManagedObjectContext) {
+        let directory = try Fixtures.temporaryDirectory()
+        let url = directory.appendingPathComponent("parts.sqlite")
+        let context = try privateContext(model: try BatchInsertSessionTests.model(), store: url, type: .sqlite)
+        var parts = (0..<500).map(Self.stored)
+        parts.append(Part(values: ["key": .string("P\u{E9}"), "text": .string("composed")]))
+        try BatchInsertSessionTests().writeBatch(context, bins: BatchInsertSessionTests.firstBins, parts: parts)
+        return (directory, url, context)
+    }
+
+    /// Writes `parts` in one session to a target whose last batch found most of its rows in
+    /// the store (as after a first batch of a re-run), so each row is looked up; returns the
+    /// outcomes (kind and `Z_PK`: the stores' identifiers differ) and how many rows were
+    /// found together.
+    func write(_ parts: [Part], into context: ManagedObjectContext, together: Bool) throws -> (outcomes: [String], foundTogether: Int) {
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Part")
+            session.transaction.findsRowsTogether = together
+            let names = ["B0", "B1", "B2"].map { AttributeValue.string($0) }
+            let bins = try session.objectIDs(entityName: "Bin", attribute: "name", values: names)
+            let target = try session.target(entityName: "Part", attributes: Self.attributes, relationships: ["bin"], key: ["key"])
+            target.plan.mostlyExisting = true
+            let rows = parts.map { part in
+                BatchInsertSession.Row(values: Self.attributes.map { part.values[$0] }, destinations: [part.bin.map { $0.map { bins[.string($0)]! } }])
+            }
+            let outcomes = try #require(try session.write(rows, to: target))
+            try session.commit()
+            return (outcomes.map(Self.shown), session.transaction.rowsFoundTogether)
+        }
+    }
+
+    /// An outcome without the store's identifier: its kind and the row's `Z_PK`.
+    static func shown(_ outcome: BatchInsertSession.Outcome) -> String {
+        switch outcome {
+        case .inserted(let id): "inserted \(id.primaryKey ?? 0)"
+        case .updated(let id): "updated \(id.primaryKey ?? 0)"
+        case .unchanged(let id): "unchanged \(id.primaryKey ?? 0)"
+        case .duplicate(let id): "duplicate \(id.primaryKey ?? 0)"
+        case .kept(let id): "kept \(id.primaryKey ?? 0)"
+        case .missing: "missing"
+        case .refused(let property, let message, _): "refused \(property) \(message)"
+        }
+    }
+
+    /// Every table's rows, text compared by its bytes.
+    func tables(_ url: URL) throws -> [String: [[UInt8]]] {
+        try BatchRequestTests().tables(url).mapValues { $0.map { Array($0.utf8) } }
+    }
+
+    @Test("rows found together give the outcomes and the store of rows looked up one by one: unchanged, updated, moved, new, duplicate, and a key equal only under canonical equivalence")
+    func togetherMatchesOneByOne() throws {
+        let batch = Self.batch()
+        #expect(batch.map { Array(($0.values["key"]!!.stringValue ?? "").utf8) }.isSorted(), "the batch comes in the key's byte order")
+        let together = try store(), oneByOne = try store()
+        defer {
+            try? FileManager.default.removeItem(at: together.directory)
+            try? FileManager.default.removeItem(at: oneByOne.directory)
+        }
+        let found = try write(batch, into: together.context, together: true)
+        let looked = try write(batch, into: oneByOne.context, together: false)
+        #expect(found.foundTogether >= 500, "the rows were found together")
+        #expect(looked.foundTogether == 0)
+        #expect(found.outcomes == looked.outcomes)
+        var kinds: [String: Int] = [:]
+        for outcome in found.outcomes { kinds[String(outcome.prefix { $0 != " " }), default: 0] += 1 }
+        #expect(kinds["inserted"] == 11 && kinds["duplicate"] == 6 && kinds["other"] == nil, "\(kinds)")
+        #expect((kinds["updated"] ?? 0) > 300 && (kinds["unchanged"] ?? 0) > 100, "\(kinds)")
+        #expect(try tables(together.url) == tables(oneByOne.url))
+        let keys = try SQLiteConnection(path: together.url.path, mode: .readOnly).rows("SELECT ZTEXT FROM ZPART WHERE ZKEY IN ('P\u{E9}', 'Pe\u{301}') ORDER BY Z_PK")
+        #expect(keys == [[.text("composed, changed")], [.text("decomposed")]])
+    }
+
+    @Test("rows out of the key's order, or with a compound key, are looked up one by one")
+    func outOfOrderOneByOne() throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let found = try write(Self.batch().reversed(), into: store.context, together: true)
+        #expect(found.foundTogether == 0)
+        #expect(found.outcomes.count == Self.batch().count)
+    }
+
+    @Test("a column holds a value only as the same storage class with the same bytes")
+    func holds() throws {
+        let connection = try SQLiteConnection(path: ":memory:", mode: .readWrite(create: true))
+        let statement = try connection.prepare("SELECT 'Pe\u{301}', 'P\u{E9}', '', 42, 42.0, -0.0, x'00ff', NULL")
+        #expect(try statement.step())
+        #expect(statement.holds(.text("Pe\u{301}"), at: 0) && !statement.holds(.text("P\u{E9}"), at: 0))
+        #expect(statement.holds(.text("P\u{E9}"), at: 1) && !statement.holds(.text("P\u{E9}x"), at: 1) && !statement.holds(.text("P"), at: 1))
+        #expect(statement.holds(.text(""), at: 2) && !statement.holds(.null, at: 2) && !statement.holds(.blob(Data()), at: 2))
+        #expect(statement.holds(.integer(42), at: 3) && !statement.holds(.real(42), at: 3) && !statement.holds(.text("42"), at: 3))
+        #expect(statement.holds(.real(42), at: 4) && !statement.holds(.integer(42), at: 4))
+        #expect(statement.holds(.real(-0.0), at: 5) && !statement.holds(.real(0.0), at: 5))
+        #expect(statement.holds(.blob(Data([0, 255])), at: 6) && !statement.holds(.blob(Data([0])), at: 6))
+        #expect(statement.holds(.null, at: 7) && !statement.holds(.integer(0), at: 7))
+    }
+
+    @Test("a decimal's nearest double is the correctly rounded one, and a column holding it reads back as the decimal")
+    func nearestDouble() throws {
+        var random = SeededGenerator(seed: 7)
+        var checked = 0
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 1...15, using: &random)
+            let mantissa = UInt64.random(in: 1...UInt64(pow(10.0, Double(digits))) - 1, using: &random)
+            let exponent = Int.random(in: -22...8, using: &random)
+            let decimal = Decimal(sign: Bool.random(using: &random) ? .minus : .plus, exponent: exponent, significand: Decimal(mantissa))
+            guard let nearest = DecimalText.nearestDouble(decimal) else { Issue.record("\(decimal)"); continue }
+            #expect(nearest == Double(decimal.description)!, "\(decimal)")
+            #expect(try SQLiteValueCoding.decode(.real(nearest), as: .decimal) == .decimal(decimal), "\(decimal)")
+            checked += 1
+        }
+        #expect(checked == 20_000)
+        #expect(DecimalText.nearestDouble(Decimal(string: "1234567890123456")!) == nil, "16 digits")
+        #expect(DecimalText.nearestDouble(Decimal(string: "1e23")!) == nil)
+        #expect(DecimalText.nearestDouble(Decimal(0)) == nil)
+    }
+
+    @Test("significant digits of a decimal text: from the first non-zero digit to the last, exponent aside")
+    func significantDigits() {
+        let cases: [(String, Int)] = [("0", 0), ("0.000", 0), ("100", 1), ("10.01", 4), ("-0.0050", 1), ("-001.2300e5", 3), ("12345678901234567890", 19), ("7", 1), ("1.5E-3", 2)]
+        for (text, count) in cases { #expect(DecimalText.significantDigits(text) == count, "\(text)") }
+    }
+}
+
+private extension AttributeValue {
+    var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+}
+
+private extension Array where Element == [UInt8] {
+    func isSorted() -> Bool { zip(self, dropFirst()).allSatisfy { !$1.lexicographicallyPrecedes($0) } }
+}
