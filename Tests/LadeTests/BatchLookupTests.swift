@@ -124,7 +124,27 @@ struct BatchLookupTests {
         #expect(keys == [[.text("composed, changed")], [.text("decomposed")]])
     }
 
-    @Test("rows out of the key's order, or with a compound key, are looked up one by one")
+    @Test("a target expects existing rows once a batch found most of its rows; a new target told so finds its first batch's rows together")
+    func expectsExistingRows() throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        try store.context.performAndWait {
+            let session = try store.context.beginBatchInsert(entityName: "Part")
+            defer { session.rollback() }
+            let rows = (0..<20).map(Self.stored).map { part in BatchInsertSession.Row(values: Self.attributes.map { part.values[$0] }) }
+            let first = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"])
+            #expect(!first.expectsExistingRows)
+            _ = try session.write(rows, to: first)
+            #expect(first.expectsExistingRows)
+            #expect(session.transaction.rowsFoundTogether == 0, "a new target tries to insert first")
+            let second = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"])
+            second.expectsExistingRows = true
+            #expect(try session.write(rows, to: second)?.count == 20)
+            #expect(session.transaction.rowsFoundTogether == 20)
+        }
+    }
+
+    @Test("rows out of the key's order are looked up one by one")
     func outOfOrderOneByOne() throws {
         let store = try store()
         defer { try? FileManager.default.removeItem(at: store.directory) }

@@ -97,6 +97,16 @@ public final class BatchInsertSession {
         let plan: SQLiteBatchInsertTransaction.Plan
         init(plan: SQLiteBatchInsertTransaction.Plan) { self.plan = plan }
         public var entityName: String { plan.entity }
+
+        /// Whether most rows of the last batch written to this target were found in the store
+        /// (set by every batch). Rows are then looked up before they are inserted (and a
+        /// batch's rows found together), not inserted first. A new target starts with false;
+        /// a writer that begins a session after another, on the same rows' source, may carry
+        /// the last target's answer over, so the first batch of each commit does not guess.
+        public var expectsExistingRows: Bool {
+            get { plan.mostlyExisting }
+            set { plan.mostlyExisting = newValue }
+        }
     }
 
     let context: ManagedObjectContext

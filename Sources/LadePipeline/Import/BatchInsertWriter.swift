@@ -74,12 +74,18 @@ final class BatchInsertWriter {
         requiredToOne = plan.requiredToOne
     }
 
+    /// Whether the last target's last batch found most of its rows: carried to the target of
+    /// the next session (each commit begins one), so a re-run's first batch after a commit
+    /// looks its rows up rather than trying to insert them first.
+    private var expectsExistingRows = false
+
     private func openSession() throws -> (BatchInsertSession, BatchInsertSession.Target) {
         if let session, let target { return (session, target) }
         let session = try shared ?? context.beginBatchInsert(entityName: plan.entity.name)
         let target = try session.target(
             entityName: plan.entity.name, attributes: attributeNames, relationships: relationshipNames, key: plan.step.key,
             onConflict: plan.step.mode == .insert ? .keep : .update, insertsMissing: plan.step.mode != .update)
+        target.expectsExistingRows = expectsExistingRows
         destinationTargets = [:]
         for (index, relationship) in plan.relationships.enumerated() where relationship.settings.create {
             destinationTargets[index] = try session.target(entityName: relationship.relationship.destinationEntityName, attributes: [relationship.match.name], key: [])
@@ -92,9 +98,10 @@ final class BatchInsertWriter {
     /// Commits the batches since the last commit with the metadata staged on the
     /// coordinator (the checkpoint), in one transaction.
     func commit() throws {
-        let (session, _) = try openSession()
+        let (session, target) = try openSession()
+        expectsExistingRows = target.expectsExistingRows
         self.session = nil
-        target = nil
+        self.target = nil
         try session.commit()
     }
 
