@@ -138,24 +138,14 @@ public final class SQLiteStatement {
     /// and the same bytes (text by its UTF-8, not by Swift's canonical equivalence; a double
     /// by its bits), read in place, without making a `String` or `Data` of it.
     public func holds(_ value: SQLiteValue, at index: Int) -> Bool {
-        let column = Int32(index)
-        let type = sqlite3_column_type(handle, column)
         switch value {
-        case .null: return type == SQLITE_NULL
-        case .integer(let number): return type == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == number
-        case .real(let number): return type == SQLITE_FLOAT && sqlite3_column_double(handle, column).bitPattern == number.bitPattern
-        case .text(var text):
-            guard type == SQLITE_TEXT else { return false }
-            // The pointer first, then its length (sqlite3_column_bytes after sqlite3_column_text).
-            let bytes = sqlite3_column_text(handle, column)
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return text.withUTF8 { given in
-                guard given.count == count else { return false }
-                guard count > 0 else { return true }
-                guard let bytes else { return false }
-                return memcmp(given.baseAddress!, bytes, count) == 0
-            }
+        case .null: return sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
+        case .integer(let number): return holds(integer: number, at: index)
+        case .real(let number): return holds(real: number, at: index)
+        case .text(let text): return holds(text: text, at: index)
         case .blob(let data):
+            let column = Int32(index)
+            let type = sqlite3_column_type(handle, column)
             guard type == SQLITE_BLOB else { return false }
             let bytes = sqlite3_column_blob(handle, column)
             let count = Int(sqlite3_column_bytes(handle, column))
@@ -164,6 +154,36 @@ public final class SQLiteStatement {
             guard let bytes else { return false }
             return data.withUnsafeBytes { memcmp($0.baseAddress!, bytes, count) == 0 }
         }
+    }
+
+    /// `holds(.integer(number), at:)`.
+    public func holds(integer number: Int64, at index: Int) -> Bool {
+        let column = Int32(index)
+        return sqlite3_column_type(handle, column) == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == number
+    }
+
+    /// `holds(.real(number), at:)`: the same bits.
+    public func holds(real number: Double, at index: Int) -> Bool {
+        let column = Int32(index)
+        return sqlite3_column_type(handle, column) == SQLITE_FLOAT && sqlite3_column_double(handle, column).bitPattern == number.bitPattern
+    }
+
+    /// `holds(.text(text), at:)`: the same UTF-8 bytes.
+    public func holds(text: String, at index: Int) -> Bool {
+        let column = Int32(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return false }
+        // The pointer first, then its length (sqlite3_column_bytes after sqlite3_column_text).
+        let bytes = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        func same(_ given: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard given.count == count else { return false }
+            guard count > 0 else { return true }
+            guard let bytes else { return false }
+            return memcmp(given.baseAddress!, bytes, count) == 0
+        }
+        if let answer = text.utf8.withContiguousStorageIfAvailable(same) { return answer }
+        var copy = text
+        return copy.withUTF8(same)
     }
 
     /// Binds `values`, runs the statement to the end and returns every row.

@@ -414,10 +414,11 @@ final class SQLiteBatchInsertTransaction {
         }
         var found = Found(key: key, entity: entity)
         let attributeCount = plan.attributeNames.count
-        for (index, value) in row.values.enumerated() {
-            guard case .some(let given) = value else { continue }
+        let values = row.values
+        for index in values.indices {
+            guard case .some(let given) = values[index] else { continue }
             let column = 3 + index
-            if let given, let exact = Self.exactForm(given, as: plan.attributeTypes[index]), statement.holds(exact, at: column) { continue }
+            if let given, Self.holdsStoredForm(of: given, as: plan.attributeTypes[index], statement, at: column) { continue }
             let stored: AttributeValue?
             do {
                 stored = try SQLiteValueCoding.decode(statement.value(at: column), as: plan.attributeTypes[index])
@@ -442,22 +443,22 @@ final class SQLiteBatchInsertTransaction {
         return found
     }
 
-    /// The stored form of `value` when reading that form back gives `value` itself (text,
-    /// integers, booleans, doubles and dates that are numbers, decimals of up to 15 digits as
-    /// their nearest double); nil for the other values and types, which are decoded and
-    /// compared.
-    private static func exactForm(_ value: AttributeValue, as type: AttributeType) -> SQLiteValue? {
+    /// Whether the column holds exactly the stored form of `value` (same storage class, same
+    /// bytes) for the types whose stored form reads back as the value itself: text, integers,
+    /// booleans, doubles and dates that are numbers, and decimals of up to 15 digits as their
+    /// nearest double. False says nothing: the column is then decoded and compared.
+    private static func holdsStoredForm(of value: AttributeValue, as type: AttributeType, _ statement: SQLiteStatement, at column: Int) -> Bool {
         switch (type, value) {
-        case (.string, .string(let text)): return .text(text)
-        case (.integer64, .integer(let number)): return .integer(number)
-        case (.integer32, .integer(let number)) where Int32(exactly: number) != nil: return .integer(number)
-        case (.integer16, .integer(let number)) where Int16(exactly: number) != nil: return .integer(number)
-        case (.boolean, .bool(let flag)): return .integer(flag ? 1 : 0)
-        case (.double, .double(let number)) where !number.isNaN: return .real(number)
-        case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN: return .real(date.timeIntervalSinceReferenceDate)
+        case (.string, .string(let text)): return statement.holds(text: text, at: column)
+        case (.integer64, .integer(let number)): return statement.holds(integer: number, at: column)
+        case (.integer32, .integer(let number)) where Int32(exactly: number) != nil: return statement.holds(integer: number, at: column)
+        case (.integer16, .integer(let number)) where Int16(exactly: number) != nil: return statement.holds(integer: number, at: column)
+        case (.boolean, .bool(let flag)): return statement.holds(integer: flag ? 1 : 0, at: column)
+        case (.double, .double(let number)) where !number.isNaN: return statement.holds(real: number, at: column)
+        case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN: return statement.holds(real: date.timeIntervalSinceReferenceDate, at: column)
         // A decimal column holds the double SQLite makes of the decimal's text: the nearest one.
-        case (.decimal, .decimal(let decimal)): return DecimalText.nearestDouble(decimal).map { .real($0) }
-        default: return nil
+        case (.decimal, .decimal(let decimal)): return DecimalText.nearestDouble(decimal).map { statement.holds(real: $0, at: column) } ?? false
+        default: return false
         }
     }
 
