@@ -243,7 +243,7 @@ final class SQLiteBatchInsertTransaction {
                 var existing = 0
                 // Rows are looked up one by one only where the batch's rows were not found
                 // together first (`prefetch`).
-                var prefetched = try prefetch(rows, plan: plan, connection)
+                let prefetched = try prefetch(rows, plan: plan, connection)
                 for (offset, row) in rows.enumerated() {
                     let outcome = try write(row, plan: plan, found: prefetched.isEmpty ? nil : prefetched[offset], connection)
                     switch outcome {
@@ -491,8 +491,8 @@ final class SQLiteBatchInsertTransaction {
     /// key`), by row position; empty when they are to be looked up one by one. Done when each
     /// row would be looked up anyway (most of the last batch's rows existed, or rows are never
     /// inserted), the key is one column (integer or text), and the rows come in the key's
-    /// order, as `lade run` gives them: SQLite then opens its cursors once per chunk, not once per row (measured with
-    /// SQLite alone, 1M random text keys in batches of 5,000 through a 16 MiB cache: 3.4 s one
+    /// order, as `lade run` gives them: SQLite then opens its cursors once per chunk, not once
+    /// per row (measured with SQLite alone, 1M random text keys in batches of 5,000 through a 16 MiB cache: 3.4 s one
     /// by one, 2.5 s in chunks of 100 or 500), and the found rows, in the key's order too, are
     /// matched to the rows by walking both. Only the first row with a key gets its stored row:
     /// a second one (a duplicate), and any row that was not matched, is looked up on its own
@@ -524,6 +524,8 @@ final class SQLiteBatchInsertTransaction {
             statement = try connection.prepare(sql)
             plan.prefetchStatement = statement
         }
+        // Not left on a row when a damaged row throws: the batch's savepoint is rolled back next.
+        defer { statement.reset() }
         var result = [Found?](repeating: nil, count: rows.count)
         var start = 0
         while start < keyed.count {
