@@ -144,6 +144,32 @@ struct BatchLookupTests {
         }
     }
 
+    @Test("a stored value that cannot be the attribute's type fails the batch when a row is written over it, found together or one by one; a row kept by policy is not failed for it", arguments: [true, false])
+    func damagedStoredValue(together: Bool) throws {
+        let store = try store()
+        defer { try? FileManager.default.removeItem(at: store.directory) }
+        let writer = try SQLiteConnection(path: store.url.path, mode: .readWrite(create: false))
+        try writer.execute("UPDATE ZPART SET ZI32 = 'many' WHERE ZKEY = 'P101'")
+        let before = try tables(store.url)
+        try store.context.performAndWait {
+            let session = try store.context.beginBatchInsert(entityName: "Part")
+            defer { session.rollback() }
+            session.transaction.findsRowsTogether = together
+            let rows = Self.batch().map { part in BatchInsertSession.Row(values: Self.attributes.map { part.values[$0] }) }
+            let update = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"])
+            update.expectsExistingRows = true
+            let error = #expect(throws: StoreError.self) { try session.write(rows, to: update) }
+            guard case .damaged(let damage)? = error?.kind else { Issue.record("not damage: \(String(describing: error))"); return }
+            #expect(damage.first?.kind == .wrongType && damage.first?.place == "Part.i32", "\(damage)")
+            #expect(damage.first?.example.contains("TEXT \"many\" in ZI32") == true, "\(damage)")
+            let keep = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"], onConflict: .keep)
+            keep.expectsExistingRows = true
+            let kept = try #require(try session.write(rows, to: keep))
+            #expect(kept.allSatisfy { if case .kept = $0 { true } else if case .inserted = $0 { true } else { false } }, "\(kept.map(Self.shown))")
+        }
+        #expect(try tables(store.url) == before)
+    }
+
     @Test("rows out of the key's order are looked up one by one")
     func outOfOrderOneByOne() throws {
         let store = try store()
