@@ -197,7 +197,6 @@ struct BatchLookupTests {
     @Test("a decimal's nearest double is the correctly rounded one, and a column holding it reads back as the decimal")
     func nearestDouble() throws {
         var random = SeededGenerator(seed: 7)
-        var checked = 0
         for _ in 0..<20_000 {
             let digits = Int.random(in: 1...15, using: &random)
             let mantissa = UInt64.random(in: 1...UInt64(pow(10.0, Double(digits))) - 1, using: &random)
@@ -206,9 +205,7 @@ struct BatchLookupTests {
             guard let nearest = DecimalText.nearestDouble(decimal) else { Issue.record("\(decimal)"); continue }
             #expect(nearest == Double(decimal.description)!, "\(decimal)")
             #expect(try SQLiteValueCoding.decode(.real(nearest), as: .decimal) == .decimal(decimal), "\(decimal)")
-            checked += 1
         }
-        #expect(checked == 20_000)
         #expect(DecimalText.nearestDouble(Decimal(string: "1234567890123456")!) == nil, "16 digits")
         #expect(DecimalText.nearestDouble(Decimal(string: "1e23")!) == nil)
         #expect(DecimalText.nearestDouble(Decimal(0)) == nil)

@@ -53,6 +53,19 @@ extension AttributeValue {
         }
     }
 
+    /// How two strings compare by their UTF-8 bytes (negative: `lhs` first, 0: the same
+    /// bytes), as SQLite's BINARY collation orders them: `memcmp`, then the shorter first.
+    public static func byteOrder(_ lhs: String, _ rhs: String) -> Int {
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { a in
+            rhs.withUTF8 { b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
+                return order != 0 ? order : a.count - b.count
+            }
+        }
+    }
+
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .integer(let v): hasher.combine(0); hasher.combine(v)

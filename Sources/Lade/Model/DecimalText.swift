@@ -99,7 +99,7 @@ public enum DecimalText {
     }
 
     /// 10^0 … 10^22: the powers of ten a double holds exactly.
-    private static let exactPowersOfTen: [Double] = (0...22).map { exponent in (0..<exponent).reduce(1.0) { product, _ in product * 10 } }
+    private static let exactPowersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
 
     /// The double nearest `value` when one IEEE operation gives it exactly rounded (a mantissa
     /// below 10^15, so at most 15 significant digits, and a power of ten up to 10^22, both

@@ -636,24 +636,10 @@ final class BatchWriter {
         }
         entries.sort { a, b in
             if a.head != b.head { return a.head < b.head }
-            let order = compareBytes(texts[a.position], texts[b.position])
+            let order = AttributeValue.byteOrder(texts[a.position], texts[b.position])
             return order != 0 ? order < 0 : a.position < b.position
         }
         return entries.map(\.position)
-    }
-
-    /// UTF-8 byte order, as SQLite's BINARY collation orders the key's index.
-    static func compareBytes(_ a: String, _ b: String) -> Int {
-        if let order = a.utf8.withContiguousStorageIfAvailable({ x in
-            b.utf8.withContiguousStorageIfAvailable { y -> Int in
-                let common = min(x.count, y.count)
-                let result = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
-                return result != 0 ? Int(result) : x.count - y.count
-            }
-        }), let order {
-            return order
-        }
-        return a == b ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
     }
 
     /// Orders keys: numbers and dates by value, strings by UTF-8 bytes (SQLite's BINARY
@@ -663,7 +649,7 @@ final class BatchWriter {
         for (x, y) in zip(a, b) {
             let order: Int
             switch (x, y) {
-            case (.string(let s), .string(let t)): order = compareBytes(s, t)
+            case (.string(let s), .string(let t)): order = AttributeValue.byteOrder(s, t)
             case (.integer(let s), .integer(let t)): order = sign(s, t)
             case (.double(let s), .double(let t)): order = sign(s, t)
             case (.float(let s), .float(let t)): order = sign(s, t)

@@ -96,6 +96,9 @@ final class SQLiteBatchInsertTransaction {
         /// Whether the last batch found most of its rows in the store (then rows are looked
         /// up before being inserted, not inserted first).
         var mostlyExisting = false
+        /// Whether each row is looked up before anything is inserted for it: most rows are
+        /// expected to exist, or none is inserted.
+        var looksUpFirst: Bool { mostlyExisting || !insertsMissing }
 
         init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
@@ -342,7 +345,7 @@ final class SQLiteBatchInsertTransaction {
             guard row.mayInsert else { return .missing }
             return try insert(row, plan: plan, conflictFree: false, connection) ?? .refused(property: "", message: "the row could not be inserted", value: nil)
         }
-        if !plan.mostlyExisting && plan.insertsMissing && row.mayInsert {
+        if !plan.looksUpFirst && row.mayInsert {
             if let inserted = try insert(row, plan: plan, conflictFree: true, connection) { return inserted }
         }
         guard let found = try prefetched ?? lookup(row, plan: plan, connection) else {
@@ -492,8 +495,8 @@ final class SQLiteBatchInsertTransaction {
     /// row would be looked up anyway (most of the last batch's rows existed, or rows are never
     /// inserted), the key is one column (integer or text), and the rows come in the key's
     /// order, as `lade run` gives them: SQLite then opens its cursors once per chunk, not once
-    /// per row (measured with SQLite alone, 1M random text keys in batches of 5,000 through a 16 MiB cache: 3.4 s one
-    /// by one, 2.5 s in chunks of 100 or 500), and the found rows, in the key's order too, are
+    /// per row (measured with SQLite alone, 1M random text keys in batches of 5,000 through a
+    /// 16 MiB cache: 3.4 s one by one, 2.5 s in chunks of 100 or 500), and the found rows, in the key's order too, are
     /// matched to the rows by walking both. Only the first row with a key gets its stored row:
     /// a second one (a duplicate), and any row that was not matched, is looked up on its own
     /// when it is written, so it sees what the rows before it wrote. Nothing the batch writes
@@ -501,7 +504,7 @@ final class SQLiteBatchInsertTransaction {
     /// a row with its own key), so a stored row found before the batch is still the row its
     /// first row finds when it is written.
     private func prefetch(_ rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection) throws -> [Found?] {
-        guard findsRowsTogether, let sql = plan.prefetchSQL, plan.mostlyExisting || !plan.insertsMissing, rows.count >= Self.fewestFoundTogether else { return [] }
+        guard findsRowsTogether, let sql = plan.prefetchSQL, plan.looksUpFirst, rows.count >= Self.fewestFoundTogether else { return [] }
         let keyPosition = plan.keyPositions[0]
         // Rows with a key, and the key as bound; nothing when the keys are out of order.
         var keyed: [(offset: Int, key: SQLiteValue)] = []
@@ -555,12 +558,7 @@ final class SQLiteBatchInsertTransaction {
     private static func binaryOrder(_ a: SQLiteValue, _ b: SQLiteValue) -> Int? {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-        case (.text(var x), .text(var y)):
-            return x.withUTF8 { p in y.withUTF8 { q in
-                let common = min(p.count, q.count)
-                let order = common == 0 ? 0 : Int(memcmp(p.baseAddress!, q.baseAddress!, common))
-                return order != 0 ? order : p.count - q.count
-            } }
+        case (.text(let x), .text(let y)): return AttributeValue.byteOrder(x, y)
         default: return nil
         }
     }
