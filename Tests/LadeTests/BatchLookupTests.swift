@@ -112,7 +112,7 @@ struct BatchLookupTests {
         }
         let found = try write(batch, into: together.context, together: true)
         let looked = try write(batch, into: oneByOne.context, together: false)
-        #expect(found.foundTogether >= 500, "the rows were found together")
+        #expect(found.foundTogether == 501, "each stored key's first row (and the composed \"Pé\") found its stored row together")
         #expect(looked.foundTogether == 0)
         #expect(found.outcomes == looked.outcomes)
         var kinds: [String: Int] = [:]
@@ -168,6 +168,63 @@ struct BatchLookupTests {
             #expect(kept.allSatisfy { if case .kept = $0 { true } else if case .inserted = $0 { true } else { false } }, "\(kept.map(Self.shown))")
         }
         #expect(try tables(store.url) == before)
+    }
+
+    @Test("rows with an integer key found together give the outcomes and the store of rows looked up one by one; so do text keys bound in place, the empty one among them")
+    func integerAndEmptyKeysTogether() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Tag", attributes: [
+                AttributeDescription(name: "number", type: .integer64, isOptional: false), AttributeDescription(name: "name", type: .string),
+            ], uniquenessConstraints: [["number"]]),
+            EntityDescription(name: "Word", attributes: [
+                AttributeDescription(name: "text", type: .string, isOptional: false), AttributeDescription(name: "count", type: .integer32),
+            ], uniquenessConstraints: [["text"]]),
+        ])
+        // Stored: numbers -150…149 and words "", "w000"…; the batch (in key order) keeps some,
+        // changes some, adds keys between them and repeats one.
+        func tags(_ numbers: [Int64], _ name: (Int64) -> String) -> [BatchInsertSession.Row] {
+            numbers.map { BatchInsertSession.Row(values: [.some(.integer($0)), .some(.string(name($0)))]) }
+        }
+        func words(_ texts: [String], _ count: (String) -> Int64) -> [BatchInsertSession.Row] {
+            texts.map { BatchInsertSession.Row(values: [.some(.string($0)), .some(.integer(count($0)))]) }
+        }
+        let storedNumbers = Array(Int64(-150)..<150)
+        let storedWords = [""] + (0..<300).map { String(format: "w%03d", $0) }
+        var batchNumbers = storedNumbers.flatMap { $0 % 40 == 7 ? [$0, $0 + 1_000] : [$0] }.sorted()
+        batchNumbers.insert(12, at: batchNumbers.firstIndex(of: 12)!)
+        let batchWords = storedWords.flatMap { $0.hasSuffix("7") ? [$0, $0 + "x"] : [$0] }
+        #expect(batchWords.map { Array($0.utf8) }.isSorted())
+        func run(together: Bool) throws -> (outcomes: [String], foundTogether: Int, tables: [String: [String]]) {
+            let directory = try Fixtures.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let url = directory.appendingPathComponent("keys.sqlite")
+            let context = try privateContext(model: model, store: url, type: .sqlite)
+            let result = try context.performAndWait {
+                let first = try context.beginBatchInsert(entityName: "Tag")
+                _ = try first.write(tags(storedNumbers) { "tag \($0)" }, to: first.target(entityName: "Tag", attributes: ["number", "name"], key: ["number"]))
+                _ = try first.write(words(storedWords) { Int64($0.count) }, to: first.target(entityName: "Word", attributes: ["text", "count"], key: ["text"]))
+                try first.commit()
+                let session = try context.beginBatchInsert(entityName: "Tag")
+                session.transaction.findsRowsTogether = together
+                let tagTarget = try session.target(entityName: "Tag", attributes: ["number", "name"], key: ["number"])
+                let wordTarget = try session.target(entityName: "Word", attributes: ["text", "count"], key: ["text"])
+                tagTarget.plan.mostlyExisting = true
+                wordTarget.plan.mostlyExisting = true
+                let tagOutcomes = try #require(try session.write(tags(batchNumbers) { $0 % 3 == 0 ? "changed \($0)" : "tag \($0)" }, to: tagTarget))
+                let wordOutcomes = try #require(try session.write(words(batchWords) { $0.hasSuffix("5") ? -1 : Int64($0.count) }, to: wordTarget))
+                try session.commit()
+                return ((tagOutcomes + wordOutcomes).map(Self.shown), session.transaction.rowsFoundTogether)
+            }
+            return (result.0, result.1, try BatchRequestTests().tables(url))
+        }
+        let found = try run(together: true), looked = try run(together: false)
+        #expect(found.foundTogether == storedNumbers.count + storedWords.count, "each stored key's first row, \"\" among them, found its stored row together")
+        #expect(looked.foundTogether == 0)
+        #expect(found.outcomes == looked.outcomes)
+        #expect(found.outcomes.filter { $0.hasPrefix("unchanged") }.count > 300 && found.outcomes.filter { $0.hasPrefix("updated") }.count > 100)
+        #expect(found.outcomes.filter { $0.hasPrefix("inserted") }.count == 4 + 30, "7, 47, 87, 127 and the 30 words with an x")
+        #expect(found.outcomes.filter { $0.hasPrefix("duplicate") }.count == 1)
+        #expect(found.tables == looked.tables)
     }
 
     @Test("rows out of the key's order are looked up one by one")

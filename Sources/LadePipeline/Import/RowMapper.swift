@@ -178,15 +178,20 @@ public struct RowMapper {
                 texts = relationship.settings.separator.isEmpty || text.isEmpty ? (text.isEmpty ? [] : [.string(text)])
                     : text.components(separatedBy: relationship.settings.separator).map { .string($0.trimmingCharacters(in: .whitespaces)) }
             default:
-                texts = [source]
+                // One key (a to-one's): converted as it is, without a list of one made first.
+                switch relationship.matchConverter.convert(source) {
+                case .absent, .value(nil): links.append([])
+                case .value(let value?): links.append([value])
+                case .failure(let reason): return reject(record, relationship.fieldIndex, source, "\(relationship.relationship.name): \(reason)")
+                }
+                continue
             }
             var keys: [AttributeValue] = []
             for text in texts {
                 switch relationship.matchConverter.convert(text) {
                 case .absent, .value(nil): continue
                 case .value(let value?): keys.append(value)
-                case .failure(let reason):
-                    return reject(record, relationship.fieldIndex, text, "\(relationship.relationship.name): \(reason)")
+                case .failure(let reason): return reject(record, relationship.fieldIndex, text, "\(relationship.relationship.name): \(reason)")
                 }
             }
             links.append(keys)

@@ -95,6 +95,26 @@ public final class SQLiteStatement {
         _ = bindValue(value, at: index)
     }
 
+    /// Binds text that SQLite reads in place, without copying it (`SQLITE_STATIC`): `bytes`
+    /// must stay valid and unchanged until the parameter is bound again or `clearBindings()`
+    /// runs. For many keys bound per query, where the copy each would cost shows.
+    func bind(unownedText bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            _ = sqlite3_bind_text(handle, index, "", 0, sqliteTransient)
+            return
+        }
+        // Over SQLite's length limit: NULL, which equals nothing (a key so long is then not found).
+        guard bytes.count <= Int(Int32.max) else { _ = sqlite3_bind_null(handle, index); return }
+        _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+            sqlite3_bind_text(handle, index, chars, Int32(bytes.count), sqliteStatic)
+        }
+    }
+
+    /// Sets every parameter to NULL (SQLite then holds no pointer given to `bind(unownedText:at:)`).
+    func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
     /// Advances to the next row; false when the statement is done.
     @discardableResult
     public func step() throws -> Bool {
@@ -206,3 +226,5 @@ public final class SQLiteStatement {
 
 /// SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// SQLITE_STATIC: SQLite reads the bound bytes where they are, until they are bound again.
+let sqliteStatic = unsafeBitCast(0, to: sqlite3_destructor_type.self)

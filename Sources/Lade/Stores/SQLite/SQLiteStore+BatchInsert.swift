@@ -246,9 +246,10 @@ final class SQLiteBatchInsertTransaction {
                 var existing = 0
                 // Rows are looked up one by one only where the batch's rows were not found
                 // together first (`prefetch`).
-                let prefetched = try prefetch(rows, plan: plan, connection)
+                var prefetched = try prefetch(rows, plan: plan, connection)
                 for (offset, row) in rows.enumerated() {
-                    let outcome = try write(row, plan: plan, found: prefetched.isEmpty ? nil : prefetched[offset], connection)
+                    // Moved out (`take`), not copied: a copy retained its arrays.
+                    let outcome = try write(row, plan: plan, found: prefetched.isEmpty ? nil : prefetched[offset].take(), connection)
                     switch outcome {
                     case .inserted, .refused: break
                     default: existing += 1
@@ -487,7 +488,7 @@ final class SQLiteBatchInsertTransaction {
     /// Whether batches whose rows would each be looked up find them together first; off
     /// only in tests, which compare the two.
     var findsRowsTogether = true
-    /// Rows given to `prefetch` so far (for tests).
+    /// Rows whose stored row `prefetch` found so far (for tests).
     private(set) var rowsFoundTogether = 0
 
     /// The stored rows of `rows`, found `prefetchChunk` keys at a time (`key IN (…) ORDER BY
@@ -521,34 +522,60 @@ final class SQLiteBatchInsertTransaction {
             keyed.append((offset, key))
         }
         guard keyed.count >= Self.fewestFoundTogether else { return [] }
-        rowsFoundTogether += keyed.count
         let statement: SQLiteStatement
         if let prepared = plan.prefetchStatement { statement = prepared } else {
             statement = try connection.prepare(sql)
             plan.prefetchStatement = statement
         }
-        // Not left on a row when a damaged row throws: the batch's savepoint is rolled back next.
-        defer { statement.reset() }
-        var result = [Found?](repeating: nil, count: rows.count)
-        var start = 0
-        while start < keyed.count {
-            let end = min(keyed.count, start + Self.prefetchChunk)
-            statement.reset()
-            // The last chunk repeats its last key to fill the statement's parameters.
-            for parameter in 0..<Self.prefetchChunk { statement.bind(keyed[min(start + parameter, end - 1)].key, at: Int32(parameter + 1)) }
-            var next = start
-            while try statement.step() {
-                // Rows up to the one this stored row belongs to found nothing (or follow a
-                // duplicate): they are looked up on their own.
-                while next < end && !statement.holds(keyed[next].key, at: 3 + keyPosition) { next += 1 }
-                guard next < end else { break }
-                let offset = keyed[next].offset
-                result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
-                next += 1
+        // Text keys' bytes, one after another, bound where they are (SQLite copied each key
+        // bound by value): `textEnds[i]` is where key `i`'s bytes end.
+        var textBytes: [UInt8] = []
+        var textEnds: [Int] = []
+        if case .text = keyed[0].key {
+            textEnds.reserveCapacity(keyed.count)
+            for entry in keyed {
+                if case .text(let text) = entry.key { textBytes.append(contentsOf: text.utf8) }
+                textEnds.append(textBytes.count)
             }
-            statement.reset()
-            start = end
         }
+        // Not left on a row when a damaged row throws (the batch's savepoint is rolled back
+        // next), nor holding pointers into `textBytes` once this returns.
+        defer {
+            statement.reset()
+            statement.clearBindings()
+        }
+        var result = [Found?](repeating: nil, count: rows.count)
+        func find(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+            var start = 0
+            while start < keyed.count {
+                let end = min(keyed.count, start + Self.prefetchChunk)
+                statement.reset()
+                // The last chunk repeats its last key to fill the statement's parameters.
+                for parameter in 0..<Self.prefetchChunk {
+                    let index = min(start + parameter, end - 1)
+                    if textEnds.isEmpty {
+                        statement.bind(keyed[index].key, at: Int32(parameter + 1))
+                    } else {
+                        let from = index == 0 ? 0 : textEnds[index - 1]
+                        statement.bind(unownedText: UnsafeBufferPointer(rebasing: bytes[from..<textEnds[index]]), at: Int32(parameter + 1))
+                    }
+                }
+                var next = start
+                while try statement.step() {
+                    // Rows up to the one this stored row belongs to found nothing (or follow a
+                    // duplicate): they are looked up on their own.
+                    while next < end && !statement.holds(keyed[next].key, at: 3 + keyPosition) { next += 1 }
+                    guard next < end else { break }
+                    let offset = keyed[next].offset
+                    result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
+                    rowsFoundTogether += 1
+                    next += 1
+                }
+                statement.reset()
+                start = end
+            }
+        }
+        try textBytes.withUnsafeBufferPointer(find)
         return result
     }
 
