@@ -26,9 +26,9 @@ struct BatchLookupTests {
     /// stored, changed in each kind of value, moved, cleared, given by key alone; new keys
     /// between them; duplicates; and a key that equals a stored one under Swift's canonical
     /// equivalence but not in SQLite (NFD "é" beside the stored NFC one).
-    static func batch() -> [Part] {
+    static func batch(_ range: Range<Int> = 0..<500, composedKeys: Bool = true) -> [Part] {
         var parts: [Part] = []
-        for i in 0..<500 {
+        for i in range {
             var part = stored(i)
             switch i % 6 {
             case 0: break
@@ -46,6 +46,7 @@ struct BatchLookupTests {
                 parts.append(Part(values: ["key": .string(String(format: "P%03d", i)), "text": .string("twice \(i)")]))
             }
         }
+        guard composedKeys else { return parts }
         parts.append(Part(values: ["key": .string("Pe\u{301}"), "text": .string("decomposed")]))
         parts.append(Part(values: ["key": .string("P\u{E9}"), "text": .string("composed, changed")]))
         return parts
@@ -168,6 +169,48 @@ struct BatchLookupTests {
             #expect(kept.allSatisfy { if case .kept = $0 { true } else if case .inserted = $0 { true } else { false } }, "\(kept.map(Self.shown))")
         }
         #expect(try tables(store.url) == before)
+    }
+
+    @Test("after a batch whose stored rows lay together, the next batch's rows are found by their place (as in a re-run of the source the store was loaded from), with the outcomes and the store of rows looked up one by one; rows not where expected are found by key")
+    func foundByPlace() throws {
+        // Loaded as a load writes them: 1,000 parts in the key's order, `Z_PK` 1 to 1,000.
+        // Then three batches: the first half (found by key: nothing to go by yet), the second
+        // half changed here and there, with new keys and duplicates (found by place, after the
+        // first half's `Z_PK`s), and the first 100 again (not after the second half's: by key).
+        let batches = [Self.batch(0..<500, composedKeys: false), Self.batch(500..<1000, composedKeys: false), Self.batch(0..<100, composedKeys: false)]
+        func run(together: Bool) throws -> (outcomes: [String], inPlace: Int, all: Int, tables: [String: [[UInt8]]]) {
+            let directory = try Fixtures.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let url = directory.appendingPathComponent("parts.sqlite")
+            let context = try privateContext(model: try BatchInsertSessionTests.model(), store: url, type: .sqlite)
+            _ = try BatchInsertSessionTests().writeBatch(context, bins: BatchInsertSessionTests.firstBins, parts: (0..<1000).map(Self.stored))
+            let (outcomes, inPlace, all) = try context.performAndWait {
+                let session = try context.beginBatchInsert(entityName: "Part")
+                session.transaction.findsRowsTogether = together
+                let bins = try session.objectIDs(entityName: "Bin", attribute: "name", values: ["B0", "B1", "B2"].map { AttributeValue.string($0) })
+                let target = try session.target(entityName: "Part", attributes: Self.attributes, relationships: ["bin"], key: ["key"])
+                target.plan.mostlyExisting = true
+                var outcomes: [String] = []
+                for parts in batches {
+                    let rows = parts.map { part in
+                        BatchInsertSession.Row(values: Self.attributes.map { part.values[$0] }, destinations: [part.bin.map { $0.map { bins[.string($0)]! } }])
+                    }
+                    outcomes += try #require(try session.write(rows, to: target)).map(Self.shown)
+                }
+                try session.commit()
+                return (outcomes, session.transaction.rowsFoundInPlace, session.transaction.rowsFoundTogether)
+            }
+            return (outcomes, inPlace, all, try tables(url))
+        }
+        let found = try run(together: true), looked = try run(together: false)
+        // By place: the second half's 500, and two of the last batch's: the keys the first
+        // batch added (`Z_PK` 1,001 and 1,002, right after the second half's rows).
+        #expect(found.inPlace == 502, "the second half's stored rows were found by their place")
+        #expect(found.all == 1102, "and every stored key's first row found its stored row, by place or by key")
+        #expect(looked.all == 0)
+        #expect(found.outcomes == looked.outcomes)
+        #expect(found.outcomes.filter { $0.hasPrefix("inserted") }.count == 20 && found.outcomes.filter { $0.hasPrefix("updated") }.count > 500)
+        #expect(found.tables == looked.tables)
     }
 
     @Test("rows with an integer key found together give the outcomes and the store of rows looked up one by one; so do text keys bound in place, the empty one among them")

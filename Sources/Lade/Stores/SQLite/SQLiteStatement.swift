@@ -190,20 +190,34 @@ public final class SQLiteStatement {
 
     /// `holds(.text(text), at:)`: the same UTF-8 bytes.
     public func holds(text: String, at index: Int) -> Bool {
-        let column = Int32(index)
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return false }
-        // The pointer first, then its length (sqlite3_column_bytes after sqlite3_column_text).
-        let bytes = sqlite3_column_text(handle, column)
-        let count = Int(sqlite3_column_bytes(handle, column))
+        guard let stored = textBytes(at: index) else { return false }
         func same(_ given: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard given.count == count else { return false }
-            guard count > 0 else { return true }
-            guard let bytes else { return false }
-            return memcmp(given.baseAddress!, bytes, count) == 0
+            guard given.count == stored.count else { return false }
+            return stored.isEmpty || memcmp(given.baseAddress!, stored.baseAddress!, stored.count) == 0
         }
         if let answer = text.utf8.withContiguousStorageIfAvailable(same) { return answer }
         var copy = text
         return copy.withUTF8(same)
+    }
+
+    /// Column `index` of the current row when it holds an integer.
+    func integer(at index: Int) -> Int64? {
+        let column = Int32(index)
+        return sqlite3_column_type(handle, column) == SQLITE_INTEGER ? sqlite3_column_int64(handle, column) : nil
+    }
+
+    /// Column `index` of the current row's UTF-8 bytes, read in place, when it holds text;
+    /// valid until the statement steps, resets or is read as another type.
+    func textBytes(at index: Int) -> UnsafeBufferPointer<UInt8>? {
+        let column = Int32(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
+        // The pointer first, then its length (sqlite3_column_bytes after sqlite3_column_text).
+        let bytes = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
+        // No pointer for text that has bytes: SQLite ran out of memory converting it.
+        guard let bytes else { return nil }
+        return UnsafeBufferPointer(start: bytes, count: count)
     }
 
     /// Binds `values`, runs the statement to the end and returns every row.

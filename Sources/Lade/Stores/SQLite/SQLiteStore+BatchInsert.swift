@@ -88,6 +88,13 @@ final class SQLiteBatchInsertTransaction {
         /// nil for a compound key or none.
         let prefetchSQL: String?
         var prefetchStatement: SQLiteStatement?
+        /// The stored rows with `Z_PK` in a range (`… WHERE Z_PK BETWEEN ? AND ?`), in order: where
+        /// `prefetch` looks first for a batch's rows when the last batch's lay together.
+        let rangeSQL: String?
+        var rangeStatement: SQLiteStatement?
+        /// Where the next batch's stored rows are expected to begin: just after the last
+        /// batch's, when those lay together; nil when they did not (or were not looked for).
+        var nextRowsFrom: Int64?
         var updateStatements: [[Bool]: SQLiteStatement] = [:]
         /// Whether the store may refuse any row whatever its values: the entity has another
         /// uniqueness constraint than the key, or its table holds rows of entities outside it
@@ -103,7 +110,7 @@ final class SQLiteBatchInsertTransaction {
         init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
              policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
-             insertFirstSQL: String?, lookupSQL: String?, prefetchSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
+             insertFirstSQL: String?, lookupSQL: String?, prefetchSQL: String?, rangeSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
              refusesAnyRow: Bool) {
             self.entity = entity
             self.entityNumber = number
@@ -125,6 +132,7 @@ final class SQLiteBatchInsertTransaction {
             self.insertFirstSQL = insertFirstSQL
             self.lookupSQL = lookupSQL
             self.prefetchSQL = prefetchSQL
+            self.rangeSQL = rangeSQL
             self.attributeColumns = attributeColumns
             self.toOneColumns = toOneColumns
             self.toOneEntityColumns = toOneEntityColumns
@@ -198,6 +206,7 @@ final class SQLiteBatchInsertTransaction {
         let tableNumbers = Set(model.hierarchy(from: mapped.rootName).compactMap { schema.entity(named: $0.name)?.number })
         let otherConstraint = model.uniquenessConstraints(of: target.entity).contains { Set($0) != Set(target.key) }
         let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + toOneColumns
+        let prefetchSQL = keyColumns.count != 1 || ![.string, .integer16, .integer32, .integer64].contains(layout.attributeTypes[attributePositions[keyPositions[0]]]) ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE \(keyColumns[0]) IN (\(Array(repeating: "?", count: Self.prefetchChunk).joined(separator: ", "))) ORDER BY \(keyColumns[0])"
         return Plan(
             entity: target.entity, number: mapped.number, rootNumber: rootMapped.number, table: mapped.tableName, write: write,
             attributePositions: attributePositions, attributeTypes: attributePositions.map { layout.attributeTypes[$0] }, attributeNames: target.attributes,
@@ -206,7 +215,8 @@ final class SQLiteBatchInsertTransaction {
             insertSources: sources, insertSQL: write.insertSQL,
             insertFirstSQL: keyColumns.isEmpty ? nil : write.insertSQL + " ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO NOTHING",
             lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
-            prefetchSQL: keyColumns.count != 1 || ![.string, .integer16, .integer32, .integer64].contains(layout.attributeTypes[attributePositions[keyPositions[0]]]) ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE \(keyColumns[0]) IN (\(Array(repeating: "?", count: Self.prefetchChunk).joined(separator: ", "))) ORDER BY \(keyColumns[0])",
+            prefetchSQL: prefetchSQL,
+            rangeSQL: prefetchSQL == nil ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE Z_PK BETWEEN ? AND ?",
             attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns,
             refusesAnyRow: otherConstraint || (!keyColumns.isEmpty && !tableNumbers.isSubset(of: numbers)))
     }
@@ -491,21 +501,28 @@ final class SQLiteBatchInsertTransaction {
     /// Rows whose stored row `prefetch` found so far (for tests).
     private(set) var rowsFoundTogether = 0
 
-    /// The stored rows of `rows`, found `prefetchChunk` keys at a time (`key IN (…) ORDER BY
-    /// key`), by row position; empty when they are to be looked up one by one. Done when each
-    /// row would be looked up anyway (most of the last batch's rows existed, or rows are never
-    /// inserted), the key is one column (integer or text), and the rows come in the key's
-    /// order, as `lade run` gives them: SQLite then opens its cursors once per chunk, not once
-    /// per row (measured with SQLite alone, 1M random text keys in batches of 5,000 through a
-    /// 16 MiB cache: 3.4 s one by one, 2.5 s in chunks of 100 or 500), and the found rows, in the key's order too, are
-    /// matched to the rows by walking both. Only the first row with a key gets its stored row:
-    /// a second one (a duplicate), and any row that was not matched, is looked up on its own
-    /// when it is written, so it sees what the rows before it wrote. Nothing the batch writes
-    /// changes another key's stored row (an update finds its row by the key; an insert makes
-    /// a row with its own key), so a stored row found before the batch is still the row its
-    /// first row finds when it is written.
+    /// The stored rows of `rows`, by row position; empty when they are to be looked up one by
+    /// one. Done when each row would be looked up anyway (most of the last batch's rows
+    /// existed, or rows are never inserted), the key is one column (integer or text), and the
+    /// rows come in the key's order, as `lade run` gives them. Two ways, both matching a stored
+    /// row to a row only by the key's exact bytes (and storage class):
+    /// - **By the rows' place** (`scan`): when the last batch's stored rows lay together (their
+    ///   `Z_PK`s within twice the batch's size, as a load writes a batch), the next batch's are
+    ///   expected just after them, as in a re-run of the source the store was loaded from; that
+    ///   stretch of the table is read in order (`Z_PK BETWEEN …`), with no index seek at all.
+    ///   Rows it does not find (a source changed or reordered) are found by key next.
+    /// - **By key**, `prefetchChunk` keys at a time (`key IN (…) ORDER BY key`): SQLite opens its
+    ///   cursors once per chunk, not once per row (measured with SQLite alone, 1M random text
+    ///   keys in batches of 5,000 through a 16 MiB cache: 3.4 s one by one, 2.5 s in chunks of
+    ///   100 or 500), and the found rows, in the key's order too, are matched to the rows by
+    ///   walking both.
+    /// Only the first row with a key gets its stored row: a second one (a duplicate), and any
+    /// row that was not matched, is looked up on its own when it is written, so it sees what
+    /// the rows before it wrote. Nothing the batch writes changes another key's stored row (an
+    /// update finds its row by the key; an insert makes a row with its own key), so a stored
+    /// row found before the batch is still the row its first row finds when it is written.
     private func prefetch(_ rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection) throws -> [Found?] {
-        guard findsRowsTogether, let sql = plan.prefetchSQL, plan.looksUpFirst, rows.count >= Self.fewestFoundTogether else { return [] }
+        guard findsRowsTogether, plan.prefetchSQL != nil, plan.looksUpFirst, rows.count >= Self.fewestFoundTogether else { return [] }
         let keyPosition = plan.keyPositions[0]
         // Rows with a key, and the key as bound; nothing when the keys are out of order.
         var keyed: [(offset: Int, key: SQLiteValue)] = []
@@ -521,14 +538,12 @@ final class SQLiteBatchInsertTransaction {
             }
             keyed.append((offset, key))
         }
-        guard keyed.count >= Self.fewestFoundTogether else { return [] }
-        let statement: SQLiteStatement
-        if let prepared = plan.prefetchStatement { statement = prepared } else {
-            statement = try connection.prepare(sql)
-            plan.prefetchStatement = statement
+        guard keyed.count >= Self.fewestFoundTogether else {
+            plan.nextRowsFrom = nil
+            return []
         }
-        // Text keys' bytes, one after another, bound where they are (SQLite copied each key
-        // bound by value): `textEnds[i]` is where key `i`'s bytes end.
+        // Text keys' bytes, one after another (bound where they are, and hashed for the scan):
+        // `textEnds[i]` is where key `i`'s bytes end.
         var textBytes: [UInt8] = []
         var textEnds: [Int] = []
         if case .text = keyed[0].key {
@@ -538,45 +553,158 @@ final class SQLiteBatchInsertTransaction {
                 textEnds.append(textBytes.count)
             }
         }
+        var result = [Found?](repeating: nil, count: rows.count)
+        try textBytes.withUnsafeBufferPointer { bytes in
+            let keys = KeyBytes(keyed: keyed, bytes: bytes, ends: textEnds)
+            var rest = Array(keyed.indices)
+            if let from = plan.nextRowsFrom {
+                // The batch's rows and an eighth more: a few rows rejected or added shift them.
+                let span = Int64(keyed.count + keyed.count / 8)
+                let (through, overflow) = from.addingReportingOverflow(span - 1)
+                try scan(keys, range: from...(overflow ? .max : through), rows: rows, plan: plan, connection, into: &result)
+                rest.removeAll { result[keyed[$0].offset] != nil }
+            }
+            if !rest.isEmpty { try findByKey(keys, rest, rows: rows, plan: plan, connection, into: &result) }
+        }
+        // Where the next batch's rows are expected: after these, when they lay together.
+        var lowest = Int64.max, highest = Int64.min, found = 0
+        for entry in keyed {
+            guard let key = result[entry.offset]?.key else { continue }
+            lowest = min(lowest, key)
+            highest = max(highest, key)
+            found += 1
+        }
+        let (width, overflow) = highest.subtractingReportingOverflow(lowest)
+        plan.nextRowsFrom = found * 2 >= keyed.count && !overflow && width < Int64(2 * keyed.count) && highest < .max ? highest + 1 : nil
+        return result
+    }
+
+    /// A batch's keys as `prefetch` binds and hashes them: text keys' bytes in one buffer.
+    private struct KeyBytes {
+        let keyed: [(offset: Int, key: SQLiteValue)]
+        let bytes: UnsafeBufferPointer<UInt8>
+        /// Where each text key's bytes end in `bytes`; empty for integer keys.
+        let ends: [Int]
+
+        func text(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+        }
+
+        func hash(_ index: Int) -> Int {
+            if ends.isEmpty, case .integer(let number) = keyed[index].key { return Self.hash(integer: number) }
+            return Self.hash(text: text(index))
+        }
+
+        static func hash(text: UnsafeBufferPointer<UInt8>) -> Int {
+            var hasher = Hasher()
+            hasher.combine(bytes: UnsafeRawBufferPointer(text))
+            return hasher.finalize()
+        }
+
+        static func hash(integer: Int64) -> Int {
+            var hasher = Hasher()
+            hasher.combine(integer)
+            return hasher.finalize()
+        }
+    }
+
+    /// Stored rows found by their place so far (for tests).
+    private(set) var rowsFoundInPlace = 0
+
+    /// Reads the stored rows whose `Z_PK` is in `range`, in order, and gives each row of
+    /// `keys` the stored row with its key (the first, should a damaged table hold two).
+    private func scan(_ keys: KeyBytes, range: ClosedRange<Int64>, rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection,
+                      into result: inout [Found?]) throws {
+        // The keys by hash, open addressing: a slot holds an index into `keys.keyed`, or -1.
+        var capacity = 16
+        while capacity < keys.keyed.count * 2 { capacity *= 2 }
+        let mask = capacity - 1
+        var slots = [Int](repeating: -1, count: capacity)
+        for index in keys.keyed.indices {
+            var slot = keys.hash(index) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = index
+        }
+        let statement: SQLiteStatement
+        if let prepared = plan.rangeStatement { statement = prepared } else {
+            statement = try connection.prepare(plan.rangeSQL!)
+            plan.rangeStatement = statement
+        }
+        defer { statement.reset() }
+        statement.reset()
+        statement.bind(.integer(range.lowerBound), at: 1)
+        statement.bind(.integer(range.upperBound), at: 2)
+        let column = 3 + plan.keyPositions[0]
+        while try statement.step() {
+            let hash: Int
+            if keys.ends.isEmpty {
+                guard let number = statement.integer(at: column) else { continue }
+                hash = KeyBytes.hash(integer: number)
+            } else {
+                guard let text = statement.textBytes(at: column) else { continue }
+                hash = KeyBytes.hash(text: text)
+            }
+            var slot = hash & mask
+            while slots[slot] >= 0 {
+                let index = slots[slot]
+                if statement.holds(keys.keyed[index].key, at: column) {
+                    let offset = keys.keyed[index].offset
+                    if result[offset] == nil {
+                        result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
+                        rowsFoundTogether += 1
+                        rowsFoundInPlace += 1
+                    }
+                    break
+                }
+                slot = (slot + 1) & mask
+            }
+        }
+    }
+
+    /// Finds the stored rows of `keys.keyed[wanted]` (in the key's order) by key,
+    /// `prefetchChunk` keys to a query, and matches them to the rows by walking both.
+    private func findByKey(_ keys: KeyBytes, _ wanted: [Int], rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection,
+                           into result: inout [Found?]) throws {
+        let statement: SQLiteStatement
+        if let prepared = plan.prefetchStatement { statement = prepared } else {
+            statement = try connection.prepare(plan.prefetchSQL!)
+            plan.prefetchStatement = statement
+        }
         // Not left on a row when a damaged row throws (the batch's savepoint is rolled back
-        // next), nor holding pointers into `textBytes` once this returns.
+        // next), nor holding pointers into the keys' bytes once this returns.
         defer {
             statement.reset()
             statement.clearBindings()
         }
-        var result = [Found?](repeating: nil, count: rows.count)
-        func find(_ bytes: UnsafeBufferPointer<UInt8>) throws {
-            var start = 0
-            while start < keyed.count {
-                let end = min(keyed.count, start + Self.prefetchChunk)
-                statement.reset()
-                // The last chunk repeats its last key to fill the statement's parameters.
-                for parameter in 0..<Self.prefetchChunk {
-                    let index = min(start + parameter, end - 1)
-                    if textEnds.isEmpty {
-                        statement.bind(keyed[index].key, at: Int32(parameter + 1))
-                    } else {
-                        let from = index == 0 ? 0 : textEnds[index - 1]
-                        statement.bind(unownedText: UnsafeBufferPointer(rebasing: bytes[from..<textEnds[index]]), at: Int32(parameter + 1))
-                    }
+        let column = 3 + plan.keyPositions[0]
+        var start = 0
+        while start < wanted.count {
+            let end = min(wanted.count, start + Self.prefetchChunk)
+            statement.reset()
+            // The last chunk repeats its last key to fill the statement's parameters. Text is
+            // bound where it is (SQLite copied each key bound by value).
+            for parameter in 0..<Self.prefetchChunk {
+                let index = wanted[min(start + parameter, end - 1)]
+                if keys.ends.isEmpty {
+                    statement.bind(keys.keyed[index].key, at: Int32(parameter + 1))
+                } else {
+                    statement.bind(unownedText: keys.text(index), at: Int32(parameter + 1))
                 }
-                var next = start
-                while try statement.step() {
-                    // Rows up to the one this stored row belongs to found nothing (or follow a
-                    // duplicate): they are looked up on their own.
-                    while next < end && !statement.holds(keyed[next].key, at: 3 + keyPosition) { next += 1 }
-                    guard next < end else { break }
-                    let offset = keyed[next].offset
-                    result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
-                    rowsFoundTogether += 1
-                    next += 1
-                }
-                statement.reset()
-                start = end
             }
+            var next = start
+            while try statement.step() {
+                // Rows up to the one this stored row belongs to found nothing (or follow a
+                // duplicate): they are looked up on their own.
+                while next < end && !statement.holds(keys.keyed[wanted[next]].key, at: column) { next += 1 }
+                guard next < end else { break }
+                let offset = keys.keyed[wanted[next]].offset
+                result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
+                rowsFoundTogether += 1
+                next += 1
+            }
+            statement.reset()
+            start = end
         }
-        try textBytes.withUnsafeBufferPointer(find)
-        return result
     }
 
     /// How `a` and `b` compare in a BINARY index (negative: `a` first, 0: the same key):
