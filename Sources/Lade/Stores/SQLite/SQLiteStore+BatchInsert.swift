@@ -523,6 +523,9 @@ final class SQLiteBatchInsertTransaction {
     /// row found before the batch is still the row its first row finds when it is written.
     private func prefetch(_ rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection) throws -> [Found?] {
         guard findsRowsTogether, plan.prefetchSQL != nil, plan.looksUpFirst, rows.count >= Self.fewestFoundTogether else { return [] }
+        // Set again below from where this batch's rows are found; not when they are not looked for.
+        let expectedFrom = plan.nextRowsFrom
+        plan.nextRowsFrom = nil
         let keyPosition = plan.keyPositions[0]
         // Rows with a key, and the key as bound; nothing when the keys are out of order.
         var keyed: [(offset: Int, key: SQLiteValue)] = []
@@ -538,10 +541,7 @@ final class SQLiteBatchInsertTransaction {
             }
             keyed.append((offset, key))
         }
-        guard keyed.count >= Self.fewestFoundTogether else {
-            plan.nextRowsFrom = nil
-            return []
-        }
+        guard keyed.count >= Self.fewestFoundTogether else { return [] }
         // Text keys' bytes, one after another (bound where they are, and hashed for the scan):
         // `textEnds[i]` is where key `i`'s bytes end.
         var textBytes: [UInt8] = []
@@ -557,7 +557,7 @@ final class SQLiteBatchInsertTransaction {
         try textBytes.withUnsafeBufferPointer { bytes in
             let keys = KeyBytes(keyed: keyed, bytes: bytes, ends: textEnds)
             var rest = Array(keyed.indices)
-            if let from = plan.nextRowsFrom {
+            if let from = expectedFrom {
                 // The batch's rows and an eighth more: a few rows rejected or added shift them.
                 let span = Int64(keyed.count + keyed.count / 8)
                 let (through, overflow) = from.addingReportingOverflow(span - 1)
