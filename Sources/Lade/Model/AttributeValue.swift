@@ -45,9 +45,8 @@ extension AttributeValue {
     /// Whether two strings have the same UTF-8 bytes: lengths, then one `memcmp` (a key
     /// lookup compares strings for every row; `utf8.elementsEqual` goes byte by byte).
     static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs, rhs = rhs
-        return lhs.withUTF8 { a in
-            rhs.withUTF8 { b in
+        lhs.withUTF8Bytes { a in
+            rhs.withUTF8Bytes { b in
                 a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
             }
         }
@@ -55,19 +54,14 @@ extension AttributeValue {
 
     /// How two strings compare by their UTF-8 bytes (negative: `lhs` first, 0: the same
     /// bytes), as SQLite's BINARY collation orders them: `memcmp`, then the shorter first.
-    /// Reads the strings' storage in place (no copy of either, which would retain it: this
-    /// orders every batch's keys).
+    /// Reads the strings' storage in place (`withUTF8Bytes`: this orders every batch's keys).
     public static func byteOrder(_ lhs: String, _ rhs: String) -> Int {
         func order(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
             let common = min(a.count, b.count)
             let order = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
             return order != 0 ? order : a.count - b.count
         }
-        if let found = lhs.utf8.withContiguousStorageIfAvailable({ a in rhs.utf8.withContiguousStorageIfAvailable { b in order(a, b) } }), let found {
-            return found
-        }
-        var lhs = lhs, rhs = rhs
-        return lhs.withUTF8 { a in rhs.withUTF8 { b in order(a, b) } }
+        return lhs.withUTF8Bytes { a in rhs.withUTF8Bytes { b in order(a, b) } }
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -149,12 +149,7 @@ struct RegularExpressionAutomaton: Sendable {
     /// Whether the pattern matches `text` (whole or somewhere, as built), or nil when the text
     /// ends with a line terminator that a `$` might stand before.
     func run(_ text: String, classifier: RegularExpressionScalarClassifier) -> Bool? {
-        if let answer = text.utf8.withContiguousStorageIfAvailable({ run(utf8: $0, classifier: classifier) }) {
-            return answer
-        }
-        var copy = text
-        copy.makeContiguousUTF8()
-        return copy.utf8.withContiguousStorageIfAvailable { run(utf8: $0, classifier: classifier) } ?? nil
+        text.withUTF8Bytes { run(utf8: $0, classifier: classifier) }
     }
 
     private func run(utf8 bytes: UnsafeBufferPointer<UInt8>, classifier: RegularExpressionScalarClassifier) -> Bool? {

@@ -98,10 +98,14 @@ public struct RowMapper {
     }
 
     private func reject(_ record: Record, _ fieldIndex: Int?, _ value: SourceValue?, _ reason: String) -> Result<MappedRow, RejectedRow> {
-        .failure(RejectedRow(
+        .failure(rejection(record, fieldIndex, value, reason))
+    }
+
+    private func rejection(_ record: Record, _ fieldIndex: Int?, _ value: SourceValue?, _ reason: String) -> RejectedRow {
+        RejectedRow(
             line: record.line, recordIndex: record.recordIndex,
             column: fieldIndex.flatMap { columnNumbers[$0] }, field: fieldIndex.map(fieldName),
-            value: value.flatMap(Self.text), reason: reason, raw: ""))
+            value: value.flatMap(Self.text), reason: reason, raw: "")
     }
 
     static func text(_ value: SourceValue) -> String? {
@@ -110,6 +114,16 @@ public struct RowMapper {
         case .bool(let flag): flag ? "true" : "false"
         case .null: "null"
         case .missing, .array, .object: nil
+        }
+    }
+
+    /// A destination's key as the relationship matches it; nil when the value gives none.
+    private func destinationKey(_ text: SourceValue, _ relationship: ImportPlan.RelationshipPlan, _ record: Record) -> Result<AttributeValue?, RejectedRow> {
+        switch relationship.matchConverter.convert(text) {
+        case .absent, .value(nil): return .success(nil)
+        case .value(let value?): return .success(value)
+        case .failure(let reason):
+            return .failure(rejection(record, relationship.fieldIndex, text, "\(relationship.relationship.name): \(reason)"))
         }
     }
 
@@ -179,19 +193,17 @@ public struct RowMapper {
                     : text.components(separatedBy: relationship.settings.separator).map { .string($0.trimmingCharacters(in: .whitespaces)) }
             default:
                 // One key (a to-one's): converted as it is, without a list of one made first.
-                switch relationship.matchConverter.convert(source) {
-                case .absent, .value(nil): links.append([])
-                case .value(let value?): links.append([value])
-                case .failure(let reason): return reject(record, relationship.fieldIndex, source, "\(relationship.relationship.name): \(reason)")
+                switch destinationKey(source, relationship, record) {
+                case .success(let key): links.append(key.map { [$0] } ?? [])
+                case .failure(let rejected): return .failure(rejected)
                 }
                 continue
             }
             var keys: [AttributeValue] = []
             for text in texts {
-                switch relationship.matchConverter.convert(text) {
-                case .absent, .value(nil): continue
-                case .value(let value?): keys.append(value)
-                case .failure(let reason): return reject(record, relationship.fieldIndex, text, "\(relationship.relationship.name): \(reason)")
+                switch destinationKey(text, relationship, record) {
+                case .success(let key): if let key { keys.append(key) }
+                case .failure(let rejected): return .failure(rejected)
                 }
             }
             links.append(keys)

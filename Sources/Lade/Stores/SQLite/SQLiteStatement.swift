@@ -191,13 +191,9 @@ public final class SQLiteStatement {
     /// `holds(.text(text), at:)`: the same UTF-8 bytes.
     public func holds(text: String, at index: Int) -> Bool {
         guard let stored = textBytes(at: index) else { return false }
-        func same(_ given: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard given.count == stored.count else { return false }
-            return stored.isEmpty || memcmp(given.baseAddress!, stored.baseAddress!, stored.count) == 0
+        return text.withUTF8Bytes { given in
+            given.count == stored.count && (stored.isEmpty || memcmp(given.baseAddress!, stored.baseAddress!, stored.count) == 0)
         }
-        if let answer = text.utf8.withContiguousStorageIfAvailable(same) { return answer }
-        var copy = text
-        return copy.withUTF8(same)
     }
 
     /// Column `index` of the current row when it holds an integer.

@@ -595,6 +595,19 @@ final class SQLiteBatchInsertTransaction {
             return Self.hash(text: text(index))
         }
 
+        /// Whether key `index` is the stored integer key.
+        func isKey(_ index: Int, integer: Int64) -> Bool {
+            if case .integer(let number) = keyed[index].key { return number == integer }
+            return false
+        }
+
+        /// Whether key `index` has the stored text key's bytes.
+        func isKey(_ index: Int, text stored: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard !ends.isEmpty else { return false }
+            let own = text(index)
+            return own.count == stored.count && (own.isEmpty || memcmp(own.baseAddress!, stored.baseAddress!, own.count) == 0)
+        }
+
         static func hash(text: UnsafeBufferPointer<UInt8>) -> Int {
             var hasher = Hasher()
             hasher.combine(bytes: UnsafeRawBufferPointer(text))
@@ -636,18 +649,20 @@ final class SQLiteBatchInsertTransaction {
         statement.bind(.integer(range.upperBound), at: 2)
         let column = 3 + plan.keyPositions[0]
         while try statement.step() {
-            let hash: Int
+            // The stored key: an integer or text as the batch's keys are, else no row of theirs.
+            var number: Int64 = 0
+            var text = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
             if keys.ends.isEmpty {
-                guard let number = statement.integer(at: column) else { continue }
-                hash = KeyBytes.hash(integer: number)
+                guard let stored = statement.integer(at: column) else { continue }
+                number = stored
             } else {
-                guard let text = statement.textBytes(at: column) else { continue }
-                hash = KeyBytes.hash(text: text)
+                guard let stored = statement.textBytes(at: column) else { continue }
+                text = stored
             }
-            var slot = hash & mask
+            var slot = (keys.ends.isEmpty ? KeyBytes.hash(integer: number) : KeyBytes.hash(text: text)) & mask
             while slots[slot] >= 0 {
                 let index = slots[slot]
-                if statement.holds(keys.keyed[index].key, at: column) {
+                if keys.ends.isEmpty ? keys.isKey(index, integer: number) : keys.isKey(index, text: text) {
                     let offset = keys.keyed[index].offset
                     if result[offset] == nil {
                         result[offset] = try compare(rows[offset], storedIn: statement, plan: plan)
