@@ -114,12 +114,47 @@ func readAll(_ reader: RecordReader, batch: Int = 1_000) throws -> [ReadRecord] 
     return records
 }
 
-/// The records of a source given as text in a file named `name`.
+/// Every record of a reader, each taken as it is read (`nextBatch(maxRecords:each:)`): its
+/// values copied out, so the reader writes the next record's into the same array in place.
+func readStreaming(_ reader: RecordReader, batch: Int = 1_000) throws -> [ReadRecord] {
+    var records: [ReadRecord] = []
+    var ranges: [Range<Int>] = []
+    while true {
+        let first = records.count
+        ranges.removeAll()
+        guard let text = try reader.nextBatch(maxRecords: batch, each: { record in
+            records.append(ReadRecord(values: record.values.map { $0 }, line: record.line, recordIndex: record.recordIndex,
+                                      endOffset: record.endOffset, endLine: record.endLine, raw: "", problem: record.problem))
+            ranges.append(record.rawRange)
+        }) else { break }
+        #expect(text.recordCount == records.count - first && text.recordCount <= batch)
+        #expect(ranges.last?.upperBound == text.raw.count)
+        for (offset, range) in ranges.enumerated() {
+            records[first + offset].raw = String(decoding: text.raw[range], as: UTF8.self)
+        }
+        let last = records[records.count - 1]
+        #expect(text.endPoint == ResumePoint(byteOffset: last.endOffset, line: last.endLine, recordIndex: last.recordIndex + 1))
+    }
+    return records
+}
+
+/// The records of a source given as text in a file named `name`. Read both ways, batch by
+/// batch and record by record: the two must give the same records, or throw the same error.
 func read(_ text: String, named name: String, format: SourceFormat? = nil, fields: [FieldPath],
-          batch: Int = 1_000) throws -> [ReadRecord] {
+          batch: Int = 1_000, sourceLocation: SourceLocation = #_sourceLocation) throws -> [ReadRecord] {
     let folder = try SourceFolder()
     let path = try folder.write(name, text)
-    return try readAll(RecordReader(path: path, format: format, fields: fields, displayName: name), batch: batch)
+    let batched = Result { try readAll(RecordReader(path: path, format: format, fields: fields, displayName: name), batch: batch) }
+    let streamed = Result { try readStreaming(RecordReader(path: path, format: format, fields: fields, displayName: name), batch: batch) }
+    switch (batched, streamed) {
+    case (.success(let a), .success(let b)):
+        #expect(a == b, "read record by record, the records differ", sourceLocation: sourceLocation)
+    case (.failure(let a), .failure(let b)):
+        #expect("\(a)" == "\(b)", "read record by record, the error differs", sourceLocation: sourceLocation)
+    default:
+        Issue.record("read batch by batch: \(batched); record by record: \(streamed)", sourceLocation: sourceLocation)
+    }
+    return try batched.get()
 }
 
 /// The values of each record, for tests that only care about values.

@@ -55,7 +55,7 @@ final class BatchWriter {
 
     /// Objects of the target entity this context has by key (fetched or created since the last
     /// reset), so a batch finds objects earlier batches made but have not committed yet.
-    private var objectsByKey: [[AttributeValue]: ManagedObject] = [:]
+    private var objectsByKey: [KeyList: ManagedObject] = [:]
     /// Destinations by key, one table per entity and match attribute (`destinationSlots`);
     /// nil records a known miss.
     private var destinations: [[AttributeValue: ManagedObject?]]
@@ -190,7 +190,7 @@ final class BatchWriter {
 
     /// Makes an object of the imported entity findable as a destination of the self-keyed
     /// relationships.
-    private func registerAsDestination(_ object: ManagedObject, key: [AttributeValue]) {
+    private func registerAsDestination(_ object: ManagedObject, key: KeyList) {
         guard key.count == 1 else { return }
         for index in selfKeyed {
             destinations[destinationSlots[index]][key[0]] = .some(object)
@@ -293,10 +293,10 @@ final class BatchWriter {
         return undone
     }
 
-    private func keyOf(_ object: ManagedObject) -> [AttributeValue]? {
+    private func keyOf(_ object: ManagedObject) -> KeyList? {
         guard !plan.keyIndices.isEmpty else { return nil }
         let values = plan.keyIndices.map { object.attributeValue(forKey: attributeNames[$0]) }
-        return values.contains { $0 == nil } ? nil : values.map { $0! }
+        return values.contains { $0 == nil } ? nil : KeyList(values.map { $0! })
     }
 
     /// What to do with each row of a batch, decided before anything is changed.
@@ -503,7 +503,7 @@ final class BatchWriter {
         try destination.setAttributeValue(key, forKey: relationship.match.name)
         destinations[slot][key] = destination
         if selfKeyed.contains(index), destination.entity.name == plan.entity.name {
-            objectsByKey[[key]] = destination  // a later row with this key fills it in
+            objectsByKey[KeyList(key)] = destination  // a later row with this key fills it in
         }
         origins[ObjectIdentifier(destination)] = Origin(object: destination, line: row.line, recordIndex: row.recordIndex, rawRange: row.rawRange,
                                                         batch: batchNumber, firstBatch: batchNumber, outcome: .createdDestination)
@@ -516,7 +516,7 @@ final class BatchWriter {
     /// Loads the batch's objects that exist in the store and are not known yet: one query.
     private func fetchExisting(_ rows: [MappedRow]) throws {
         guard !plan.keyIndices.isEmpty else { return }
-        var wanted: Set<[AttributeValue]> = []
+        var wanted: Set<KeyList> = []
         for row in rows where objectsByKey[row.key] == nil { wanted.insert(row.key) }
         guard !wanted.isEmpty else { return }
         let keyNames = plan.keyIndices.map { attributeNames[$0] }
@@ -531,13 +531,13 @@ final class BatchWriter {
         for object in try context.fetch(request) {
             let key = keyNames.map { object.attributeValue(forKey: $0) }
             guard key.allSatisfy({ $0 != nil }) else { continue }
-            let values = key.map { $0! }
+            let values = KeyList(key.map { $0! })
             // With a compound key the IN lists also match mixed tuples: keep the wanted ones.
             if wanted.contains(values), objectsByKey[values] == nil { objectsByKey[values] = object }
         }
         if let unsaved {
             for values in wanted where objectsByKey[values] == nil {
-                objectsByKey[values] = unsaved.object(entity: plan.entity.name, attributes: keyNames, values: values)
+                objectsByKey[values] = unsaved.object(entity: plan.entity.name, attributes: keyNames, values: values.values)
             }
         }
     }
@@ -644,7 +644,7 @@ final class BatchWriter {
 
     /// Orders keys: numbers and dates by value, strings by UTF-8 bytes (SQLite's BINARY
     /// collation, the order the unique index keeps), anything else by its canonical text.
-    static func compare(_ a: [AttributeValue], _ b: [AttributeValue]) -> Int {
+    static func compare(_ a: KeyList, _ b: KeyList) -> Int {
         func sign<T: Comparable>(_ x: T, _ y: T) -> Int { x == y ? 0 : (x < y ? -1 : 1) }
         for (x, y) in zip(a, b) {
             let order: Int

@@ -220,8 +220,8 @@ public final class ImportRunner {
         let written = Handback<MappedBatch>()
         let producer = Thread {
             do {
-                // The records are a temporary: freed once mapped, not held while the mapped batch waits.
-                while let mapped = try handOver.reader.nextBatch(maxRecords: batchSize).map({ handOver.mapper.map($0, bytesRead: handOver.reader.bytesRead) }) {
+                // Each record is mapped as it is read: no batch of records is kept (or freed) besides the mapped one.
+                while let mapped = try handOver.mapper.nextBatch(from: handOver.reader, maxRecords: batchSize) {
                     guard queue.put(.success(mapped), untilTaken: true) else { break }
                     written.drain()
                 }

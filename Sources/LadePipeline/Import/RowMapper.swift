@@ -8,12 +8,12 @@ public struct MappedRow: Sendable {
     public var recordIndex: Int64
     public var rawRange: Range<Int>
     /// The key attributes' values (empty when the step has no key).
-    public var key: [AttributeValue]
+    public var key: KeyList
     /// Per `ImportPlan.attributes`: `.none` leaves the attribute as it is, `.some(nil)` clears it.
     public var values: [AttributeValue??]
     /// Per `ImportPlan.relationships`: `nil` when the record has no such field, otherwise the
     /// destination keys (none clears the relationship; one for a to-one).
-    public var links: [[AttributeValue]?]
+    public var links: [KeyList?]
 }
 
 /// A row the import could not take, with everything needed to find and fix it.
@@ -70,20 +70,39 @@ public struct RowMapper {
         columnNumbers = plan.readerFields.map { positions[$0.components.joined(separator: ".")] }
     }
 
-    public func map(_ batch: RecordBatch, bytesRead: Int64) -> MappedBatch {
+    /// Reads the next batch from `reader` and maps it, each record as soon as it is read
+    /// (``RecordReader/nextBatch(maxRecords:each:)``), so no batch of records is made and freed
+    /// first; nil at the end of the source. Errors as the reader's.
+    public func nextBatch(from reader: RecordReader, maxRecords: Int) throws -> MappedBatch? {
+        var mapping = BatchMapping(capacity: min(maxRecords, 8_192))
+        guard let text = try reader.nextBatch(maxRecords: maxRecords, each: { record in mapping.add(map(record), record.rawRange) }) else { return nil }
+        return mapping.finish(raw: text.raw, endPoint: text.endPoint, recordCount: text.recordCount, bytesRead: reader.bytesRead,
+                              keyed: !plan.keyIndices.isEmpty)
+    }
+
+    /// A batch's rows and rejects as they are mapped; a reject's raw text is added at the end,
+    /// when the batch's raw text is complete.
+    private struct BatchMapping {
         var rows: [MappedRow] = []
-        rows.reserveCapacity(batch.records.count)
         var rejects: [RejectedRow] = []
-        for record in batch.records {
-            switch map(record) {
+        var rejectRanges: [Range<Int>] = []
+
+        init(capacity: Int) { rows.reserveCapacity(capacity) }
+
+        mutating func add(_ outcome: Result<MappedRow, RejectedRow>, _ rawRange: Range<Int>) {
+            switch outcome {
             case .success(let row): rows.append(row)
-            case .failure(var reject):
-                reject.raw = Self.rawText(batch.raw, record.rawRange)
+            case .failure(let reject):
                 rejects.append(reject)
+                rejectRanges.append(rawRange)
             }
         }
-        return MappedBatch(rows: rows, rejects: rejects, raw: batch.raw, endPoint: batch.endPoint, recordCount: batch.records.count, bytesRead: bytesRead,
-                           keyOrder: BatchWriter.keyOrder(rows, keyed: !plan.keyIndices.isEmpty))
+
+        consuming func finish(raw: [UInt8], endPoint: ResumePoint, recordCount: Int, bytesRead: Int64, keyed: Bool) -> MappedBatch {
+            for index in rejects.indices { rejects[index].raw = RowMapper.rawText(raw, rejectRanges[index]) }
+            return MappedBatch(rows: rows, rejects: rejects, raw: raw, endPoint: endPoint, recordCount: recordCount, bytesRead: bytesRead,
+                               keyOrder: BatchWriter.keyOrder(rows, keyed: keyed))
+        }
     }
 
     static func rawText(_ raw: [UInt8], _ range: Range<Int>) -> String {
@@ -164,15 +183,18 @@ public struct RowMapper {
                 return reject(record, sourceIndex, source, reason)
             }
         }
-        var key: [AttributeValue] = []
+        var keyValues: [AttributeValue] = []
+        var key = KeyList()
         for index in plan.keyIndices {
             guard case .some(.some(let value)) = values[index] else {
                 let attribute = plan.attributes[index]
                 return reject(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
             }
-            key.append(value)
+            // One key attribute (nearly always) held inline; a compound key as a list.
+            if plan.keyIndices.count == 1 { key = KeyList(value) } else { keyValues.append(value) }
         }
-        var links: [[AttributeValue]?] = []
+        if plan.keyIndices.count > 1 { key = KeyList(keyValues) }
+        var links: [KeyList?] = []
         links.reserveCapacity(plan.relationships.count)
         for relationship in plan.relationships {
             let source = record.values[relationship.fieldIndex]
@@ -194,7 +216,7 @@ public struct RowMapper {
             default:
                 // One key (a to-one's): converted as it is, without a list of one made first.
                 switch destinationKey(source, relationship, record) {
-                case .success(let key): links.append(key.map { [$0] } ?? [])
+                case .success(let key): links.append(key.map(KeyList.init) ?? [])
                 case .failure(let rejected): return .failure(rejected)
                 }
                 continue
@@ -206,7 +228,7 @@ public struct RowMapper {
                 case .failure(let rejected): return .failure(rejected)
                 }
             }
-            links.append(keys)
+            links.append(KeyList(keys))
         }
         return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
     }

@@ -27,3 +27,15 @@ public struct RecordBatch: Sendable {
         raw.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[record.rawRange]), as: UTF8.self) }
     }
 }
+
+/// What a batch read record by record (``RecordReader/nextBatch(maxRecords:each:)``) leaves
+/// once its records have been handed on: their raw text and where the batch ends.
+public struct RecordBatchText: Sendable {
+    /// The source bytes from the first record's start to the last record's end; each record's
+    /// ``Record/rawRange`` indexes into it.
+    public var raw: [UInt8]
+    /// Where the record after this batch begins.
+    public var endPoint: ResumePoint
+    /// How many records the batch had.
+    public var recordCount: Int
+}

@@ -145,6 +145,26 @@ public final class RecordReader {
     /// Throws a ``ReaderError`` for damage it cannot skip past; the records read before the
     /// damage come first in a batch of their own, and every later call throws the same error.
     public func nextBatch(maxRecords: Int) throws -> RecordBatch? {
+        var records: [Record] = []
+        records.reserveCapacity(min(maxRecords, 8_192))
+        guard let text = try nextBatch(maxRecords: maxRecords, each: { records.append($0) }) else { return nil }
+        return RecordBatch(records: records, raw: text.raw, endPoint: text.endPoint)
+    }
+
+    /// The next records, at most `maxRecords` of them, each handed to `body` as soon as it is
+    /// read rather than kept in a batch; nil at the end of the source (`body` not called).
+    ///
+    /// A record's values are read into the same array each time: one that `body` does not keep
+    /// is written over in place for the next record, so reading a record allocates only its
+    /// text values. A record's ``Record/rawRange`` indexes into the returned batch's
+    /// ``RecordBatchText/raw``, complete only once the batch is. Errors as ``nextBatch(maxRecords:)``.
+    ///
+    /// ```swift
+    /// while let batch = try reader.nextBatch(maxRecords: 5_000, each: { record in rows.append(map(record)) }) {
+    ///     checkpoint = batch.endPoint
+    /// }
+    /// ```
+    public func nextBatch(maxRecords: Int, each body: (Record) -> Void) throws -> RecordBatchText? {
         precondition(maxRecords > 0, "a batch holds at least one record")
         if let failure { throw failure }
         if atEnd { return nil }
@@ -153,10 +173,9 @@ public final class RecordReader {
         defer { self.cursor = cursor }
         cursor.index -= buffer.shrink(keepingFrom: cursor.index)
         let parser = self.parser
-        let slotCount = self.slotCount
 
-        var records: [Record] = []
-        records.reserveCapacity(min(maxRecords, 8_192))
+        var count = 0
+        var last: (rawEnd: Int, resumePoint: ResumePoint)?
         // The batch's raw text, from its first record's start: copied out as the window moves
         // on (before each refill), so the buffer holds the unfinished record and the next
         // chunk, not the whole batch.
@@ -164,9 +183,12 @@ public final class RecordReader {
         // About the last batch's size: appends that outgrow it would double the array.
         raw.reserveCapacity(lastRawCount + lastRawCount / 8)
         var copiedTo = -1 // the buffer index up to which `raw` holds the batch; -1 before its first record
-        while records.count < maxRecords {
+        // Every record's values are read into this array: when the record handed on is not kept,
+        // it is the only reference again by the next record, which then writes it in place.
+        var values = [SourceValue](repeating: .missing, count: slotCount)
+        while count < maxRecords {
             let saved = cursor
-            var values = [SourceValue](repeating: .missing, count: slotCount)
+            for slot in values.indices { values[slot] = .missing }
             var problem: RecordProblem?
             let parsed: ParsedRecord?
             do {
@@ -191,7 +213,7 @@ public final class RecordReader {
                     damage = error
                 }
                 failure = damage
-                if records.isEmpty { throw damage }
+                if count == 0 { throw damage }
                 break
             }
             guard let parsed else {
@@ -201,30 +223,29 @@ public final class RecordReader {
             if problem == nil, let bad = UTF8Validation.firstInvalidByte(in: buffer.bytes, from: parsed.start, to: parsed.end) {
                 problem = RecordProblem(invalidUTF8(at: bad, in: parsed))
             }
-            if problem != nil {
-                values = []
-            } else if let fieldSlots {
-                values = fieldSlots.map { values[$0] }
-            }
             if copiedTo < 0 { copiedTo = parsed.start }
             // Positions in the batch's raw text: what is copied out already, then the buffer's bytes.
             let base = raw.count - copiedTo
-            records.append(Record(values: values, line: parsed.line, recordIndex: cursor.recordIndex,
-                                  endOffset: buffer.offset + Int64(cursor.index), endLine: cursor.line,
-                                  rawRange: (parsed.start + base)..<(parsed.end + base), problemBox: problem))
+            let record = Record(values: problem != nil ? [] : fieldSlots.map { slots in slots.map { values[$0] } } ?? values,
+                                line: parsed.line, recordIndex: cursor.recordIndex,
+                                endOffset: buffer.offset + Int64(cursor.index), endLine: cursor.line,
+                                rawRange: (parsed.start + base)..<(parsed.end + base), problemBox: problem)
+            last = (record.rawRange.upperBound, record.resumePoint)
+            count += 1
             cursor.recordIndex += 1
+            body(record)
         }
-        guard let final = records.last else { return nil }
+        guard let last else { return nil }
         // Up to the last record's end: the rest is in the buffer still, or (when a refill found
         // no further record) `raw` holds a few bytes past it.
-        let end = final.rawRange.upperBound
+        let end = last.rawEnd
         if raw.count < end {
             raw.append(contentsOf: UnsafeBufferPointer(start: buffer.bytes + copiedTo, count: end - raw.count))
         } else if raw.count > end {
             raw.removeSubrange(end...)
         }
         lastRawCount = raw.count
-        return RecordBatch(records: records, raw: raw, endPoint: final.resumePoint)
+        return RecordBatchText(raw: raw, endPoint: last.resumePoint, recordCount: count)
     }
 
     /// Reads more input, keeping the buffer from `keep` on; returns how far indexes moved down

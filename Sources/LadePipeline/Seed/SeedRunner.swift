@@ -169,7 +169,7 @@ public final class SeedRunner {
         let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: source, output: options.progressOutput)
         defer { progress.finish() }
         // The records are a temporary: freed once mapped, not held while the batch is written.
-        while let mapped = try reader.nextBatch(maxRecords: job.batch.size).map({ mapper.map($0, bytesRead: reader.bytesRead) }) {
+        while let mapped = try mapper.nextBatch(from: reader, maxRecords: job.batch.size) {
             var rejects = mapped.rejects
             if rejects.isEmpty { rejects = try write(mapped, &counts) }
             if let first = rejects.min(by: { $0.line < $1.line }) {

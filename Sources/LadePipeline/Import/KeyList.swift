@@ -1,0 +1,72 @@
+import Lade
+
+/// A row's key values, or a relationship's destination keys: a list of attribute values that
+/// holds one value inline, without an array.
+///
+/// Nearly every key is one attribute and nearly every link a to-one's single key; an array for
+/// each of them was two of the allocations every mapped row made, and freed again, on the
+/// reader's thread. Equal, and hashed, as the array of its values would be.
+///
+/// ```swift
+/// let key = KeyList(.string("SKU-1"))        // no array
+/// let tags: KeyList = [.string("new"), .string("sale")]
+/// key.count == 1 && key.first == .string("SKU-1")
+/// ```
+public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
+    private enum Storage: Sendable {
+        case one(AttributeValue)
+        case list([AttributeValue])
+    }
+
+    private var storage: Storage
+
+    /// No values.
+    public init() { storage = .list([]) }
+
+    /// One value, held inline.
+    public init(_ value: AttributeValue) { storage = .one(value) }
+
+    /// The values of `values`, in order (one of them held inline).
+    public init(_ values: [AttributeValue]) {
+        storage = values.count == 1 ? .one(values[0]) : .list(values)
+    }
+
+    public init(arrayLiteral values: AttributeValue...) { self.init(values) }
+
+    public var startIndex: Int { 0 }
+
+    public var endIndex: Int {
+        switch storage {
+        case .one: 1
+        case .list(let values): values.count
+        }
+    }
+
+    public subscript(position: Int) -> AttributeValue {
+        switch storage {
+        case .one(let value):
+            precondition(position == 0, "KeyList index out of range")
+            return value
+        case .list(let values):
+            return values[position]
+        }
+    }
+
+    /// The values as an array.
+    public var values: [AttributeValue] {
+        switch storage {
+        case .one(let value): [value]
+        case .list(let values): values
+        }
+    }
+
+    public static func == (lhs: KeyList, rhs: KeyList) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    /// As `[AttributeValue]` hashes: the count, then each value.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for value in self { hasher.combine(value) }
+    }
+}
