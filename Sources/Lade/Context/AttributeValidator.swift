@@ -71,7 +71,8 @@ public final class AttributeValidator: Sendable {
             }
         }
         // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.
-        if let expression, case .string(let text) = value, !expression.matchesWhole(text) {
+        // The expression used where it is stored (`expression?.`): `if let` copied it per value.
+        if case .string(let text) = value, expression?.matchesWhole(text) == false {
             return Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/")
         }
         return nil

@@ -24,9 +24,9 @@ final class RegularExpressionMatcher: Sendable {
     }
 
     func matches(_ text: String, whole: Bool) -> Bool {
-        if let automaton = whole ? wholeAutomaton : searchAutomaton,
-            let answer = automaton.run(text, classifier: classifier)
-        {
+        // Each automaton used where it is stored: binding one to a local copied it, retaining
+        // and releasing its tables, for every value an import checks.
+        if let answer = whole ? wholeAutomaton?.run(text, classifier: classifier) : searchAutomaton?.run(text, classifier: classifier) {
             return answer
         }
         return program.matches(text.unicodeScalars.map(\.value), whole: whole)

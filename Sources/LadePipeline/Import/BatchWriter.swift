@@ -596,8 +596,9 @@ final class BatchWriter {
         guard keyed else { return Array(rows.indices) }
         var texts: [String] = []
         texts.reserveCapacity(rows.count)
-        for row in rows {
-            guard row.key.count == 1, case .string(let text) = row.key[0] else { texts = []; break }
+        // Each row's key read in place: a copy of the row retained and released its arrays.
+        for index in rows.indices {
+            guard rows[index].key.count == 1, case .string(let text) = rows[index].key[0] else { texts = []; break }
             texts.append(text)
         }
         if texts.count == rows.count { return textOrder(texts) }
@@ -615,24 +616,27 @@ final class BatchWriter {
     static func textOrder(_ texts: [String]) -> [Int] {
         guard let first = texts.first else { return [] }
         var shared = first.utf8.count
-        for text in texts.dropFirst() where shared > 0 {
-            var length = 0
-            for (x, y) in zip(first.utf8.prefix(shared), text.utf8) {
-                guard x == y else { break }
-                length += 1
+        first.withUTF8Bytes { head in
+            for text in texts.dropFirst() where shared > 0 {
+                text.withUTF8Bytes { bytes in
+                    let limit = min(shared, bytes.count)
+                    var length = 0
+                    while length < limit && bytes[length] == head[length] { length += 1 }
+                    shared = length
+                }
             }
-            shared = length
         }
         var entries: [(head: UInt64, position: Int)] = []
         entries.reserveCapacity(texts.count)
-        for (position, text) in texts.enumerated() {
-            var head: UInt64 = 0
-            var taken = 0
-            for byte in text.utf8.dropFirst(shared).prefix(8) {
-                head = head << 8 | UInt64(byte)
-                taken += 1
+        for position in texts.indices {
+            let head = texts[position].withUTF8Bytes { bytes -> UInt64 in
+                // Every text is at least `shared` bytes long.
+                let end = min(bytes.count, shared + 8)
+                var head: UInt64 = 0
+                for index in shared..<end { head = head << 8 | UInt64(bytes[index]) }
+                return head << (8 * UInt64(8 - (end - shared)))
             }
-            entries.append((head << (8 * UInt64(8 - taken)), position))
+            entries.append((head, position))
         }
         entries.sort { a, b in
             if a.head != b.head { return a.head < b.head }
