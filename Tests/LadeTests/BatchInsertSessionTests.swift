@@ -498,10 +498,10 @@ struct BatchInsertSessionTests {
 
 @Suite("The keys a batch insert session has touched")
 struct PrimaryKeySetTests {
-    @Test("a hash set while small, a bitmap past the threshold: the same answers as Set throughout, keys outside 1...limit included")
+    @Test("pages of bits in 1...limit, a hash set outside: the same answers as Set throughout, keys outside 1...limit included")
     func matchesSet() {
         var random = SeededGenerator(seed: 20_261_125)
-        for limit in [Int64(0), 1, 100, 5_000] {
+        for limit in [Int64(0), 1, 100, 4_096, 4_097, 5_000, 20_000] {
             var keys = PrimaryKeySet(limit: limit)
             var reference = Set<Int64>()
             for _ in 0..<4_000 {
@@ -515,5 +515,24 @@ struct PrimaryKeySetTests {
             }
             for key in -6...(limit + 16) { #expect(keys.contains(key) == reference.contains(key), "limit \(limit), key \(key)") }
         }
+    }
+
+    @Test("memory follows the keys touched, not the table: 100,000 keys in order in a table of 10,000,000 hold 26 pages of 512 bytes")
+    func pagesFollowKeys() {
+        var keys = PrimaryKeySet(limit: 10_000_000)
+        #expect(keys.pageBytes == 0)
+        var added = 0
+        for key in Int64(5_000_001)...5_100_000 where keys.insert(key) { added += 1 }
+        #expect(added == 100_000)
+        // Pages of 4,096 keys from key 1: 5,000,001 is in page 1,220, 5,100,000 in page 1,245.
+        #expect(keys.pageBytes == 26 * 512)
+        #expect(keys.contains(5_000_001) && keys.contains(5_100_000) && !keys.contains(5_000_000) && !keys.contains(5_100_001))
+        let again = keys.insert(5_050_000)
+        #expect(!again)
+        keys.remove(5_050_000)
+        let contained = keys.contains(5_050_000), added2 = keys.insert(5_050_000)
+        #expect(!contained && added2)
+        // The whole table would be 1.25 MB as one bitmap.
+        #expect(keys.pageBytes < 10_000_000 / 8 / 50)
     }
 }

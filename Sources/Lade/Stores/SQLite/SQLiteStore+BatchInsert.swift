@@ -17,7 +17,7 @@ final class SQLiteBatchInsertTransaction {
     /// Per root entity number: existing rows this transaction updated. Their `Z_OPT` advanced
     /// once (as a save advances it, however often the object changed), and so did that of
     /// the rows it inserted (which start at 1).
-    private var updated: [Int64: Set<Int64>] = [:]
+    private var updated: [Int64: PrimaryKeySet] = [:]
     /// Destinations whose to-many inverse gained or lost a member (their `Z_OPT` advances once
     /// at commit, as a context's save advances it for an object whose relationship changed).
     private var inverseChanged: [Int64: Set<Int64>] = [:]
@@ -257,9 +257,9 @@ final class SQLiteBatchInsertTransaction {
                 // Rows are looked up one by one only where the batch's rows were not found
                 // together first (`prefetch`).
                 var prefetched = try prefetch(rows, plan: plan, connection)
-                for (offset, row) in rows.enumerated() {
-                    // Moved out (`take`), not copied: a copy retained its arrays.
-                    let outcome = try write(row, plan: plan, found: prefetched.isEmpty ? nil : prefetched[offset].take(), connection)
+                for offset in rows.indices {
+                    // Rows read in place and found rows moved out (`take`): a copy retained their arrays.
+                    let outcome = try write(rows[offset], plan: plan, found: prefetched.isEmpty ? nil : prefetched[offset].take(), connection)
                     switch outcome {
                     case .inserted, .refused: break
                     default: existing += 1
@@ -530,8 +530,8 @@ final class SQLiteBatchInsertTransaction {
         // Rows with a key, and the key as bound; nothing when the keys are out of order.
         var keyed: [(offset: Int, key: SQLiteValue)] = []
         keyed.reserveCapacity(rows.count)
-        for (offset, row) in rows.enumerated() where row.refusal == nil {
-            guard case .some(.some(let value)) = row.values[keyPosition] else { continue }
+        for offset in rows.indices where rows[offset].refusal == nil {
+            guard case .some(.some(let value)) = rows[offset].values[keyPosition] else { continue }
             let key = SQLiteValueCoding.encode(value)
             if let last = keyed.last {
                 guard let order = Self.binaryOrder(last.key, key), order <= 0 else { return [] }
@@ -827,7 +827,7 @@ final class SQLiteBatchInsertTransaction {
             let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
             return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
         }
-        if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: []].insert(key).inserted { log.append((.updated, plan.rootNumber, key)) }
+        if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: PrimaryKeySet(limit: startingKeys[plan.rootNumber] ?? 0)].insert(key) { log.append((.updated, plan.rootNumber, key)) }
         return nil
     }
 
@@ -908,49 +908,53 @@ final class SQLiteBatchInsertTransaction {
     }
 }
 
-/// Primary keys of one table, 1 through `limit`: a hash set while few, a bitmap once that is
-/// smaller (a re-run touches every row, and a set of a million keys takes megabytes).
+/// Primary keys of one table: those in 1...`limit` (the rows the table had when the transaction
+/// began) as bits, in pages of 4,096 keys made when the first key of each arrives; any others in
+/// a hash set. A re-run touches every row, and a set of its keys took megabytes (a million in a
+/// transaction of 2 s); a bitmap of the whole table grew with the table (1.25 MB at 10 million
+/// rows, however few were touched). Pages follow the rows touched: a run over the table in order
+/// holds a page or two a batch, a run all over it at most a bit a row.
 struct PrimaryKeySet {
+    /// 4,096 keys a page: 512 bytes.
+    private static let pageShift: Int64 = 12
+    private static let wordsPerPage = 1 << (pageShift - 6)
     private let limit: Int64
-    private var small: Set<Int64> = []
-    private var bits: [UInt64] = []
+    /// Per page of keys in 1...limit, its bits; empty (no storage) until a key in it arrives.
+    /// Itself empty until the first key in range.
+    private var pages: [[UInt64]] = []
+    private var others: Set<Int64> = []
 
     init(limit: Int64) { self.limit = max(0, limit) }
 
     func contains(_ key: Int64) -> Bool {
-        guard !bits.isEmpty else { return small.contains(key) }
-        guard key >= 1 && key <= limit else { return small.contains(key) }
-        return bits[Int((key - 1) >> 6)] & (1 << UInt64((key - 1) & 63)) != 0
+        guard key >= 1 && key <= limit else { return others.contains(key) }
+        let (page, word, bit) = Self.place(key)
+        return page < pages.count && !pages[page].isEmpty && pages[page][word] & bit != 0
     }
 
     /// Adds `key`; false when it was there already.
     @discardableResult
     mutating func insert(_ key: Int64) -> Bool {
-        if bits.isEmpty {
-            guard small.insert(key).inserted else { return false }
-            // About 16 bytes a key in a set, a bit a key in the bitmap.
-            if Int64(small.count) * 128 > limit && limit > 0 {
-                bits = [UInt64](repeating: 0, count: Int((limit + 63) >> 6))
-                for member in small where member >= 1 && member <= limit { setBit(member) }
-                small = small.filter { $0 < 1 || $0 > limit }
-            }
-            return true
-        }
-        guard key >= 1 && key <= limit else { return small.insert(key).inserted }
-        if contains(key) { return false }
-        setBit(key)
+        guard key >= 1 && key <= limit else { return others.insert(key).inserted }
+        let (page, word, bit) = Self.place(key)
+        if pages.isEmpty { pages = [[UInt64]](repeating: [], count: Int((limit - 1) >> Self.pageShift) + 1) }
+        if pages[page].isEmpty { pages[page] = [UInt64](repeating: 0, count: Self.wordsPerPage) }
+        if pages[page][word] & bit != 0 { return false }
+        pages[page][word] |= bit
         return true
     }
 
     mutating func remove(_ key: Int64) {
-        if !bits.isEmpty, key >= 1 && key <= limit {
-            bits[Int((key - 1) >> 6)] &= ~(1 << UInt64((key - 1) & 63))
-        } else {
-            small.remove(key)
-        }
+        guard key >= 1 && key <= limit else { others.remove(key); return }
+        let (page, word, bit) = Self.place(key)
+        if page < pages.count && !pages[page].isEmpty { pages[page][word] &= ~bit }
     }
 
-    private mutating func setBit(_ key: Int64) {
-        bits[Int((key - 1) >> 6)] |= 1 << UInt64((key - 1) & 63)
+    /// Bytes the pages hold (for tests of memory).
+    var pageBytes: Int { pages.reduce(0) { $0 + $1.count * 8 } }
+
+    private static func place(_ key: Int64) -> (page: Int, word: Int, bit: UInt64) {
+        let index = key - 1
+        return (Int(index >> pageShift), Int((index >> 6) & Int64(wordsPerPage - 1)), 1 << UInt64(index & 63))
     }
 }
