@@ -157,7 +157,8 @@ public final class RecordReader {
     /// A record's values are read into the same array each time: one that `body` does not keep
     /// is written over in place for the next record, so reading a record allocates only its
     /// text values. A record's ``Record/rawRange`` indexes into the returned batch's
-    /// ``RecordBatchText/raw``, complete only once the batch is. Errors as ``nextBatch(maxRecords:)``.
+    /// ``RecordBatchText/raw``, complete only once the batch is. `body` must not use this reader
+    /// (it is in the middle of a batch). Errors as ``nextBatch(maxRecords:)``.
     ///
     /// ```swift
     /// while let batch = try reader.nextBatch(maxRecords: 5_000, each: { record in rows.append(map(record)) }) {
