@@ -34,7 +34,7 @@ struct ImportValidateTests {
         let sandbox = try ImportSandbox()
         try sandbox.write("products.csv", Self.source)
         for (body, expected) in [
-            ("writer: objects\n", ["SQLite page cache 8 MiB (the objects writer's default; batch.cacheMiB sets it)",
+            ("writer: objects\n", ["SQLite page cache 12 MiB (the objects writer's default; batch.cacheMiB sets it)",
                                    "commit every 2 s, each batch saved into the open transaction, reset every 1"]),
             ("writer: objects\nbatch: { cacheMiB: 32 }\n", ["SQLite page cache 32 MiB\n"]),
             ("batch: { cacheMiB: 1 }\n", ["writer: batch", "SQLite page cache 1 MiB\n"]),

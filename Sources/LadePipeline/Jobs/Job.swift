@@ -234,14 +234,14 @@ public struct BatchSettings: Sendable, Equatable {
     public static let defaultCommitSeconds: Double = 2
     public static let largestCacheMiB = 16384
 
-    /// The page cache a job gets unless it says: 16 MiB with batch inserts, 8 MiB with
-    /// managed objects, whose context holds a batch of objects besides (each peaks under
+    /// The page cache a job gets unless it says: 16 MiB with batch inserts, 12 MiB with
+    /// managed objects, whose context holds a batch of objects besides (each peaks at or under
     /// 61 MiB on `make bench`'s 1,000,000 rows with the release build, which `make install`
     /// links statically; SQLite's own default is 2 MiB). With a random unique key every row
     /// touches index pages all over the file: the larger the cache, the fewer of them are read
     /// back and written out again (see `jobs/README.md`).
     public static func defaultCacheMiB(writer: ImportWriterChoice) -> Int {
-        writer == .objects ? 8 : 16
+        writer == .objects ? 12 : 16
     }
 
     /// The page cache a run with `writer` gets: the job's `cacheMiB`, else the writer's default.
