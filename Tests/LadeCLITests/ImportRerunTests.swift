@@ -78,6 +78,21 @@ struct ImportRerunTests {
         #expect(try StoreReading.integrityCheck(sandbox.store) == "t'ok'")
     }
 
+    @Test("a store whose key counter Z_MAX is near Int64.max (damaged or hostile) is run again like any other: every row found, nothing sized by that counter")
+    func hugeKeyCounter() throws {
+        let sandbox = try ImportSandbox()
+        let count = 60
+        try prepare(sandbox, count: count)
+        #expect(try sandbox.run().result.status == 0)
+        let connection = try SQLiteConnection(path: sandbox.store.path, mode: .readWrite(create: false))
+        try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775000 WHERE Z_NAME = 'Product'")
+        let before = try StoreReading.tables(sandbox.store, excluding: ["Z_METADATA"])
+        let forced = try sandbox.run("job.yaml", ["--force"])
+        #expect(forced.result.status == 0, "\(forced.result.stderr)")
+        #expect(forced.report?["unchanged"] as? Int == count)
+        #expect(try StoreReading.tables(sandbox.store, excluding: ["Z_METADATA"]) == before)
+    }
+
     @Test("a changed source is imported again from its start: changed rows updated, new ones inserted, the rest unchanged")
     func changedSource() throws {
         let sandbox = try ImportSandbox()

@@ -384,7 +384,7 @@ final class SQLiteBatchInsertTransaction {
 
     private func markTouched(root: Int64, _ key: Int64) {
         guard let start = startingKeys[root], key <= start else { return }   // inserted here: known by its key
-        if touched[root, default: PrimaryKeySet(limit: start)].insert(key) { log.append((.touched, root, key)) }
+        if touched[root, default: PrimaryKeySet()].insert(key) { log.append((.touched, root, key)) }
     }
 
     private func markInverseChanged(root: Int64, _ key: Int64) {
@@ -827,7 +827,7 @@ final class SQLiteBatchInsertTransaction {
             let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
             return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
         }
-        if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: PrimaryKeySet(limit: startingKeys[plan.rootNumber] ?? 0)].insert(key) { log.append((.updated, plan.rootNumber, key)) }
+        if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: PrimaryKeySet()].insert(key) { log.append((.updated, plan.rootNumber, key)) }
         return nil
     }
 
@@ -908,53 +908,71 @@ final class SQLiteBatchInsertTransaction {
     }
 }
 
-/// Primary keys of one table: those in 1...`limit` (the rows the table had when the transaction
-/// began) as bits, in pages of 4,096 keys made when the first key of each arrives; any others in
-/// a hash set. A re-run touches every row, and a set of its keys took megabytes (a million in a
-/// transaction of 2 s); a bitmap of the whole table grew with the table (1.25 MB at 10 million
-/// rows, however few were touched). Pages follow the rows touched: a run over the table in order
-/// holds a page or two a batch, a run all over it at most a bit a row.
+/// Primary keys of one table, in pages of 4,096 consecutive keys made as keys arrive: a page
+/// lists its first few keys (2 bytes each) and becomes bits (512 bytes) once it has more. A
+/// re-run touches every row, and a set of its keys took megabytes (a million in a transaction of
+/// 2 s); a bitmap of the whole table grew with the table (1.25 MB at 10 million rows, however few
+/// were touched). Memory follows the keys: rows touched together (a re-run in the table's order)
+/// take a page per 4,096, and keys scattered in a sparse or damaged table (`Z_PK`s far apart,
+/// up to `Int64.max`) a list entry each; nothing is sized by the largest key.
 struct PrimaryKeySet {
-    /// 4,096 keys a page: 512 bytes.
+    /// 4,096 keys a page.
     private static let pageShift: Int64 = 12
-    private static let wordsPerPage = 1 << (pageShift - 6)
-    private let limit: Int64
-    /// Per page of keys in 1...limit, its bits; empty (no storage) until a key in it arrives.
-    /// Itself empty until the first key in range.
-    private var pages: [[UInt64]] = []
-    private var others: Set<Int64> = []
+    /// A page's keys, listed while at most 32 (64 bytes), as bits past that.
+    private static let listedKeys = 32
 
-    init(limit: Int64) { self.limit = max(0, limit) }
+    private struct Page {
+        /// The keys' offsets in the page while few; empty once `bits` holds them.
+        var offsets: [UInt16] = []
+        var bits: [UInt64] = []
+
+        func contains(_ offset: UInt16) -> Bool {
+            bits.isEmpty ? offsets.contains(offset) : bits[Int(offset >> 6)] & (1 << UInt64(offset & 63)) != 0
+        }
+
+        mutating func insert(_ offset: UInt16) -> Bool {
+            if contains(offset) { return false }
+            if bits.isEmpty {
+                if offsets.count < PrimaryKeySet.listedKeys {
+                    offsets.append(offset)
+                    return true
+                }
+                bits = [UInt64](repeating: 0, count: 1 << (PrimaryKeySet.pageShift - 6))
+                for listed in offsets { bits[Int(listed >> 6)] |= 1 << UInt64(listed & 63) }
+                offsets = []
+            }
+            bits[Int(offset >> 6)] |= 1 << UInt64(offset & 63)
+            return true
+        }
+
+        mutating func remove(_ offset: UInt16) {
+            if bits.isEmpty {
+                offsets.removeAll { $0 == offset }
+            } else {
+                bits[Int(offset >> 6)] &= ~(1 << UInt64(offset & 63))
+            }
+        }
+    }
+
+    private var pages: [Int64: Page] = [:]
 
     func contains(_ key: Int64) -> Bool {
-        guard key >= 1 && key <= limit else { return others.contains(key) }
-        let (page, word, bit) = Self.place(key)
-        return page < pages.count && !pages[page].isEmpty && pages[page][word] & bit != 0
+        pages[key >> Self.pageShift]?.contains(Self.offset(key)) ?? false
     }
 
     /// Adds `key`; false when it was there already.
     @discardableResult
     mutating func insert(_ key: Int64) -> Bool {
-        guard key >= 1 && key <= limit else { return others.insert(key).inserted }
-        let (page, word, bit) = Self.place(key)
-        if pages.isEmpty { pages = [[UInt64]](repeating: [], count: Int((limit - 1) >> Self.pageShift) + 1) }
-        if pages[page].isEmpty { pages[page] = [UInt64](repeating: 0, count: Self.wordsPerPage) }
-        if pages[page][word] & bit != 0 { return false }
-        pages[page][word] |= bit
-        return true
+        pages[key >> Self.pageShift, default: Page()].insert(Self.offset(key))
     }
 
     mutating func remove(_ key: Int64) {
-        guard key >= 1 && key <= limit else { others.remove(key); return }
-        let (page, word, bit) = Self.place(key)
-        if page < pages.count && !pages[page].isEmpty { pages[page][word] &= ~bit }
+        pages[key >> Self.pageShift]?.remove(Self.offset(key))
     }
 
-    /// Bytes the pages hold (for tests of memory).
-    var pageBytes: Int { pages.reduce(0) { $0 + $1.count * 8 } }
+    /// Bytes the pages' keys take, lists and bits (for tests of memory).
+    var pageBytes: Int { pages.values.reduce(0) { $0 + $1.offsets.count * 2 + $1.bits.count * 8 } }
 
-    private static func place(_ key: Int64) -> (page: Int, word: Int, bit: UInt64) {
-        let index = key - 1
-        return (Int(index >> pageShift), Int((index >> 6) & Int64(wordsPerPage - 1)), 1 << UInt64(index & 63))
-    }
+    /// A key's place in its page (arithmetic shift: a negative key has a page too).
+    private static func offset(_ key: Int64) -> UInt16 { UInt16(key & ((1 << pageShift) - 1)) }
 }
