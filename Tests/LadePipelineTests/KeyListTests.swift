@@ -31,4 +31,18 @@ struct KeyListTests {
         #expect(objects[[.string("K-1"), .integer(2)]] == -1 && objects[[.integer(2), .string("K-1")]] == nil)
         #expect(objects[KeyList(.string("K-1000"))] == nil && objects.count == 1_001)
     }
+
+    @Test("appending: the first value inline, then a list, equal to the array of the same values at every step")
+    func appending() {
+        var keys = KeyList()
+        var array: [AttributeValue] = []
+        for value in [AttributeValue.string("a"), .integer(2), .string("c"), .bool(true)] {
+            keys.append(value)
+            array.append(value)
+            #expect(keys == KeyList(array) && Array(keys) == array && keys.hashValue == KeyList(array).hashValue)
+        }
+        let copy = keys
+        keys.append(.integer(5))
+        #expect(copy.count == 4 && keys.count == 5, "a copy is not changed by an append to the original")
+    }
 }

@@ -45,11 +45,7 @@ extension AttributeValue {
     /// Whether two strings have the same UTF-8 bytes: lengths, then one `memcmp` (a key
     /// lookup compares strings for every row; `utf8.elementsEqual` goes byte by byte).
     static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.withUTF8Bytes { a in
-            rhs.withUTF8Bytes { b in
-                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-            }
-        }
+        lhs.withUTF8Bytes { a in rhs.withUTF8Bytes { b in a.hasSameBytes(as: b) } }
     }
 
     /// How two strings compare by their UTF-8 bytes (negative: `lhs` first, 0: the same

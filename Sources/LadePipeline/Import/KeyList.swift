@@ -52,6 +52,19 @@ public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleBy
         }
     }
 
+    /// Adds `value` at the end: the first value is held inline, a second makes a list.
+    public mutating func append(_ value: AttributeValue) {
+        switch storage {
+        case .one(let first):
+            storage = .list([first, value])
+        case .list(var values):
+            guard !values.isEmpty else { storage = .one(value); return }
+            storage = .list([])   // the array's only reference is `values` while it grows
+            values.append(value)
+            storage = .list(values)
+        }
+    }
+
     /// The values as an array.
     public var values: [AttributeValue] {
         switch storage {

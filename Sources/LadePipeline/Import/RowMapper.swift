@@ -183,17 +183,15 @@ public struct RowMapper {
                 return reject(record, sourceIndex, source, reason)
             }
         }
-        var keyValues: [AttributeValue] = []
+        // One key attribute (nearly always) held inline; a compound key as a list.
         var key = KeyList()
         for index in plan.keyIndices {
             guard case .some(.some(let value)) = values[index] else {
                 let attribute = plan.attributes[index]
                 return reject(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
             }
-            // One key attribute (nearly always) held inline; a compound key as a list.
-            if plan.keyIndices.count == 1 { key = KeyList(value) } else { keyValues.append(value) }
+            key.append(value)
         }
-        if plan.keyIndices.count > 1 { key = KeyList(keyValues) }
         var links: [KeyList?] = []
         links.reserveCapacity(plan.relationships.count)
         for relationship in plan.relationships {
@@ -221,14 +219,14 @@ public struct RowMapper {
                 }
                 continue
             }
-            var keys: [AttributeValue] = []
+            var keys = KeyList()
             for text in texts {
                 switch destinationKey(text, relationship, record) {
                 case .success(let key): if let key { keys.append(key) }
                 case .failure(let rejected): return .failure(rejected)
                 }
             }
-            links.append(KeyList(keys))
+            links.append(keys)
         }
         return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
     }

@@ -186,10 +186,14 @@ public final class RecordReader {
         var copiedTo = -1 // the buffer index up to which `raw` holds the batch; -1 before its first record
         // Every record's values are read into this array: when the record handed on is not kept,
         // it is the only reference again by the next record, which then writes it in place.
-        var values = [SourceValue](repeating: .missing, count: slotCount)
+        var values: [SourceValue] = []
+        values.reserveCapacity(slotCount)
         while count < maxRecords {
             let saved = cursor
-            for slot in values.indices { values[slot] = .missing }
+            // Emptied in place when the last record was not kept; when it was, a new array
+            // (`removeAll(keepingCapacity:)` copies nothing the record holds).
+            values.removeAll(keepingCapacity: true)
+            values.append(contentsOf: repeatElement(SourceValue.missing, count: slotCount))
             var problem: RecordProblem?
             let parsed: ParsedRecord?
             do {

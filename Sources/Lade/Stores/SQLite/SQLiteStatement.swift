@@ -191,9 +191,7 @@ public final class SQLiteStatement {
     /// `holds(.text(text), at:)`: the same UTF-8 bytes.
     public func holds(text: String, at index: Int) -> Bool {
         guard let stored = textBytes(at: index) else { return false }
-        return text.withUTF8Bytes { given in
-            given.count == stored.count && (stored.isEmpty || memcmp(given.baseAddress!, stored.baseAddress!, stored.count) == 0)
-        }
+        return text.withUTF8Bytes { $0.hasSameBytes(as: stored) }
     }
 
     /// Column `index` of the current row when it holds an integer.

@@ -603,9 +603,7 @@ final class SQLiteBatchInsertTransaction {
 
         /// Whether key `index` has the stored text key's bytes.
         func isKey(_ index: Int, text stored: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard !ends.isEmpty else { return false }
-            let own = text(index)
-            return own.count == stored.count && (own.isEmpty || memcmp(own.baseAddress!, stored.baseAddress!, own.count) == 0)
+            !ends.isEmpty && text(index).hasSameBytes(as: stored)
         }
 
         static func hash(text: UnsafeBufferPointer<UInt8>) -> Int {
