@@ -908,9 +908,9 @@ final class SQLiteBatchInsertTransaction {
 
 /// Primary keys of one table, in pages of 4,096 consecutive keys made as keys arrive: a page
 /// lists its first few keys (2 bytes each) and becomes bits (512 bytes) once it has more. A
-/// re-run touches every row, and a set of its keys took megabytes (a million in a transaction of
-/// 2 s); a bitmap of the whole table grew with the table (1.25 MB at 10 million rows, however few
-/// were touched). Memory follows the keys: rows touched together (a re-run in the table's order)
+/// re-run touches every row, and a set of its keys takes megabytes (hundreds of thousands in a
+/// commit of 2 s); a bitmap of the whole table would grow with the table (1.25 MB at 10 million
+/// rows, however few were touched). Memory follows the keys: rows touched together (a re-run in the table's order)
 /// take a page per 4,096, and keys scattered in a sparse or damaged table (`Z_PK`s far apart,
 /// up to `Int64.max`) a list entry each; nothing is sized by the largest key.
 struct PrimaryKeySet {
