@@ -49,11 +49,11 @@ public struct LightweightMigration: Sendable {
     private let sourceSchema: SQLiteSchema
     private let destinationSchema: SQLiteSchema
     /// Destination entity → source entity, for entities that existed before.
-    private var entityMap: [String: String] = [:]
+    private(set) var entityMap: [String: String] = [:]
     /// (destination entity, destination attribute) → source attribute, where it existed.
-    private var attributeMap: [String: [String: String]] = [:]
+    private(set) var attributeMap: [String: [String: String]] = [:]
     /// (destination entity, destination relationship) → source relationship.
-    private var relationshipMap: [String: [String: String]] = [:]
+    private(set) var relationshipMap: [String: [String: String]] = [:]
     /// Destination join table → source join table, for many-to-many relationships kept, and
     /// whether the two name the same side's column first (else the columns swap).
     private var joinMap: [String: (table: SQLiteSchema.JoinTable, aligned: Bool)] = [:]
@@ -68,14 +68,37 @@ public struct LightweightMigration: Sendable {
     /// Plans the migration of the SQLite store at `url`, made with `source`, to `destination`;
     /// throws `MigrationRefusal` naming what lightweight migration cannot carry.
     public init(store url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws {
+        try self.init(planning: url, from: source, to: destination)
+        guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals) }
+    }
+
+    /// Plans the migration whether or not it can be carried: `refusals` says what cannot, and
+    /// the maps say what would be matched (a staged migration compares two plans).
+    init(planning url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, origins: Origins = Origins()) throws {
         self.url = url
+        self.origins = origins
         self.source = source
         self.destination = destination
         storeType = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
         sourceSchema = SQLiteSchema(model: source)
         destinationSchema = SQLiteSchema(model: destination)
-        try plan()
+        plan()
     }
+
+    /// What lightweight migration cannot carry, one reason each; empty when it can run.
+    private(set) var refusals: [String] = []
+
+    /// Where destination entities and properties come from in the source, decided before
+    /// renaming identifiers are matched: the renames a chain of versions declares, for a
+    /// migration inferred directly between its ends (`StagedMigration`).
+    struct Origins: Sendable {
+        /// Destination entity → source entity.
+        var entities: [String: String] = [:]
+        /// Destination entity → (destination property → source property).
+        var attributes: [String: [String: String]] = [:]
+        var relationships: [String: [String: String]] = [:]
+    }
+    private let origins: Origins
 
     /// SQLite stores migrate with SQL in place; XML and binary stores through their objects and
     /// the atomic writer (the file replaced whole, or not at all).
@@ -90,13 +113,18 @@ public struct LightweightMigration: Sendable {
         return name
     }
 
-    private mutating func plan() throws {
+    private mutating func plan() {
         var refusals: [String] = []
         var inverseMadeToMany: [(join: String, place: String)] = []
         let sourceByIdentifier = Dictionary(source.entities.map { (Self.identifier($0), $0) }, uniquingKeysWith: { first, _ in first })
         var matchedSources: Set<String> = []
         for entity in destination.entities {
-            guard let old = sourceByIdentifier[Self.identifier(entity)] ?? source.entity(named: entity.name) else {
+            // By the origin given, then as Core Data infers (equal renaming identifiers, an unset
+            // one being the name), then by name, then a renaming identifier naming an entity of
+            // the source by its name (a rename of a rename: Xcode's Renaming ID is usually set
+            // to the name in the version before, whose own identifier is an older name).
+            guard let old = origins.entities[entity.name].flatMap(source.entity(named:)) ?? sourceByIdentifier[Self.identifier(entity)]
+                    ?? source.entity(named: entity.name) ?? entity.renamingIdentifier.flatMap(source.entity(named:)) else {
                 steps.append("\(entity.name): added")
                 continue
             }
@@ -143,7 +171,9 @@ public struct LightweightMigration: Sendable {
             var seen: Set<String> = []
             for attribute in destination.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
                 let place = "\(SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: destination) ?? entity.name).\(attribute.name)"
-                guard let previous = oldAttributes[attribute.renamingIdentifier ?? attribute.name] ?? oldAll.first(where: { $0.name == attribute.name }) else {
+                let origin = origins.attributes[entity.name]?[attribute.name]
+                guard let previous = origin.flatMap({ name in oldAll.first { $0.name == name } }) ?? oldAttributes[attribute.renamingIdentifier ?? attribute.name]
+                        ?? oldAll.first(where: { $0.name == attribute.name }) ?? oldAll.first(where: { $0.name == attribute.renamingIdentifier }) else {
                     if !attribute.isOptional && attribute.defaultValue == nil {
                         refuse("attribute \(place): added as required without a default value, so existing objects would have none; give it a default")
                     }
@@ -171,6 +201,14 @@ public struct LightweightMigration: Sendable {
                     }
                 }
             }
+            // A constraint the old version did not have (by the old names of its attributes):
+            // its unique index is built, or the migration refused if objects share its values.
+            for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
+                let oldNames = constraint.map { attributeMap[entity.name]?[$0] ?? relationshipMap[entity.name]?[$0] ?? "" }
+                if !old.uniquenessConstraints.contains(oldNames) {
+                    step("\(entity.name): uniqueness constraint (\(constraint.joined(separator: ", "))) added; refused if objects share its values")
+                }
+            }
             for attribute in oldAll where !seen.contains(attribute.name) {
                 step("\(SQLiteSchema.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name): removed")
             }
@@ -180,7 +218,9 @@ public struct LightweightMigration: Sendable {
             for relationship in destination.relationships(of: entity.name) where !relationship.isTransient {
                 let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: destination) ?? entity.name
                 let place = "\(declaring).\(relationship.name)"
-                guard let previous = oldRelationships[relationship.renamingIdentifier ?? relationship.name] ?? oldAllRelationships.first(where: { $0.name == relationship.name }) else {
+                let origin = origins.relationships[entity.name]?[relationship.name]
+                guard let previous = origin.flatMap({ name in oldAllRelationships.first { $0.name == name } }) ?? oldRelationships[relationship.renamingIdentifier ?? relationship.name]
+                        ?? oldAllRelationships.first(where: { $0.name == relationship.name }) ?? oldAllRelationships.first(where: { $0.name == relationship.renamingIdentifier }) else {
                     if !relationship.isOptional && !relationship.isToMany {
                         refuse("relationship \(place): added as required, so existing objects would have none")
                     }
@@ -270,7 +310,7 @@ public struct LightweightMigration: Sendable {
         for (join, place) in inverseMadeToMany where keyJoins[join] == nil {
             refusals.append("relationship \(place): its inverse changes between to-one and to-many; not migrated yet")
         }
-        guard refusals.isEmpty else { throw MigrationRefusal(store: url.path, reasons: refusals) }
+        self.refusals = refusals
         if steps.isEmpty { steps.append("no change to the stored layout (indexes and metadata only)") }
     }
 
@@ -403,6 +443,7 @@ public struct LightweightMigration: Sendable {
                 try connection.execute("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.quoted(table)) d WHERE d.Z_PK = \(SQLiteSchema.quoted(join.name)).\(column) AND d.Z_ENT IN (\(kinds.joined(separator: ", "))))")
             }
         }
+        try refuseSharedValues(connection)
         for index in destinationSchema.indexes {
             // A kept join table keeps its index.
             try connection.execute(index.createStatement
@@ -420,7 +461,11 @@ public struct LightweightMigration: Sendable {
         let insertKey = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
         for entity in destinationSchema.entities {
             let old = entityMap[entity.name].flatMap { sourceSchema.entity(named: $0)?.number }.flatMap { stored[$0] }
-            try insertKey.run([.integer(entity.number), old?.name ?? .text(entity.name), .integer(entity.superNumber), old?.max ?? .integer(0)])
+            // A renamed entity keeps the old name while its renaming identifier names it (so the
+            // store opens with this version), and takes its own name after a second rename.
+            let identifier = destination.entity(named: entity.name)?.renamingIdentifier
+            let name: SQLiteValue = if case .text(let oldName)? = old?.name, oldName == entity.name || oldName == identifier { .text(oldName) } else { .text(entity.name) }
+            try insertKey.run([.integer(entity.number), name, .integer(entity.superNumber), old?.max ?? .integer(0)])
         }
         // Keys are taken from a hierarchy root's Z_MAX: a new root (a new parent, an entity
         // out of its hierarchy) counts from the keys its table holds.
@@ -438,6 +483,39 @@ public struct LightweightMigration: Sendable {
         try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
         // Core Data's cached compiled model describes the old version.
         if try connection.tableNames().contains("Z_MODELCACHE") { try connection.execute("DELETE FROM Z_MODELCACHE") }
+    }
+
+    /// Refuses the migration when objects share the values of a uniqueness constraint whose
+    /// unique index is not built yet (one the new version adds): the index cannot be built, and
+    /// Core Data refuses such a migration for the same reason. Run inside the migration's
+    /// transaction, after the tables are rebuilt, so the values checked are the new version's.
+    private func refuseSharedValues(_ connection: SQLiteConnection) throws {
+        let built = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
+            if case .text(let name) = row[0] { return name } else { return nil } })
+        var reasons: [String] = []
+        for entity in destination.entities {
+            for constraint in entity.uniquenessConstraints {
+                let name = "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_")
+                guard !built.contains(name), let index = destinationSchema.indexes.first(where: { $0.name == name && $0.isUnique }) else { continue }
+                let columns = index.columns.map(SQLiteSchema.quoted)
+                let list = columns.joined(separator: ", ")
+                let sql = "SELECT \(list), COUNT(*), MIN(Z_PK), MAX(Z_PK) FROM \(SQLiteSchema.quoted(index.table)) WHERE "
+                    + columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ") + " GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT 1"
+                guard let row = try connection.rows(sql).first, row.count == columns.count + 3 else { continue }
+                let values = zip(constraint, row).map { "\($0) = \(Self.literal($1))" }.joined(separator: ", ")
+                reasons.append(Self.sharedValuesReason(entity: entity.name, constraint: constraint, values: values,
+                                                       count: row[columns.count], first: row[columns.count + 1], last: row[columns.count + 2]))
+            }
+        }
+        guard reasons.isEmpty else { throw MigrationRefusal(store: url.path, reasons: reasons) }
+    }
+
+    /// Why a uniqueness constraint cannot be built, the same for every store type.
+    static func sharedValuesReason(entity: String, constraint: [String], values: String, count: SQLiteValue, first: SQLiteValue, last: SQLiteValue) -> String {
+        let objects = if case .integer(let number) = count { "\(number) objects" } else { "objects" }
+        return "entity \(entity): the new version's uniqueness constraint on (\(constraint.joined(separator: ", "))) cannot hold, "
+            + "because \(objects) share \(values) (Z_PK \(literal(first)) and \(literal(last))); Core Data refuses this migration too. "
+            + "Make those values unique (or delete the extra objects) in the store at its current version, then migrate again"
     }
 
     /// An atomic store: every object read with the old version, carried to the new one (entity
@@ -474,6 +552,19 @@ public struct LightweightMigration: Sendable {
             }
             graph.set(moved, for: key)
         }
+        // A uniqueness constraint the objects break cannot hold in the new version: refused,
+        // as the SQLite store's unique index cannot be built.
+        var shared: [String] = []
+        for entity in destination.entities {
+            for constraint in entity.uniquenessConstraints where !constraint.isEmpty {
+                if let (values, first, last, count) = graph.sharedValues(of: constraint, objectsOf: destination.hierarchy(from: entity.name).map(\.name)) {
+                    let text = zip(constraint, values).map { "\($0) = \($1.map { Self.literal(SQLiteValueCoding.encode($0)) } ?? "NULL")" }.joined(separator: ", ")
+                    shared.append(Self.sharedValuesReason(entity: entity.name, constraint: constraint, values: text,
+                                                          count: .integer(Int64(count)), first: .integer(first), last: .integer(last)))
+                }
+            }
+        }
+        guard shared.isEmpty else { throw MigrationRefusal(store: url.path, reasons: shared) }
         contents.graph = graph
         let made = StoreMetadata.make(for: destination, storeType: format.storeType)
         for key in [StoreMetadata.Key.versionHashes, StoreMetadata.Key.versionHashesVersion, StoreMetadata.Key.versionHashesDigest, StoreMetadata.Key.versionIdentifiers] {

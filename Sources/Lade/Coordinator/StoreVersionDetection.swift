@@ -31,6 +31,15 @@ public struct StoreVersionMatch: Sendable, Equatable {
         public let detail: String
     }
 
+    /// What the match rests on, for messages: "its version hashes match" or "its tables and
+    /// columns match".
+    public let evidence: String
+    /// The store's hashes are an earlier Lade's, which leave out inputs the current hashes
+    /// have (uniqueness constraints), and versions that differ only in those all match it; the
+    /// store cannot tell which of them wrote it, so `version` is the first of them: migrating
+    /// from there applies what the later ones add (a constraint's values are checked).
+    public let isAmbiguousEarlierScheme: Bool
+
     /// Whether the store must be migrated to open with the current version.
     public var needsMigration: Bool { version != nil && version != current }
 
@@ -45,10 +54,15 @@ public struct StoreVersionMatch: Sendable, Equatable {
         // XML and binary stores are checked by their hashes alone, from the metadata, when the
         // hashes can be compared: loading every object once per version would be wasted.
         let type = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
-        let metadata = type == .sqlite ? nil : try PersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
+        var byHashes = false
+        var currentHashes: [String: [String: Data]] = [:]
         for name in versions.names {
             let model = try ManagedObjectModel(contentsOf: bundle, version: versions.names.count > 1 ? name : nil, compiledModel: compiledModel)
-            if let metadata, let differing = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) {
+            currentHashes[name] = model.versionHashes
+            let differing = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model)
+            byHashes = byHashes || differing != nil
+            if type != .sqlite, let differing {
                 if differing.isEmpty {
                     matching.append(name)
                 } else if closest == nil || differing.count < closest!.differingEntities.count {
@@ -68,7 +82,12 @@ public struct StoreVersionMatch: Sendable, Equatable {
             }
         }
         self.matching = matching
-        if let current, matching.contains(current) {
+        evidence = byHashes ? "its version hashes match" : "its tables and columns match"
+        isAmbiguousEarlierScheme = StoreMetadata.hasEarlierLadeHashes(metadata)
+            && Set(matching.compactMap { currentHashes[$0] }).count > 1
+        if isAmbiguousEarlierScheme {
+            version = matching.first
+        } else if let current, matching.contains(current) {
             version = current
         } else {
             version = matching.last
@@ -82,6 +101,8 @@ public struct StoreVersionMatch: Sendable, Equatable {
         current = version
         matching = [version]
         closest = nil
+        evidence = "the model has one version"
+        isAmbiguousEarlierScheme = false
     }
 
     /// Why no version matches, for an error message.

@@ -120,9 +120,9 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 subentities: (children[entity.name] ?? []).sorted(),
                 relationshipSlots: slots)
         }
-        var hashes: [String: Data] = [:]
+        var hashes = VersionHash.ladeHashes(of: entities, index: index)
         for entity in entities {
-            hashes[entity.name] = entity.appleVersionHash ?? VersionHash.ladeHash(of: entity, in: entities, index: index)
+            if let apple = entity.appleVersionHash { hashes[entity.name] = apple }
         }
         storage = Storage(
             entities: entities, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
@@ -226,6 +226,13 @@ public struct ManagedObjectModel: Sendable, Equatable {
     /// Whether every entity's hash is Apple's, taken from a compiled model.
     public var hasAppleVersionHashes: Bool {
         !entities.isEmpty && entities.allSatisfy { $0.appleVersionHash != nil }
+    }
+
+    /// Every entity's Lade hash under `scheme` (an earlier scheme's, to compare with a store an
+    /// earlier Lade wrote), whether or not the model carries Apple's hashes.
+    func ladeVersionHashes(scheme: VersionHash.Scheme) -> [String: Data] {
+        if scheme == .current && !entities.contains(where: { $0.appleVersionHash != nil }) { return hashesByName }
+        return VersionHash.ladeHashes(of: entities, index: indexByName, scheme: scheme)
     }
 
     // MARK: Templates and configurations

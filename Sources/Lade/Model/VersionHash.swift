@@ -1,30 +1,87 @@
 import Crypto
 import Foundation
 
-/// Lade's own entity version hash, used where no compiled model supplies Apple's.
+/// Lade's own entity version hashes, used where no compiled model supplies Apple's.
 ///
-/// It is a SHA-256 over the inputs Apple documents for `NSEntityDescription.versionHash` —
-/// the entity's name, its parent's name, whether it is abstract, its version hash modifier,
-/// and for each property (inherited ones included, in name order) the name, optionality,
-/// transience, attribute type or relationship destination, min/max count, inverse name and
-/// version hash modifier — plus three inputs that change what a store holds: a relationship's
-/// delete rule, to-many flag and ordering. Renaming identifiers, class names, defaults and
-/// validation rules are left out, as Apple leaves them out.
+/// A SHA-256 over the inputs Apple documents for `NSEntityDescription.versionHash` and the
+/// property hashes it folds in: the entity's name, its superentity's hash, whether it is
+/// abstract, its version hash modifier, its uniqueness constraints, and for each property
+/// (inherited ones included, in name order) the name, optionality, transience and version hash
+/// modifier, an attribute's type, a relationship's destination, inverse and min/max count; plus
+/// three inputs that change what a store holds: a relationship's delete rule, to-many flag and
+/// ordering. Renaming identifiers, class names, defaults, validation rules and indexes are left
+/// out, as Apple leaves them out. (`isReadOnly`, an input of Apple's property hash, is not in
+/// the model files Lade reads, so it is always false.)
+///
 /// The digest is deterministic but is **not** Apple's: a store written with these hashes
-/// matches Lade's reading of the model, not an app's compiled model.
+/// matches Lade's reading of the model, not an app's compiled model. A store records which
+/// scheme made its hashes (`_LadeVersionHashKind`), so a store an earlier Lade wrote is still
+/// compared with the hashes of its own scheme (`docs/migration.md`, "Version hashes").
 enum VersionHash {
-    static func ladeHash(of entity: EntityDescription, in entities: [EntityDescription], index: [String: Int]) -> Data {
+    /// The schemes, by the `_LadeVersionHashKind` a store records.
+    enum Scheme: String, CaseIterable, Sendable {
+        /// Lade before uniqueness constraints and the superentity's hash were inputs.
+        case sha256v1 = "lade-sha256-1"
+        /// Apple's documented inputs, uniqueness constraints and the superentity's hash included.
+        case sha256v2 = "lade-sha256-2"
+
+        /// What Lade writes now.
+        static let current = Scheme.sha256v2
+    }
+
+    /// Every entity's hash under `scheme`.
+    static func ladeHashes(of entities: [EntityDescription], index: [String: Int], scheme: Scheme = .current) -> [String: Data] {
+        var hashes: [String: Data] = [:]
+        // Parents before children, without recursion: a chain of many ancestors cannot exhaust
+        // the stack, and a cycle (refused by the validator) cannot loop.
+        func hash(_ name: String) -> Data? {
+            if let known = hashes[name] { return known }
+            guard let position = index[name] else { return nil }
+            var pending = [entities[position]]
+            var seen: Set<String> = [name]
+            while let parent = pending.last?.parentName, hashes[parent] == nil, let parentPosition = index[parent], seen.insert(parent).inserted {
+                pending.append(entities[parentPosition])
+            }
+            for entity in pending.reversed() {
+                hashes[entity.name] = ladeHash(of: entity, in: entities, index: index, scheme: scheme,
+                                               parentHash: entity.parentName.flatMap { hashes[$0] })
+            }
+            return hashes[name]
+        }
+        for entity in entities { _ = hash(entity.name) }
+        return hashes
+    }
+
+    static func ladeHash(of entity: EntityDescription, in entities: [EntityDescription], index: [String: Int],
+                         scheme: Scheme, parentHash: Data?) -> Data {
         var lineage = [entity]
         var seen: Set<String> = [entity.name]
         while let parent = lineage.last?.parentName, let position = index[parent], seen.insert(parent).inserted {
             lineage.append(entities[position])
         }
         var encoder = CanonicalEncoder()
-        encoder.field("lade-entity-hash", "1")
-        encoder.field("name", entity.name)
-        encoder.field("parent", entity.parentName ?? "")
+        switch scheme {
+        case .sha256v1:
+            encoder.field("lade-entity-hash", "1")
+            encoder.field("name", entity.name)
+            encoder.field("parent", entity.parentName ?? "")
+        case .sha256v2:
+            encoder.field("lade-entity-hash", "2")
+            encoder.field("name", entity.name)
+            encoder.field("parent", entity.parentName ?? "")
+            encoder.field("parentHash", parentHash?.base64EncodedString() ?? "")
+        }
         encoder.field("abstract", entity.isAbstract)
         encoder.field("modifier", entity.versionHashModifier ?? "")
+        if scheme == .sha256v2 {
+            // In the order the model gives them: the order of a constraint's attributes is the
+            // order of its unique index's columns.
+            encoder.field("constraints", String(entity.uniquenessConstraints.count))
+            for constraint in entity.uniquenessConstraints {
+                encoder.field("constraint", String(constraint.count))
+                for name in constraint { encoder.field("constraintProperty", name) }
+            }
+        }
         let attributes = lineage.flatMap(\.attributes).sorted { $0.name < $1.name }
         let relationships = lineage.flatMap(\.relationships).sorted { $0.name < $1.name }
         for attribute in attributes {

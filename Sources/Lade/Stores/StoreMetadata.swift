@@ -27,8 +27,9 @@ public enum StoreMetadata {
     public static let xmlStoreType = "XML"
     public static let binaryStoreType = "Binary"
     public static let inMemoryStoreType = "InMemory"
-    /// The value of `_LadeVersionHashKind` for Lade's SHA-256 entity hashes (docs/model-format.md).
-    public static let ladeHashKind = "lade-sha256-1"
+    /// The value of `_LadeVersionHashKind` for the entity hashes Lade writes now
+    /// (docs/model-format.md); a store an earlier Lade wrote records the scheme it used.
+    public static let ladeHashKind = VersionHash.Scheme.current.rawValue
     /// Written as `NSPersistenceFrameworkVersion`. Core Data writes its own build number
     /// (1044 on macOS 14); Lade is not that framework and says so with 0.
     public static let ladeFrameworkVersion: Int64 = 0
@@ -69,9 +70,27 @@ public enum StoreMetadata {
     /// (or none), so only the store's structure can tell.
     public static func entitiesWithDifferentHashes(in metadata: [String: PropertyListValue], model: ManagedObjectModel) -> Set<String>? {
         let storeHashes = versionHashes(in: metadata)
-        let storeHashesAreLade = metadata[Key.ladeVersionHashKind]?.stringValue == ladeHashKind
-        guard !storeHashes.isEmpty, model.hasAppleVersionHashes || storeHashesAreLade else { return nil }
-        return Set(Set(storeHashes.keys).union(model.versionHashes.keys).filter { storeHashes[$0] != model.versionHashes[$0] })
+        guard let modelHashes = comparableHashes(for: metadata, model: model) else { return nil }
+        return Set(Set(storeHashes.keys).union(modelHashes.keys).filter { storeHashes[$0] != modelHashes[$0] })
+    }
+
+    /// The model's hashes made the way the store's were: Lade's of the scheme the store records
+    /// (an earlier Lade's too), or Apple's when both the store and the model have Apple's; nil
+    /// when the two cannot be compared (no hashes in the store, Apple's in the store and Lade's
+    /// only in the model, or a scheme this Lade does not know).
+    static func comparableHashes(for metadata: [String: PropertyListValue], model: ManagedObjectModel) -> [String: Data]? {
+        guard !versionHashes(in: metadata).isEmpty else { return nil }
+        if let kind = metadata[Key.ladeVersionHashKind]?.stringValue {
+            return VersionHash.Scheme(rawValue: kind).map { model.ladeVersionHashes(scheme: $0) }
+        }
+        return model.hasAppleVersionHashes ? model.versionHashes : nil
+    }
+
+    /// Whether the store's hashes are Lade's of a scheme that leaves out inputs the current one
+    /// has (uniqueness constraints), so that versions differing only in those match it alike.
+    static func hasEarlierLadeHashes(_ metadata: [String: PropertyListValue]) -> Bool {
+        guard let kind = metadata[Key.ladeVersionHashKind]?.stringValue, let scheme = VersionHash.Scheme(rawValue: kind) else { return false }
+        return scheme != .current
     }
 
     /// The entity hashes recorded in store metadata.

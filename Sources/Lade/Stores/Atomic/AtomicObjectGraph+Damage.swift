@@ -77,6 +77,29 @@ extension AtomicObjectGraph {
         return found
     }
 
+    /// The first values of `constraint` that two or more objects of `entities` share (in key
+    /// order), with the lowest and highest key sharing them and how many do; nil when none do.
+    /// An object without a value for one of the properties shares nothing, as in a unique index.
+    func sharedValues(of constraint: [String], objectsOf entities: [String]) -> (values: [AttributeValue?], first: Int64, last: Int64, count: Int)? {
+        var groups: [[AttributeValue?]: (first: Int64, last: Int64, count: Int)] = [:]
+        var order: [[AttributeValue?]] = []
+        for key in keys(ofEntities: entities) {
+            let object = objects[key]!
+            let values: [AttributeValue?] = constraint.map { property in
+                object.attributes[property] ?? object.toOne[property].map { .integer($0) }
+            }
+            guard !values.contains(where: { $0 == nil }) else { continue }
+            if let group = groups[values] {
+                groups[values] = (group.first, key, group.count + 1)
+                if group.count == 1 { order.append(values) }
+            } else {
+                groups[values] = (key, key, 1)
+            }
+        }
+        guard let values = order.first, let group = groups[values] else { return nil }
+        return (values, group.first, group.last, group.count)
+    }
+
     private func uniquenessDamage(model: ManagedObjectModel) -> [StoreDamage] {
         var found: [StoreDamage] = []
         for entity in model.entities {

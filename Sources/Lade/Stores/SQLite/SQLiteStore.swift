@@ -207,14 +207,25 @@ public final class SQLiteStore: @unchecked Sendable {
         for (number, name) in storedNames where schema.entity(number: number) == nil {
             differing.insert(name)
         }
-        let storeHashes = StoreMetadata.versionHashes(in: metadata)
-        let storeHashesAreLade = metadata[StoreMetadata.Key.ladeVersionHashKind]?.stringValue == StoreMetadata.ladeHashKind
         var detail = "entity numbering in Z_PRIMARYKEY"
-        if model.hasAppleVersionHashes || storeHashesAreLade {
+        if let hashes = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) {
             detail = "version hashes"
-            let names = Set(storeHashes.keys).union(model.versionHashes.keys)
-            for name in names where storeHashes[name] != model.versionHashes[name] {
-                differing.insert(name)
+            differing.formUnion(hashes)
+            if StoreMetadata.hasEarlierLadeHashes(metadata) {
+                // An earlier Lade's hashes leave uniqueness constraints out: the store's unique
+                // indexes tell which of the versions differing only in those wrote it.
+                detail = "version hashes and unique indexes"
+                let present = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
+                    if case .text(let name) = row[0] { return name } else { return nil } })
+                let expected = schema.indexes.filter { $0.kind == .unique }
+                let expectedNames = Set(expected.map(\.name))
+                for index in expected where !present.contains(index.name) {
+                    differing.formUnion(model.hierarchy(from: schema.table(named: index.table)?.rootEntity ?? "").map(\.name))
+                }
+                for name in present where name.hasPrefix("Z_") && name.contains("_UNIQUE_") && !expectedNames.contains(name) {
+                    let owner = model.entities.filter { name.hasPrefix("Z_\($0.name)_UNIQUE_") }.max { $0.name.count < $1.name.count }
+                    differing.insert(owner?.name ?? name)
+                }
             }
         } else {
             // The store carries Apple's hashes and the model has only Lade's: compare what the
