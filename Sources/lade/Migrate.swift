@@ -16,10 +16,20 @@ struct Migrate: ParsableCommand {
             new version's indexes and metadata. Entities and properties are matched by their \
             renaming identifiers (Xcode's Renaming ID), as Core Data's inferred mapping does.
 
-            Between versions further apart, the store goes through every version in between, \
-            in the bundle's order, one transaction per step; every step is planned, and any \
-            refusal found, before the first one runs (a kill between steps leaves the store at \
-            a version in between, and running again goes on from there).
+            Which version wrote STORE is the store's own word (its hashes, else its tables); \
+            --from is for a store that cannot tell, and one the store contradicts is refused. \
+            A bundle without .xccurrentversion needs --to. A uniqueness constraint the new \
+            version adds is built, or the migration refused (naming the entity and the shared \
+            values) when objects share its values.
+
+            Between versions further apart, the store is carried in one step inferred directly \
+            between the two, as Core Data infers it, following the renames each version in \
+            between declares: an attribute a version in between dropped and the target has \
+            again keeps its values. Only when that cannot be inferred does it go through every \
+            version in between, one transaction per step, and only if that drops nothing both \
+            ends have. Every step is planned, and any refusal found, before the first one runs \
+            (a kill between steps leaves the store at a version in between, and running again \
+            goes on from there).
 
             Entities renumbered by the new version (one added or renamed before others in \
             name order) and renamed many-to-many relationships are carried: Z_ENT, \
@@ -56,10 +66,10 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("The versioned model (.xcdatamodeld).", valueName: "MODEL"))
     var model: String
 
-    @Option(help: ArgumentHelp("The version to migrate to (default: the bundle's current version).", valueName: "VERSION"))
+    @Option(help: ArgumentHelp("The version to migrate to (default: the bundle's current version; needed when the bundle has no .xccurrentversion).", valueName: "VERSION"))
     var to: String?
 
-    @Option(help: ArgumentHelp("The version that wrote the store, when it cannot be told from the store.", valueName: "VERSION"))
+    @Option(help: ArgumentHelp("The version that wrote the store, for a store that cannot tell (one whose hashes or tables say otherwise is refused).", valueName: "VERSION"))
     var from: String?
 
     @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model, for Apple's version hashes.", valueName: "DIR"))
