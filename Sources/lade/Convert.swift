@@ -12,7 +12,10 @@ struct Convert: ParsableCommand {
             migratePersistentStore does. SOURCE is opened read-only and never changed; a SQLite \
             source is read as one snapshot, its -wal included. DEST is built beside its final \
             path and moved into place only when complete: a run killed at any moment leaves no \
-            DEST (or, with --overwrite, the file that was there), never a part of one.
+            DEST (or, with --overwrite, the file that was there), never a part of one. A DEST \
+            that is a symbolic link is written through (the file it names is replaced, beside \
+            it; the link stays); with --overwrite, a DEST lade may not write (no write \
+            permission, even for root) is refused with store.readOnly.
 
             DEST's type is --type, or told from its extension (.sqlite .sqlite3 .db .store: \
             sqlite; .xml: xml; .binary .ladebin: binary). The new store keeps SOURCE's metadata, its NSStoreUUID \

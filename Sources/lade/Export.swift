@@ -11,7 +11,7 @@ struct Export: ParsableCommand {
             DIR/<Entity>.ndjson (or .csv) for every non-abstract entity: the objects whose \
             entity is exactly that one, in primary key order, read a batch at a time. DIR is \
             created when missing; each file is written under a temporary name and renamed over \
-            any old one. The same store contents give byte-identical files. Full \
+            any old one (through a symbolic link, over the file it names). The same store contents give byte-identical files. Full \
             specification: docs/export-format.md.
 
             Fields, in order: _uri (x-coredata://<NSStoreUUID>/<Entity>/p<N>); every \

@@ -11,7 +11,8 @@ struct Migrate: ParsableCommand {
             inspect does (Apple's hashes with --momd, Lade's, else the tables and columns), \
             and migrates the store in place to --to (default: the bundle's current version): \
             a SQLite store in one transaction, an XML or binary store written anew and renamed \
-            over the old file; primary keys, Z_OPT and the store UUID kept, new \
+            over the old file (through a symbolic link, over the file it names: the link stays, \
+            and the lock is that file's); primary keys, Z_OPT and the store UUID kept, new \
             attributes filled with their defaults, removed ones dropped, tables rebuilt, the \
             new version's indexes and metadata. Entities and properties are matched by their \
             renaming identifiers (Xcode's Renaming ID), as Core Data's inferred mapping does.
@@ -56,6 +57,10 @@ struct Migrate: ParsableCommand {
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld
               lade migrate moody.sqlite --model Moody.xcdatamodeld --to "Moody 3" --mapping "Moody 2-Moody 3.xcmappingmodel"
 
+            A store lade may not write (no write permission, a 0444 file even for root, or a \
+            directory it cannot write) is refused with store.readOnly before anything is made. \
+            --dry-run only reads: it makes no lock file and removes nothing, so it works there.
+
             Exit codes: 0 migrated, or already at the version; 1 refused or failed (the store \
             unchanged); 75 another run holds the store; 64 usage error.
             """)
@@ -81,7 +86,7 @@ struct Migrate: ParsableCommand {
     @Option(name: .customLong("batch-size"), help: ArgumentHelp("With a mapping model: objects read, made and saved at a time.", valueName: "N"))
     var batchSize = 5_000
 
-    @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing.")
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing, not even the lock file.")
     var dryRun = false
 
     func run() throws {
@@ -89,10 +94,11 @@ struct Migrate: ParsableCommand {
         try reportingFailures {
             let url = URL(fileURLWithPath: store)
             let bundle = URL(fileURLWithPath: model)
-            let lock = try StoreLock(store: url)
-            defer { lock.release() }
+            // A dry run only reads: it makes no lock file (a shared lock when there is one) and removes nothing.
+            let lock = try dryRun ? StoreLock.forReading(store: url) : StoreLock(store: url)
+            defer { lock?.release() }
             // A mapping migration killed while it built the new store beside this one left it.
-            let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: url)
+            let removed = dryRun ? [] : PersistentStoreCoordinator.removeInterruptedWrites(beside: url)
             if !removed.isEmpty {
                 FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(store)\n".utf8))
             }

@@ -97,19 +97,23 @@ extension PersistentStoreCoordinator {
 extension PersistentStoreCoordinator {
     /// Removes the temporary files that runs killed while writing a store at `url` left beside
     /// it (`.NAME.lade-…`, with their `-wal`, `-shm` and `-journal`, and `..NAME.lade-…`, left
-    /// while such a file was itself being made), and returns their names.
+    /// while such a file was itself being made), and returns their names. For a store reached
+    /// through a symbolic link, those beside the file it names, where they are made, as well.
     /// Nothing else ever reads them. Call it only while no other process writes that store
     /// (`lade convert` holds the store's lock when it does).
     @discardableResult
     public static func removeInterruptedWrites(beside url: URL) -> [String] {
-        let directory = url.deletingLastPathComponent()
-        // `.NAME.lade-…`, and what building those left beside them in turn (a new SQLite
-        // store is itself made beside its path and renamed: `..NAME.lade-convert-….lade-…`).
-        let prefixes = [".\(url.lastPathComponent).lade-", "..\(url.lastPathComponent).lade-"]
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        let resolved = URL(fileURLWithPath: FileSystem.resolvedPath(url.path))
         var removed: [String] = []
-        for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
-            if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
+        for place in resolved.path == url.path ? [url] : [url, resolved] {
+            let directory = place.deletingLastPathComponent()
+            // `.NAME.lade-…`, and what building those left beside them in turn (a new SQLite
+            // store is itself made beside its path and renamed: `..NAME.lade-convert-….lade-…`).
+            let prefixes = [".\(place.lastPathComponent).lade-", "..\(place.lastPathComponent).lade-"]
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
+            for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
+                if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
+            }
         }
         return removed
     }
@@ -179,8 +183,10 @@ struct StoreMigration {
 
     // MARK: Destination checks
 
-    private func checkDestination(_ url: URL, source: PersistentStore) throws {
+    private func checkDestination(_ given: URL, source: PersistentStore) throws {
         let manager = FileManager.default
+        // A symbolic link is written through (and one that leads nowhere refused here).
+        let url = try FileSystem.resolvingLink(given)
         let path = url.path
         if let sourceURL = source.url, sourceURL.resolvingSymlinksInPath().standardizedFileURL == url.resolvingSymlinksInPath().standardizedFileURL || sameFile(sourceURL.path, path) {
             throw StoreError(.alreadyExists, path: path, "the destination is the source itself; choose another destination (the source is never written)")
@@ -236,7 +242,7 @@ struct StoreMigration {
     // MARK: To SQLite
 
     private func copyToSQLite(from source: PersistentStore, at url: URL, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
-        let temporary = Self.temporaryURL(beside: url)
+        let temporary = try Self.temporaryURL(beside: url)
         var movedIntoPlace = false
         defer {
             if !movedIntoPlace { removeFileAndCompanions(temporary.path) }
@@ -247,16 +253,20 @@ struct StoreMigration {
         return summary
     }
 
-    /// A temporary name beside `url` for a new store built there (`.NAME.lade-convert-UUID`,
-    /// which `removeInterruptedWrites(beside:)` removes after a kill).
-    static func temporaryURL(beside url: URL) -> URL {
-        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
+    /// A temporary name beside `url` (beside the file it names, when it is a symbolic link) for
+    /// a new store built there (`.NAME.lade-convert-UUID`, which `removeInterruptedWrites(beside:)`
+    /// removes after a kill): in the directory it will be renamed into, on the same file system.
+    static func temporaryURL(beside given: URL) throws -> URL {
+        let url = try FileSystem.resolvingLink(given)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
     }
 
     /// Moves the closed SQLite store at `temporary` to `url`, durably: refused while its
     /// `-wal` or `-journal` holds anything; with `overwrite`, over the store there (retired
-    /// first), else only where no file is.
-    func moveIntoPlace(_ temporary: URL, at url: URL) throws {
+    /// first), else only where no file is. A symbolic link at `url` stays: the file it names
+    /// is replaced.
+    func moveIntoPlace(_ temporary: URL, at given: URL) throws {
+        let url = try FileSystem.resolvingLink(given)
         let directory = url.deletingLastPathComponent()
         for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
             let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path + suffix)[.size] as? Int) ?? 0
@@ -421,8 +431,11 @@ struct StoreMigration {
     /// SQLite store, empties its `-wal` into it (a stale `-wal` beside the new file would be
     /// read as the new file's); then removes its `-wal`, `-shm` and `-journal`. The old store
     /// stays whole until the rename replaces it.
-    private func retireIfOverwriting(_ url: URL) throws {
-        guard options.overwrite, FileManager.default.fileExists(atPath: url.path) else { return }
+    private func retireIfOverwriting(_ given: URL) throws {
+        guard options.overwrite, FileManager.default.fileExists(atPath: given.path) else { return }
+        // Through a symbolic link, the companions SQLite made are beside the file it names.
+        let url = try FileSystem.resolvingLink(given)
+        try FileSystem.requireWritableStore(url, directoryUse: "the new store is moved there over the old one")
         guard (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite else {
             removeCompanions(url.path)
             return

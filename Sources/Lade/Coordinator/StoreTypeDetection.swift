@@ -17,6 +17,9 @@ extension PersistentStoreCoordinator.StoreType {
             case S_IFDIR: throw StoreError(.notAStore, path: path, "is a directory, not a store file; give the store's file")
             default: throw StoreError(.notAStore, path: path, "is not a regular file (a device, pipe or socket), so it is not a store")
             }
+        } else {
+            // A symbolic link that leads nowhere (to nothing, or in a loop) says so.
+            _ = try FileSystem.resolvingLink(url)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw FileManager.default.fileExists(atPath: path)

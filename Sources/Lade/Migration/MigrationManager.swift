@@ -75,6 +75,8 @@ public struct MigrationManager: Sendable {
     /// anew by the atomic writer.
     @discardableResult
     public func run(progress: (@Sendable (String) -> Void)? = nil) throws -> [String: Int] {
+        // A store that cannot be replaced is refused before the new one is built.
+        try FileSystem.requireWritableStore(try FileSystem.resolvingLink(url), directoryUse: "the new store is built there and moved over the old one")
         var options = StoreMigrationOptions()
         options.overwrite = true
         let placement = StoreMigration(model: destination, options: options)
@@ -83,7 +85,7 @@ public struct MigrationManager: Sendable {
         let made = StoreMetadata.make(for: destination, storeType: storeType == .sqlite ? StoreMetadata.sqliteStoreType : StoreMetadata.xmlStoreType)
         let counts: [String: Int]
         if storeType == .sqlite {
-            let temporary = StoreMigration.temporaryURL(beside: url)
+            let temporary = try StoreMigration.temporaryURL(beside: url)
             var placed = false
             defer { if !placed { placement.removeFileAndCompanions(temporary.path) } }
             do {

@@ -3,7 +3,7 @@ import Foundation
 /// A file Lade is about to write (a report, a rejects file, an export, a store), checked against
 /// every file the same run reads, so that no path a user gives can replace the store, its
 /// `-wal` or `-shm`, the source, the job or the model, and never renamed over something that
-/// is not a regular file.
+/// is not a regular file (a symbolic link is written through, and stays a link).
 ///
 /// ```swift
 /// let kind = try OutputFile.check(URL(fileURLWithPath: "out/report.json"), role: "--report",
@@ -30,10 +30,13 @@ public enum OutputFile {
         }
     }
 
-    /// The store's file and its companions, as reads: the store itself, `-wal`, `-shm`, `-journal` and the lock file.
+    /// The store's file and its companions, as reads: the store itself, `-wal`, `-shm`, `-journal` and the lock file
+    /// (for a store reached through a symbolic link, those beside the file it names as well: where they are made).
     public static func storeFiles(_ store: URL) -> [Read] {
-        [Read(store, "the store")] + ["-wal", "-shm", "-journal", ".lade-lock"].map {
-            Read(URL(fileURLWithPath: store.path + $0), "the store's \($0.dropFirst()) file")
+        let resolved = FileSystem.resolvedPath(store.path)
+        let bases = resolved == store.path ? [store.path] : [store.path, resolved]
+        return [Read(store, "the store")] + bases.flatMap { base in
+            ["-wal", "-shm", "-journal", ".lade-lock"].map { Read(URL(fileURLWithPath: base + $0), "the store's \($0.dropFirst()) file") }
         }
     }
 
@@ -57,24 +60,26 @@ public enum OutputFile {
                 throw StoreError(.io, path: path, "\(role) is \(read.what) (\(read.url.path)); lade never writes over a file it reads: choose another path")
             }
         }
-        guard exists else { return .regular }
+        // A symbolic link is written through to the file it names (and one that leads nowhere refused now).
+        guard exists else {
+            _ = try FileSystem.resolvingLink(url)
+            return .regular
+        }
         switch info.st_mode & S_IFMT {
-        case S_IFREG: return .regular
+        case S_IFREG:
+            _ = try FileSystem.resolvingLink(url)
+            return .regular
         case S_IFCHR, S_IFIFO, S_IFSOCK: return .stream
         default: throw StoreError(.io, path: path, "\(role) names something that is neither a file nor a device; give a file path")
         }
     }
 
-    /// Writes `data` to a checked path: a regular file through a temporary file beside it,
-    /// flushed and renamed into place; a stream as it is.
+    /// Writes `data` to a checked path: a regular file through a temporary file beside it (or,
+    /// for a symbolic link, beside the file it names), flushed and renamed into place; a stream as it is.
     public static func write(_ data: Data, to url: URL, kind: Kind) throws {
         switch kind {
         case .regular:
-            do {
-                try data.write(to: url, options: .atomic)
-            } catch {
-                throw StoreError(.io, path: url.path, "cannot write: \(error.localizedDescription)")
-            }
+            try AtomicFileWriter.replace(url, contents: .file) { try $0.write(data) }
         case .stream:
             let descriptor = open(url.path, O_WRONLY | O_CLOEXEC)
             guard descriptor >= 0 else {

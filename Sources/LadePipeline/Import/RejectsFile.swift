@@ -15,7 +15,9 @@ final class RejectsFile {
 
     /// Opens the file for a run: a fresh run starts it empty; a resumed run keeps the first
     /// `resumeLength` bytes (what the last commit had written).
-    init(url: URL, source: String, resumeLength: Int64?, kind: OutputFile.Kind = .regular) throws {
+    /// A symbolic link is written through: the file it names is emptied or cut back, and the link stays.
+    init(url given: URL, source: String, resumeLength: Int64?, kind: OutputFile.Kind = .regular) throws {
+        let url = kind == .stream ? given : try FileSystem.resolvingLink(given)
         self.url = url
         self.source = source
         self.isStream = kind == .stream

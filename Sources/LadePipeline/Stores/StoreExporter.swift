@@ -112,36 +112,21 @@ public struct StoreExporter {
         return count
     }
 
-    /// Runs `body` with a sink writing to a temporary file beside `url`, then renames the file
-    /// over `url`; on failure the temporary file is removed and `url` left as it was.
+    /// Runs `body` with a sink writing to a temporary file beside `url` (or beside the file a
+    /// symbolic link there names), then renames the file over it; on failure the temporary
+    /// file is removed and `url` left as it was.
     private func writeAtomically(_ url: URL, _ body: ((String) throws -> Void) throws -> Int) throws -> Int {
-        // An unguessable name, created only if nothing (not even a symbolic link) is there.
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-tmp-\(UUID().uuidString)")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw StoreError(.io, path: temporary.path, "cannot create the export file: \(String(cString: strerror(errno))); check the directory's permissions")
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        var closed = false
-        defer {
-            if !closed { try? handle.close() }
-            try? FileManager.default.removeItem(at: temporary)
-        }
-        let count: Int
+        var count = 0
         do {
-            count = try body { text in try handle.write(contentsOf: Data(text.utf8)) }
-            try handle.synchronize()
-            try handle.close()
-            closed = true
+            try AtomicFileWriter.replace(url, contents: .file) { output in
+                count = try body { text in try output.write(text.utf8) }
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as Lade.PredicateError {
             throw error
         } catch {
-            throw StoreError(.io, path: temporary.path, "cannot write the export file: \(error.localizedDescription)")
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            throw StoreError(.io, path: url.path, "cannot move the export file into place: \(String(cString: strerror(errno)))")
+            throw StoreError(.io, path: url.path, "cannot write the export file: \(error.localizedDescription)")
         }
         return count
     }

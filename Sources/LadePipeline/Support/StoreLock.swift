@@ -4,11 +4,16 @@ import Lade
 /// One writer per store: an exclusive `flock` on a lock file beside the store
 /// (`catalog.sqlite.lade-lock`), held until the process ends or `release()`. A separate file,
 /// because closing any descriptor of the SQLite file itself would drop SQLite's own locks.
+/// For a store reached through a symbolic link, the lock file is beside the file the link
+/// names, so a run through the link and a run on the file itself exclude each other.
 ///
 /// ```swift
 /// let lock = try StoreLock(store: url)     // throws StoreLock.Busy when another run holds it
 /// defer { lock.release() }
 /// ```
+///
+/// A command that only reads (`lade migrate --dry-run`) takes `StoreLock.forReading(store:)`
+/// instead, which creates nothing.
 public final class StoreLock: @unchecked Sendable {
     /// Another process holds the store's lock.
     public struct Busy: Error, Sendable, CustomStringConvertible {
@@ -21,9 +26,18 @@ public final class StoreLock: @unchecked Sendable {
 
     public let path: String
     private var descriptor: Int32
+    private let exclusive: Bool
 
+    /// Takes the writer's lock. A store that exists but cannot be written (no write permission,
+    /// or a directory this process cannot write: `FileSystem.requireWritableStore`) is refused
+    /// here with `store.readOnly`, before the lock file is made, so a refused run leaves nothing.
     public init(store: URL) throws {
-        path = store.path + ".lade-lock"
+        let file = try FileSystem.resolvingLink(store)
+        if FileManager.default.fileExists(atPath: file.path) {
+            try FileSystem.requireWritableStore(file, directoryUse: "writing the store makes files there (its lock file, and a new file renamed over it or SQLite's -wal and -shm)")
+        }
+        path = file.path + ".lade-lock"
+        exclusive = true
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw StoreError(.io, path: path, "cannot create the lock file: \(String(cString: strerror(errno))); lade needs to write in the store's directory (check its permissions)")
@@ -40,9 +54,31 @@ public final class StoreLock: @unchecked Sendable {
         _ = note.withCString { pwrite(descriptor, $0, strlen($0), 0) }
     }
 
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+        exclusive = false
+    }
+
+    /// For a command that only reads the store: a shared lock on its lock file when that file
+    /// exists, so a run writing the store meanwhile turns the reader away (`Busy`) and readers
+    /// never wait for each other; nil when there is no lock file (no run is writing the store).
+    /// Nothing is created or written, so it works in a directory this process cannot write.
+    public static func forReading(store: URL) throws -> StoreLock? {
+        let path = try FileSystem.resolvingLink(store).path + ".lade-lock"
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            close(descriptor)
+            throw Busy(store: store.path, holder: holder?.isEmpty == false ? holder : nil)
+        }
+        return StoreLock(path: path, descriptor: descriptor)
+    }
+
     public func release() {
         guard descriptor >= 0 else { return }
-        _ = ftruncate(descriptor, 0)
+        if exclusive { _ = ftruncate(descriptor, 0) }
         close(descriptor)
         descriptor = -1
     }

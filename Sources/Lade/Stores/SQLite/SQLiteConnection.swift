@@ -23,7 +23,18 @@ public final class SQLiteConnection {
         /// meanwhile and close first, SQLite may checkpoint that writer's committed pages into
         /// the file at this connection's close, as any reader of a WAL store may: what the
         /// store holds is never changed by this connection.)
+        ///
+        /// A store this process may not write (`FileSystem.writeProtection(ofFile:)`), or in a
+        /// directory it cannot write, is opened `immutable` when its `-wal` and `-journal` hold
+        /// nothing: SQLite then reads the file alone and makes no `-wal` or `-shm`, which it
+        /// could not, or should not, make there (all that was committed is in the file then;
+        /// with a `-wal` that holds pages, which `immutable` would not read, it is opened
+        /// read-only as usual).
         case readOnly
+        /// Opens for writing. An existing file this process may not write, one with no write
+        /// permission at all, or one in a directory this process cannot write (where SQLite
+        /// makes its `-wal` and `-shm`) is refused with `store.readOnly` before SQLite opens
+        /// it, so nothing is made beside it.
         case readWrite(create: Bool)
     }
 
@@ -39,18 +50,39 @@ public final class SQLiteConnection {
         Self.configured
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var queryOnly = false
+        var name = path
         switch mode {
         case .readOnly:
-            queryOnly = Self.leavesNoCompanions(path)
-            flags |= queryOnly ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY
-        case .readWrite(let create): flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+            switch try Self.readingWay(path) {
+            case .queryOnly:
+                queryOnly = true
+                flags |= SQLITE_OPEN_READWRITE
+            case .immutable(let uri):
+                name = uri
+                flags |= SQLITE_OPEN_READONLY
+            case .readOnly:
+                flags |= SQLITE_OPEN_READONLY
+            }
+        case .readWrite(let create):
+            if !create && Self.isPlainPath(path) && FileManager.default.fileExists(atPath: path) {
+                try FileSystem.requireWritableStore(URL(fileURLWithPath: FileSystem.resolvedPath(path)),
+                                                    directoryUse: "SQLite makes the store's -wal and -shm files there")
+            }
+            flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
         }
         var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        let code = sqlite3_open_v2(name, &connection, flags, nil)
         guard code == SQLITE_OK, let connection else {
             let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             if let connection { sqlite3_close_v2(connection) }
             throw SQLiteError(code: code, message: message, path: path)
+        }
+        // SQLite opens a file it may not write read-only instead of failing: a writer would
+        // fail at its first write, and leave a -wal and -shm. (Nothing has been read yet, so
+        // closing now leaves nothing.)
+        if case .readWrite = mode, sqlite3_db_readonly(connection, "main") == 1 {
+            sqlite3_close_v2(connection)
+            throw StoreError(.readOnly, path: path, "the store is read-only: SQLite cannot open it for writing (the file or its file system is read-only); make it writable to change it; reading it (lade fetch, inspect, export, check, migrate --dry-run) writes nothing")
         }
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
@@ -72,16 +104,61 @@ public final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    /// Whether a read-only open may use a read-write connection under `query_only` (see
-    /// `Mode.readOnly`): a regular file this process may write, in a writable directory, with
-    /// no `-wal`, `-shm` or `-journal` beside it (a hot journal is never rolled back here).
-    private static func leavesNoCompanions(_ path: String) -> Bool {
-        guard !path.hasPrefix("file:"), path != ":memory:", !path.isEmpty else { return false }
+    /// How a read-only connection opens a file (see `Mode.readOnly`).
+    private enum ReadingWay {
+        /// Read-write under `query_only`: SQLite removes the `-wal` and `-shm` at close.
+        case queryOnly
+        /// `file:…?immutable=1`: no `-wal` or `-shm` made, no locks taken.
+        case immutable(uri: String)
+        case readOnly
+    }
+
+    /// A regular file (through its links: SQLite follows them, and makes companions beside the
+    /// file they name) this process may write, in a directory it may write, with no `-wal`,
+    /// `-shm` or `-journal` beside it, is read under `query_only` (a hot journal is never
+    /// rolled back here); a write-protected one whose `-wal` and `-journal` hold nothing,
+    /// `immutable`; anything else read-only. (Reading a `-wal` that holds pages needs a `-shm`
+    /// beside it: where none is and none can be made, that is refused as such, not read
+    /// without the `-wal`'s pages.)
+    private static func readingWay(_ path: String) throws -> ReadingWay {
+        guard isPlainPath(path) else { return .readOnly }
+        let file = FileSystem.resolvedPath(path)
         var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, W_OK) == 0 else { return false }
-        let directory = (path as NSString).deletingLastPathComponent
-        guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else { return false }
-        return ["-wal", "-shm", "-journal"].allSatisfy { access(path + $0, F_OK) != 0 }
+        guard stat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .readOnly }
+        let directory = (file as NSString).deletingLastPathComponent
+        if FileSystem.writeProtection(ofFile: file) == nil && FileSystem.writeProtection(ofDirectory: directory) == nil {
+            return ["-wal", "-shm", "-journal"].allSatisfy { access(file + $0, F_OK) != 0 } ? .queryOnly : .readOnly
+        }
+        let pending = ["-wal", "-journal"].contains { suffix in
+            var companion = stat()
+            return stat(file + suffix, &companion) == 0 && companion.st_size > 0
+        }
+        guard pending else { return .immutable(uri: immutableURI(file)) }
+        if access(file + "-shm", F_OK) != 0, let reason = FileSystem.writeProtection(ofDirectory: directory) {
+            throw StoreError(.io, path: path, "cannot read the store: its -wal holds changes not yet in the file, and SQLite reads them only with a -shm file beside it, which it cannot make: \(reason); let a user who may write the store and its directory empty the -wal into the file (sqlite3 STORE 'PRAGMA wal_checkpoint(TRUNCATE)'), then read it again")
+        }
+        return .readOnly
+    }
+
+    /// A path SQLite takes as a file's name (not a `file:` URI, `:memory:` or a temporary database).
+    private static func isPlainPath(_ path: String) -> Bool {
+        !path.hasPrefix("file:") && path != ":memory:" && !path.isEmpty
+    }
+
+    /// `file:PATH?immutable=1`, the path percent-encoded as SQLite's URIs need.
+    /// Related SQLite documentation: <https://www.sqlite.org/uri.html>
+    private static func immutableURI(_ path: String) -> String {
+        var encoded = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                encoded.append(Character(UnicodeScalar(byte)))
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        return encoded + "?immutable=1"
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {

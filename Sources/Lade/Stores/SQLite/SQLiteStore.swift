@@ -55,6 +55,8 @@ public final class SQLiteStore: @unchecked Sendable {
     static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?) throws -> SQLiteStore {
         let path = url.path
         let manager = FileManager.default
+        // A symbolic link that leads nowhere is refused as such, not linked over.
+        _ = try FileSystem.resolvingLink(url)
         guard !manager.fileExists(atPath: path) else {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
         }
