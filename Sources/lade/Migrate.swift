@@ -50,7 +50,10 @@ struct Migrate: ParsableCommand {
             it only when complete (new primary keys; the store UUID kept). Several mapping \
             models for one step run as passes. A mapping model that needs the app's code (a \
             migration policy class, a FUNCTION on an app object, a CAST to an app class) is \
-            refused before anything is written, naming the class and its entity mappings.
+            refused before anything is written, naming the class and its entity mappings; \
+            so is one that names a key, entity, property or entity mapping its versions lack \
+            (in a filter, as lade fetch --where refuses it, or in a value expression's key \
+            path), naming the file, the entity mapping, the property and the key.
 
             Examples:
               lade migrate out/catalog.sqlite --model samples/Catalog.xcdatamodeld --dry-run

@@ -3,7 +3,11 @@ import Lade
 import Testing
 
 enum MappingCorpus {
-    static let root = LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
+    /// `../shared/coredata-corpus`, or `LADE_CORPUS` when set (as the library tests find it).
+    static let root: URL = {
+        if let path = ProcessInfo.processInfo.environment["LADE_CORPUS"] { return URL(fileURLWithPath: path) }
+        return LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
+    }()
     static var available: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("MANIFEST.jsonl").path) }
 }
 
@@ -371,7 +375,7 @@ struct MappingMigrationCLITests {
 /// Several mapping models for one step: passes, run in order into one new store.
 @Suite("lade migrate with a step in several passes")
 struct MappingPassesTests {
-    @Test("two passes (authors, then books) make one store; a relationship into another pass is a failure naming the mapping, the store unchanged")
+    @Test("two passes (authors, then books) make one store; a relationship into another pass is refused naming the mapping, the store unchanged")
     func passes() throws {
         let sandbox = try ImportSandbox()
         let bundle = sandbox.url("Library.xcdatamodeld")
@@ -415,8 +419,8 @@ struct MappingPassesTests {
         let dry = try LadeProcess.run(["migrate", sandbox.url("original.sqlite").path, "--model", bundle.path, "--mapping", authors, "--mapping", unlinked, "--dry-run"])
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("note: entity mapping BookToBook: author is left empty; no entity mapping of this mapping model makes its objects"), "\(dry.stdout)")
-        // An expression naming a mapping of the other pass finds nothing there: a failure
-        // while running, the store as it was.
+        // An expression naming a mapping of the other pass would find nothing there: refused
+        // while the migration is planned, the store as it was.
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
         try FileManager.default.copyItem(at: sandbox.url("original.sqlite"), to: store)
         let before = try Data(contentsOf: store)
@@ -425,7 +429,41 @@ struct MappingPassesTests {
         let failed = try LadeProcess.run(["migrate", store.path, "--model", bundle.path, "--mapping", authors, "--mapping", linked])
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("entity mapping BookToBook, property author"), "\(failed.stderr)")
-        #expect(failed.stderr.contains("no entity mapping named AuthorToAuthor in this pass"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("names the entity mapping AuthorToAuthor, which this mapping model does not have (it has BookToBook; each mapping model runs as a pass of its own"), "\(failed.stderr)")
         #expect(try Data(contentsOf: store) == before)
+    }
+}
+
+/// Keys a mapping model names that its versions lack: refused while the migration is planned,
+/// as Core Data's `fetchRequestForSourceEntityNamed:predicateString:` raises on them.
+@Suite("lade migrate refuses a mapping model's unknown keys")
+struct MappingKeysCLITests {
+    @Test("a filter naming a key the source entity lacks: exit 1 naming the key and the entity, dry run too, the store byte for byte as it was (issue 31, r5.sh)")
+    func unknownFilterKey() throws {
+        let sandbox = try ImportSandbox()
+        let bundle = sandbox.url("F.xcdatamodeld")
+        let item = #"<entity name="Item"><attribute name="key" optional="YES" attributeType="String"/><attribute name="n" optional="YES" attributeType="Integer 32"/></entity>"#
+        try MigrateCLITests.writeVersion("V1", of: bundle, item)
+        try MigrateCLITests.writeVersion("V2", of: bundle, item + #"<entity name="Note"><attribute name="t" optional="YES" attributeType="String"/></entity>"#, current: true)
+        try sandbox.write("items.csv", "key,n\na,1\nb,2\nc,3\n")
+        try sandbox.job("model: { path: F.xcdatamodeld, version: V1 }\nstore: { type: sqlite, path: s.sqlite }\nsource: items.csv\nentity: Item\n", named: "v1.yaml")
+        let imported = try sandbox.lade(["run", "v1.yaml", "--quiet"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let mapping = sandbox.url("M.xcmappingmodel")
+        try MappingDocument(bundleName: "F", from: "V1", to: "V2", entities: [
+            .init(source: "Item", destination: "Item", attributes: ["key", "n"], filter: "nosuch > 0"),
+        ]).write(to: mapping)
+        let store = sandbox.url("s.sqlite")
+        let before = try storeFileDigests(store)
+        for extra in [["--dry-run"], []] {
+            let run = try sandbox.lade(["migrate", store.path, "--model", bundle.path, "--mapping", mapping.path] + extra)
+            #expect(run.status == 1, "\(extra): \(run.stdout)")
+            for text in [mapping.path, "entity mapping ItemToItem", "'nosuch' is not a property of entity 'Item'"] {
+                #expect(run.stderr.contains(text), "\(extra) \(text): \(run.stderr)")
+            }
+            #expect(try storeFileDigests(store) == before, "\(extra)")
+        }
+        let fetched = try sandbox.lade(["fetch", store.path, "--model", bundle.path, "--model-version", "V1", "--entity", "Item"])
+        #expect(fetched.status == 0 && fetched.stdout.contains("(3 objects)"), "\(fetched.stdout) \(fetched.stderr)")
     }
 }

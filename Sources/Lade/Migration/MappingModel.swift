@@ -342,10 +342,14 @@ extension MappingModel {
     /// The mapping made ready to run from `source` to `destination`: Xcode's automatic value
     /// expressions made as its compiler makes them, each undefined mapping type settled (custom
     /// with a policy class, add, remove, copy between entities of one name, else transform),
-    /// and every entity and property it names checked against the two models.
+    /// and every entity, property, key path (filters and value expressions, see
+    /// `keyProblems(of:source:destination:sourceSchema:)`) and entity mapping it names checked
+    /// against the two models: a refusal names them all, before anything is read.
     public func resolved(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> MappingModel {
         var result = self
         var problems: [String] = []
+        // Filters' key paths are checked as a fetch from a SQLite store checks them.
+        lazy var sourceSchema = SQLiteSchema(model: source)
         let names = Set(entityMappings.map(\.name))
         if names.count != entityMappings.count { problems.append("two entity mappings have the same name") }
         for (index, mapping) in entityMappings.enumerated() {
@@ -394,10 +398,10 @@ extension MappingModel {
             }
             if let destinationEntity {
                 for property in mapping.attributeMappings where destination.attribute(property.name, of: destinationEntity.name) == nil {
-                    problems.append("entity mapping \(mapping.name): \(destinationEntity.name) has no attribute \(property.name)")
+                    problems.append("entity mapping \(mapping.name), property \(property.name): entity '\(destinationEntity.name)' of the destination version has no attribute '\(property.name)'")
                 }
                 for property in mapping.relationshipMappings where destination.relationship(property.name, of: destinationEntity.name) == nil {
-                    problems.append("entity mapping \(mapping.name): \(destinationEntity.name) has no relationship \(property.name)")
+                    problems.append("entity mapping \(mapping.name), property \(property.name): entity '\(destinationEntity.name)' of the destination version has no relationship '\(property.name)'")
                 }
             }
             if mapping.sourceExpression != nil, mapping.sourceFetch == nil, mapping.sourceExpression!.customCode.isEmpty {
@@ -406,10 +410,13 @@ extension MappingModel {
             if let fetch = mapping.sourceFetch, source.entity(named: fetch.entity) == nil {
                 problems.append("entity mapping \(mapping.name): it fetches \(fetch.entity), which the source model does not have")
             }
+            problems += keyProblems(of: mapping, source: source, destination: destination, sourceSchema: sourceSchema)
             result.entityMappings[index] = mapping
         }
         guard problems.isEmpty else {
-            throw MappingModelError(origin, "it does not fit the versions it is used between: " + problems.joined(separator: "; "))
+            let shown = problems.prefix(20).joined(separator: "; ") + (problems.count > 20 ? "; and \(problems.count - 20) more" : "")
+            throw MappingModelError(origin, "it does not fit the versions it is used between (nothing was migrated): \(shown). "
+                + "Correct it in Xcode's mapping model editor so that it names only what the two versions have, or give the mapping model made for these versions")
         }
         result.generation = [:]
         return result

@@ -33,7 +33,9 @@ public struct MigrationManager: Sendable {
     public let steps: [String]
 
     /// Plans the migration of the store at `url`; throws `MigrationRefusal` naming the custom
-    /// code any mapping needs, or `MappingModelError` when a mapping does not fit the versions.
+    /// code any mapping needs, or `MappingModelError` when a mapping does not fit the versions
+    /// (an entity, property, key path, filter key or entity mapping it names that they lack,
+    /// see `MappingModel.resolved(from:to:)`). Nothing is read but the store's type.
     public init(store url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mappings: [MappingModel]) throws {
         self.url = url
         self.source = source

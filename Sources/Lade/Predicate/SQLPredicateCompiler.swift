@@ -71,6 +71,23 @@ struct SQLPredicateCompiler {
         self.entity = entity
     }
 
+    /// Throws `PredicateError.unknownKey` for the first key of `predicate`'s key paths that is
+    /// not a property of the entity it is asked of, as a fetch from a SQLite store finds it
+    /// (compiling walks every key path, through relationships, collection operators and
+    /// subqueries); what else the compiler does not take is left to whoever evaluates the
+    /// predicate. A fetch from an atomic store and a mapping model's filter are checked here,
+    /// so that a misspelt key is an error wherever the predicate runs, not a filter no object
+    /// passes.
+    static func checkKeys(of predicate: Predicate, on entity: String, in model: ManagedObjectModel, schema: SQLiteSchema) throws {
+        guard predicate != .true, predicate != .false else { return }
+        var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: entity)
+        do {
+            _ = try compiler.compile(predicate, sortDescriptors: [], entityNumbers: [0])
+        } catch let error as PredicateError {
+            if case .unknownKey = error { throw error }
+        }
+    }
+
     mutating func compile(_ predicate: Predicate?, sortDescriptors: [SortDescriptor], entityNumbers: [Int64]) throws -> Query {
         let table = schema.entity(named: entity)!.tableName
         listOfAlias["t0"] = 0

@@ -146,12 +146,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
 
     private func checkKeys(_ request: StoreFetchRequest) throws {
         guard let predicate = request.predicate, predicate != .true, predicate != .false else { return }
-        var compiler = SQLPredicateCompiler(model: model, schema: lock.withLock { keyCheckSchema }, entity: request.entityName)
-        do {
-            _ = try compiler.compile(predicate, sortDescriptors: [], entityNumbers: [0])
-        } catch let error as PredicateError {
-            if case .unknownKey = error { throw error }
-        }
+        try SQLPredicateCompiler.checkKeys(of: predicate, on: request.entityName, in: model, schema: lock.withLock { keyCheckSchema })
     }
 
     public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
