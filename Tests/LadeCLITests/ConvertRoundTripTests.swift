@@ -59,7 +59,7 @@ struct ConvertRoundTripTests {
         let original = sandbox.url("original.sqlite")
         let from = StoreCLITests.corpus.appendingPathComponent(corpus.store).path
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: from + suffix) {
-            try FileManager.default.copyItem(atPath: from + suffix, toPath: original.path + suffix)
+            try copyWritable(atPath: from + suffix, toPath: original.path + suffix)
         }
         let before = try storeFileDigests(original)
         var previous = original

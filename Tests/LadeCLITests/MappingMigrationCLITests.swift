@@ -339,7 +339,7 @@ struct MappingMigrationCLITests {
     func coreDataPlusRefused(mapping: String) throws {
         let sandbox = try ImportSandbox()
         let store = sandbox.url("SampleModel_V2.sqlite")
-        try FileManager.default.copyItem(at: Self.sampleModel.appendingPathComponent("Fixtures/SampleModel_V2.sqlite"), to: store)
+        try copyWritable(at: Self.sampleModel.appendingPathComponent("Fixtures/SampleModel_V2.sqlite"), to: store)
         try Self.expectRefused(store, bundle: Self.sampleModel.appendingPathComponent("SampleModel.xcdatamodeld"), to: "SampleModel3",
                                mapping: Self.sampleModel.appendingPathComponent(mapping),
                                naming: ["SampleModel2 → SampleModel3", "V2to3MakerPolicy", "CarToCar, LuxuryCarToLuxuryCar, SportCarToSportCar"])
@@ -400,7 +400,7 @@ struct MappingPassesTests {
             try context.save()
         }
         _ = try SQLiteConnection(path: store.path, mode: .readWrite(create: false)).rows("PRAGMA wal_checkpoint(TRUNCATE)")
-        try FileManager.default.copyItem(at: store, to: sandbox.url("original.sqlite"))
+        try copyWritable(at: store, to: sandbox.url("original.sqlite"))
         func pass(_ name: String, _ entity: MappingDocument.Entity) throws -> String {
             try MappingDocument(bundleName: "Library", from: "Library", to: "Library 2", entities: [entity]).write(to: sandbox.url(name))
             return sandbox.url(name).path
@@ -422,7 +422,7 @@ struct MappingPassesTests {
         // An expression naming a mapping of the other pass would find nothing there: refused
         // while the migration is planned, the store as it was.
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
-        try FileManager.default.copyItem(at: sandbox.url("original.sqlite"), to: store)
+        try copyWritable(at: sandbox.url("original.sqlite"), to: store)
         let before = try Data(contentsOf: store)
         let linked = try pass("Linked.xcmappingmodel", .init(source: "Book", destination: "Book", attributes: ["title"], relationships: ["author"],
                                                              sources: ["author": ("AuthorToAuthor", "$source.author")]))

@@ -390,7 +390,7 @@ struct MigrateCLITests {
     static func sampleModelV1(in sandbox: ImportSandbox) throws -> (base: URL, copy: URL) {
         let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let copy = sandbox.url("v1.sqlite")
-        try FileManager.default.copyItem(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
+        try copyWritable(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
         return (base, copy)
     }
 

@@ -57,7 +57,7 @@ struct StoreCLITests {
         let folder = Self.corpus.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal")
         let store = temp.appendingPathComponent("SurfJournalModel.sqlite").path
         for suffix in ["", "-wal", "-shm"] {
-            try FileManager.default.copyItem(atPath: folder.appendingPathComponent("CoreDataSeed/SurfJournalModel.sqlite").path + suffix, toPath: store + suffix)
+            try copyWritable(atPath: folder.appendingPathComponent("CoreDataSeed/SurfJournalModel.sqlite").path + suffix, toPath: store + suffix)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store + suffix)
         }
         let before = [try digest(store), try digest(store + "-wal")]

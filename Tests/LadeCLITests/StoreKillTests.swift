@@ -125,8 +125,8 @@ extension StoreKillTests {
         let source = sandbox.url("source.sqlite")
         let store = sandbox.url("store.\(type)")
         if type == "sqlite" {
-            try FileManager.default.copyItem(at: source, to: store)
-            if FileManager.default.fileExists(atPath: source.path + "-wal") { try FileManager.default.copyItem(atPath: source.path + "-wal", toPath: store.path + "-wal") }
+            try copyWritable(at: source, to: store)
+            if FileManager.default.fileExists(atPath: source.path + "-wal") { try copyWritable(atPath: source.path + "-wal", toPath: store.path + "-wal") }
         } else {
             _ = try Self.timed(["convert", source.path, store.path, "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
         }
@@ -279,7 +279,7 @@ extension StoreKillTests {
         let store = sandbox.url("things.sqlite")
         func fresh() throws {
             for suffix in ["", "-wal", "-shm", ".lade-lock"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
-            try FileManager.default.copyItem(at: original, to: store)
+            try copyWritable(at: original, to: store)
         }
         func expectWhole(_ model: ManagedObjectModel, _ label: String) throws {
             let opened = try SQLiteStore(url: store, model: model, readOnly: true)

@@ -158,12 +158,12 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("SampleModel_V1.sqlite")
-        try FileManager.default.copyItem(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
+        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
         try MigrationManager(store: store, from: v1, to: v2, mappings: [inferred]).run()
         let entities = v2.entities.filter { !$0.isAbstract }.map(\.name)
         let ours = try Self.canonical(store, model: v2, entities: entities)
         let apple = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try FileManager.default.copyItem(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
+        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
         let theirs = try Self.canonical(apple, model: v2, entities: entities)
         #expect(ours.values.map(\.count).reduce(0, +) > 0)
         for entity in entities { #expect(ours[entity] == theirs[entity], "\(entity)") }

@@ -8,7 +8,7 @@ func copyCorpusStore(_ relative: String, to directory: URL) throws -> URL {
     let source = Fixtures.corpusFile(relative)
     let target = directory.appendingPathComponent(source.lastPathComponent)
     for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
-        try FileManager.default.copyItem(atPath: source.path + suffix, toPath: target.path + suffix)
+        try copyWritable(atPath: source.path + suffix, toPath: target.path + suffix)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path + suffix)
     }
     return target

@@ -68,7 +68,7 @@ struct StagedMigrationTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try FileManager.default.copyItem(at: Fixtures.corpusFile(base + "Fixtures/SampleModel_V2.sqlite"), to: store)
+        try copyWritable(at: Fixtures.corpusFile(base + "Fixtures/SampleModel_V2.sqlite"), to: store)
         let bundle = Fixtures.corpusFile(base + "SampleModel.xcdatamodeld"), momd = Fixtures.corpusFile(base + "Fixtures/SampleModel.momd")
         // CoreDataPlus's own V2 → V3 mapping, its policy class taken out (so that it would run),
         // and every hash it records changed: it is no longer the mapping between those versions.

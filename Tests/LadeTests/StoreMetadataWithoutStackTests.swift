@@ -150,7 +150,7 @@ struct StoreMetadataWithoutStackTests {
         // An Apple-written file keeps every object too.
         guard Fixtures.corpusAvailable, let file = XMLStoreCorpusTests.files.first else { return }
         let url = stack.directory.appendingPathComponent("apple.xml")
-        try FileManager.default.copyItem(at: Fixtures.corpusFile(file), to: url)
+        try copyWritable(at: Fixtures.corpusFile(file), to: url)
         let raw = try RawXMLStore(url)
         var appleMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         appleMetadata["note"] = .string("added")

@@ -185,7 +185,7 @@ struct StoreMigrationTests {
         let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
         let original = directory.appendingPathComponent("original.sqlite")
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.store).path + suffix) {
-            try FileManager.default.copyItem(atPath: Fixtures.corpusFile(pair.store).path + suffix, toPath: original.path + suffix)
+            try copyWritable(atPath: Fixtures.corpusFile(pair.store).path + suffix, toPath: original.path + suffix)
         }
         let originalDigest = try storeFileDigests(original)
         var previous = original

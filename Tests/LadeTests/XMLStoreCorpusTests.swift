@@ -137,7 +137,7 @@ struct XMLStoreCorpusTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = temp.appendingPathComponent("store.xml")
-        try FileManager.default.copyItem(at: Fixtures.corpusFile(file), to: url)
+        try copyWritable(at: Fixtures.corpusFile(file), to: url)
         let raw = try RawXMLStore(url)
         let model = try raw.inferredModel()
 

@@ -196,10 +196,19 @@ private struct Planner {
             }
             return exact[0]
         }
-        let fits = positions.dropLast().filter { (try? mapping.resolved(from: models[$0], to: models[$0 + 1])) != nil }
+        var fits: [Int] = []
+        var misfits: [String] = []
+        for start in positions.dropLast() {
+            do {
+                _ = try mapping.resolved(from: models[start], to: models[start + 1])
+                fits.append(start)
+            } catch let error as MappingModelError {
+                misfits.append("\(label(start, start + 1)): \(error.reason)")
+            }
+        }
         guard fits.count == 1 else {
             throw MappingModelError(mapping.origin, fits.isEmpty
-                ? "it fits no step of this migration (\(path.joined(separator: " → ")))"
+                ? "it fits no step of this migration (\(path.joined(separator: " → "))): " + misfits.joined(separator: "; ")
                 : "it fits several steps of this migration (\(fits.map { label($0, $0 + 1) }.joined(separator: ", "))); give the .xcmappingmodel, which names its versions")
         }
         return (fits[0], fits[0] + 1)
