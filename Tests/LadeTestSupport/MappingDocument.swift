@@ -2,9 +2,10 @@ import Foundation
 import Lade
 
 /// Writes an Xcode mapping model document (`NAME.xcmappingmodel/xcmapping.xml`) as Xcode's
-/// mapping editor saves one whose value expressions are all generated: entity mappings with
-/// their source and destination, and the names of the properties they map. For tests and the
-/// benchmark, which need mapping models of their own models.
+/// mapping editor saves one: entity mappings with their source and destination, and the names of
+/// the properties they map, each with its value expression generated or, when `expressions`
+/// gives one, typed in the editor (an archived `NSExpression`, ``ArchivedExpression``). For tests
+/// and the benchmark, which need mapping models of their own models.
 public struct MappingDocument {
     public struct Entity {
         public var source: String?
@@ -15,15 +16,18 @@ public struct MappingDocument {
         public var filter: String?
         /// Relationships whose source mapping name and key path are set, as in Xcode's inspector.
         public var sources: [String: (mapping: String, keyPath: String)]
+        /// Attributes whose value expression was typed in the editor (`valueexpressiondata`).
+        public var expressions: [String: ArchivedExpression]
 
         public init(source: String?, destination: String?, attributes: [String], relationships: [String] = [], filter: String? = nil,
-                    sources: [String: (mapping: String, keyPath: String)] = [:]) {
+                    sources: [String: (mapping: String, keyPath: String)] = [:], expressions: [String: ArchivedExpression] = [:]) {
             self.source = source
             self.destination = destination
             self.attributes = attributes
             self.relationships = relationships
             self.filter = filter
             self.sources = sources
+            self.expressions = expressions
         }
     }
 
@@ -56,7 +60,10 @@ public struct MappingDocument {
             for name in entity.attributes {
                 let property = id()
                 attributeIDs.append(property)
-                objects.append("    <object type=\"XDDEVATTRIBUTEMAPPING\" id=\"\(property)\">\n" + string("name", name)
+                let expression = try entity.expressions[name].map {
+                    "        <attribute name=\"valueexpressiondata\" type=\"binary\">\(try $0.archive().base64EncodedString())</attribute>\n"
+                } ?? ""
+                objects.append("    <object type=\"XDDEVATTRIBUTEMAPPING\" id=\"\(property)\">\n" + string("name", name) + expression
                     + "        <relationship name=\"entitymapping\" type=\"1/1\" destination=\"XDDEVENTITYMAPPING\" idrefs=\"\(entityID)\"></relationship>\n    </object>\n")
             }
             for name in entity.relationships {
