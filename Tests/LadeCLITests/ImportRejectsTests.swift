@@ -281,4 +281,36 @@ struct ImportRejectsTests {
         #expect(try sandbox.lade(["run", "good.yaml", "--progress", "0"]).status == 64)
         #expect(try sandbox.lade(["run", "no-such-job.yaml"]).status == 1)
     }
+
+    @Test("a value ICU gives up matching against the pattern is rejected as undecided, naming attribute and pattern, not as a mismatch")
+    func undecidedPattern() throws {
+        let sandbox = try ImportSandbox()
+        try FileManager.default.createDirectory(at: sandbox.url("P.xcdatamodel"), withIntermediateDirectories: true)
+        // Lookahead takes the pattern to ICU, where `(a+)+c` backtracks exponentially on a long
+        // run of a's before `a+b` is tried.
+        try sandbox.write("P.xcdatamodel/contents", """
+            <?xml version="1.0"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+              <entity name="T">
+                <attribute name="key" attributeType="String"/>
+                <attribute name="code" optional="YES" attributeType="String" regularExpressionString="(?=a)((a+)+c|a+b)"/>
+                <uniquenessConstraints><uniquenessConstraint><constraint value="key"/></uniquenessConstraint></uniquenessConstraints>
+              </entity>
+            </model>
+            """)
+        let long = String(repeating: "a", count: 30)
+        try sandbox.write("src.csv", "key,code\nk1,ab\nk2,\(long)b\nk3,b\nk4,\(long)c\n")
+        try sandbox.job("model: P.xcdatamodel\nstore: { path: p.sqlite }\nsource: src.csv\nentity: T\nkey: key\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let (result, _) = try sandbox.run()
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(try StoreReading.column(sandbox.url("p.sqlite"), "SELECT ZKEY FROM ZT ORDER BY ZKEY") == [.text("k1"), .text("k4")])
+        let rejects = try sandbox.rejectedRows()
+        #expect(rejects.map { $0["line"] as? Int } == [3, 4])
+        let reasons = rejects.map { $0["reason"] as? String ?? "" }
+        #expect(reasons.count == 2)
+        guard reasons.count == 2 else { return }
+        #expect(reasons[0].hasPrefix("code could not be decided against the pattern /(?=a)((a+)+c|a+b)/"), "\(reasons[0])")
+        #expect(!reasons[0].contains("does not match"), "\(reasons[0])")
+        #expect(reasons[1].hasPrefix("code does not match the pattern /(?=a)((a+)+c|a+b)/"), "\(reasons[1])")
+    }
 }

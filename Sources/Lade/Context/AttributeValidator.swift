@@ -8,6 +8,14 @@ import Foundation
 /// let sku = AttributeValidator(model.attribute("sku", of: "Product")!)
 /// sku.violation(of: .string("a b"))    // .pattern: does not match the pattern /[A-Z0-9][A-Z0-9-]{2,31}/
 /// ```
+///
+/// A value the regular expression cannot be decided for (ICU, matching a pattern outside the
+/// linear-time engine's subset, gives up on it) breaks `.patternUndecided`, not `.pattern`:
+///
+/// ```swift
+/// code.violation(of: .string(String(repeating: "a", count: 30) + "b"))
+/// // .patternUndecided: could not be decided against the pattern /(?=a)((a+)+c|a+b)/: ICU, …
+/// ```
 public final class AttributeValidator: Sendable {
     public let attribute: AttributeDescription
     // The rules, taken out of the description once: a validator is used for every value of
@@ -72,8 +80,16 @@ public final class AttributeValidator: Sendable {
         }
         // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.
         // The expression used where it is stored (`expression?.`): `if let` copied it per value.
-        if case .string(let text) = value, expression?.matchesWhole(text) == false {
-            return Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/")
+        if case .string(let text) = value, let expression {
+            do {
+                if try !expression.matchesWholeExactly(text) {
+                    return Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/")
+                }
+            } catch {
+                // Neither a match nor a mismatch: refused, and said to be undecided.
+                let why = (error as? RegularExpressionError)?.reason ?? "\(error)"
+                return Violation(rule: .patternUndecided, message: "could not be decided against the pattern /\(pattern)/: \(why)")
+            }
         }
         return nil
     }

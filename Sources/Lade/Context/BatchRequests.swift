@@ -422,7 +422,13 @@ struct BatchInserter {
                 updatedIDs.append(id)
             }
         }
-        try store.save(save)
+        do {
+            try store.save(save)
+        } catch {
+            // As a context's failed save does: the keys go back, the next rows take them.
+            try? store.giveBackObjectIDs(ids, for: entity)
+            throw error
+        }
         result.inserted += ids.count
         result.updated += updatedIDs.count
         result.objectIDs += ids + updatedIDs

@@ -49,6 +49,9 @@ public struct ValidationError: Error, Sendable, CustomStringConvertible {
         case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
         /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
         case precision
+        /// A string the attribute's regular expression could not be decided for: neither a
+        /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.
+        case patternUndecided
     }
 
     public struct Failure: Sendable, CustomStringConvertible {

@@ -630,19 +630,83 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // MARK: Permanent IDs
 
-    /// Gives new objects their permanent IDs now, instead of at save.
+    /// Gives new objects their permanent IDs now, instead of at save. A save that fails later
+    /// keeps these (a save gives back only the keys it took itself).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         assertOnQueue()
+        _ = try assignPermanentIDs(to: objects)
+    }
+
+    /// Permanent IDs a save gave one entity's new objects, with the temporary IDs they had:
+    /// what a save that fails gives back (`takeBackPermanentIDs`).
+    private struct AssignedIDs {
+        let store: PersistentStore
+        let entity: String
+        let objects: [ManagedObject]
+        let temporaryIDs: [ManagedObjectID]
+    }
+
+    /// Gives the temporary objects among `objects` permanent IDs, one entity at a time; when a
+    /// store refuses, the IDs given so far are taken back before the error is thrown.
+    private func assignPermanentIDs(to objects: [ManagedObject]) throws -> [AssignedIDs] {
         let temporary = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         let byEntity = Dictionary(grouping: temporary, by: \.layout.name)
-        for (entity, group) in byEntity.sorted(by: { $0.key < $1.key }) {
-            let ids = try coordinator().store(forEntity: entity).newObjectIDs(for: entity, count: group.count)
-            for (object, id) in zip(group, ids) {
-                unregister(object)
-                object.replaceObjectID(id)
-                register(object)
+        var assigned: [AssignedIDs] = []
+        do {
+            for (entity, group) in byEntity.sorted(by: { $0.key < $1.key }) {
+                let store = try coordinator().store(forEntity: entity)
+                let ids = try store.newObjectIDs(for: entity, count: group.count)
+                assigned.append(AssignedIDs(store: store, entity: entity, objects: group, temporaryIDs: group.map(\.objectID)))
+                for (object, id) in zip(group, ids) { reidentify(object, as: id) }
             }
+        } catch {
+            _ = takeBackPermanentIDs(assigned)
+            throw error
         }
+        return assigned
+    }
+
+    /// Gives the objects of `assigned` their temporary IDs back, and their stores the keys, as
+    /// Core Data's failed save leaves its new objects new and `Z_MAX` as it was: a later save
+    /// numbers them as if the failed one had never asked. Keys are given back in the reverse
+    /// order of their taking (entities of one hierarchy share a counter). Returns the
+    /// permanent IDs taken back with the temporary ones that replace them.
+    private func takeBackPermanentIDs(_ assigned: [AssignedIDs]) -> [ManagedObjectID: ManagedObjectID] {
+        var replaced: [ManagedObjectID: ManagedObjectID] = [:]
+        for group in assigned.reversed() {
+            let permanent = group.objects.map(\.objectID)
+            for (object, id) in zip(group.objects, group.temporaryIDs) {
+                replaced[object.objectID] = id
+                reidentify(object, as: id)
+            }
+            // A store that cannot take them back (an I/O error) leaves the keys unused: a gap
+            // in the numbering, no harm to any row.
+            try? group.store.giveBackObjectIDs(permanent, for: group.entity)
+        }
+        return replaced
+    }
+
+    /// `error` with the permanent IDs a failed save took back replaced by the objects' IDs now.
+    private static func naming(_ replaced: [ManagedObjectID: ManagedObjectID], in error: Error) -> Error {
+        func current(_ id: ManagedObjectID) -> ManagedObjectID { replaced[id] ?? id }
+        switch error {
+        case let validation as ValidationError:
+            return ValidationError(failures: validation.failures.map {
+                ValidationError.Failure(objectID: current($0.objectID), property: $0.property, rule: $0.rule, value: $0.value, message: $0.message)
+            })
+        case ContextError.uniquenessViolation(let entity, let properties, let id):
+            return ContextError.uniquenessViolation(entity: entity, properties: properties, objectID: current(id))
+        case ContextError.crossStoreRelationship(let id, let relationship, let destination):
+            return ContextError.crossStoreRelationship(current(id), relationship: relationship, destination: current(destination))
+        default:
+            return error
+        }
+    }
+
+    private func reidentify(_ object: ManagedObject, as id: ManagedObjectID) {
+        unregister(object)
+        object.replaceObjectID(id)
+        register(object)
     }
 
     // MARK: Saving
@@ -665,22 +729,31 @@ public final class ManagedObjectContext: @unchecked Sendable {
             didPushToParent()
             return
         }
-        try obtainPermanentIDs(for: Array(inserted.filter { !$0.isDeleted }))
         let coordinator = try coordinator()
-        let full = makeSaveRequest()
-        let stores = coordinator.persistentStores
-        if stores.count == 1 {
-            // One store (every import): the whole request in one transaction, with no pass over
-            // its changes to split them or look for relationships across stores.
-            try save(full, to: stores[0], coordinator)
-        } else {
-            if let crossing = full.firstCrossStoreRelationship {
-                throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
+        let assigned = try assignPermanentIDs(to: Array(inserted.filter { !$0.isDeleted }))
+        var savedStores: Set<String> = []
+        do {
+            let full = makeSaveRequest()
+            let stores = coordinator.persistentStores
+            if stores.count == 1 {
+                // One store (every import): the whole request in one transaction, with no pass
+                // over its changes to split them or look for relationships across stores.
+                try save(full, to: stores[0], coordinator)
+            } else {
+                if let crossing = full.firstCrossStoreRelationship {
+                    throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
+                }
+                // One transaction per store, in the order the changes name them.
+                for identifier in full.storeIdentifiers {
+                    try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
+                    savedStores.insert(identifier)
+                }
             }
-            // One transaction per store, in the order the changes name them.
-            for identifier in full.storeIdentifiers {
-                try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
-            }
+        } catch {
+            // The objects of stores that did not save are new again; the error names them
+            // by the IDs they have now, so `object(with:)` finds them.
+            let replaced = takeBackPermanentIDs(assigned.filter { !savedStores.contains($0.store.identifier) })
+            throw replaced.isEmpty ? error : Self.naming(replaced, in: error)
         }
         // Stores no change reached still get their staged metadata.
         try saveStagedMetadata(coordinator)

@@ -21,6 +21,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID]
     /// Reserves primary keys and returns permanent IDs for new objects of an entity.
     func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID]
+    /// Gives back keys `newObjectIDs(for:count:)` handed out for a save that failed, so the
+    /// next ones are numbered as if they had never been asked for, as a rolled-back Core Data
+    /// save leaves `Z_MAX` as it was. Only the last keys handed out can be given back: when
+    /// `ids` are not one run of keys ending at the entity's counter (someone took keys since),
+    /// nothing changes, and those keys stay unused.
+    func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws
     /// Applies a save in one transaction, or nothing of it.
     func save(_ request: StoreSaveRequest) throws
     /// Calls `body` with the rows of the objects whose entity is exactly `entityName` (not its
@@ -282,5 +288,16 @@ public enum StoreSaveError: Error, Sendable, CustomStringConvertible {
         case .uniquenessViolation(let entity, let properties, let id):
             "\(id): another \(entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)"
         }
+    }
+}
+
+extension Collection<ManagedObjectID> {
+    /// The primary keys of these IDs as the one run `newObjectIDs(for:count:)` hands out, for
+    /// `giveBackObjectIDs(_:for:)`; nil when they are not one run of distinct keys.
+    var handedOutKeys: ClosedRange<Int64>? {
+        let keys = compactMap(\.primaryKey)
+        guard keys.count == count, let first = keys.min(), let last = keys.max(),
+              last - first == Int64(keys.count - 1), Set(keys).count == keys.count else { return nil }
+        return first...last
     }
 }

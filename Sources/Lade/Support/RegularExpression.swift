@@ -129,7 +129,8 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     public func matchesWhole(_ text: String) -> Bool {
         switch engine {
         case .native(let matcher): return matcher.matches(text, whole: true)
-        case .icu(let fallback): return fallback.matchesWhole(text)
+        // ICU may give up on a text (`matchesWholeExactly(_:)` says so); that is no match here.
+        case .icu(let fallback): return fallback.matchesWhole(text) ?? false
         }
     }
 
@@ -166,11 +167,18 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// Whether the whole of `text` matches, with ICU's answer also where ICU folds one of the
     /// text's characters into two (`ß` as `ss`, see `undecidableScalar(in:)`): those texts go
     /// to ICU itself when the pattern backtracks boundedly and the text is short; otherwise
-    /// this throws rather than guess.
+    /// this throws rather than guess. It throws too where ICU, matching a pattern outside the
+    /// native subset, gives up on the text (backtracking that would take too long), where
+    /// `matchesWhole(_:)` answers no.
     public func matchesWholeExactly(_ text: String) throws -> Bool {
+        if case .icu(let fallback) = engine {
+            guard let answer = fallback.matchesWhole(text) else { throw undecided(text) }
+            return answer
+        }
         guard let scalar = undecidableScalar(in: text) else { return matchesWhole(text) }
         if let foldingOracle, text.unicodeScalars.count <= Self.largestFoldedText {
-            return foldingOracle.matchesWhole(text)
+            guard let answer = foldingOracle.matchesWhole(text) else { throw undecided(text) }
+            return answer
         }
         throw RegularExpressionError(
             pattern: pattern, offset: 0,
@@ -179,6 +187,16 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
                     ? "the pattern nests quantifiers or alternations or has more than two long ones, where ICU may take too long or give up in silence"
                     : "the text is longer than \(Self.largestFoldedText) characters, where ICU may give up in silence")
                 + ": spell both cases in the pattern, or match without [c]")
+    }
+
+    /// ICU gave up on `text`: why, and what to do.
+    private func undecided(_ text: String) -> RegularExpressionError {
+        RegularExpressionError(
+            pattern: pattern, offset: 0,
+            reason: "ICU, which matches " + (whyNotNative.map { "this pattern for Lade (\($0))" } ?? "texts whose case folding is more than one character for Lade")
+                + ", could not decide a text of \(text.unicodeScalars.count) characters within \(RegularExpressionFallback.tickBudget * 10_000) steps of backtracking: "
+                + "nested or alternated quantifiers that can match the same characters, such as (a+)+, backtrack exponentially; "
+                + "rewrite the pattern without them, or within the native subset (no lookaround or backreferences)")
     }
 
     /// Whether the native engine matches this pattern (false: NSRegularExpression does).

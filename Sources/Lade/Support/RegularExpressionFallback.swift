@@ -35,13 +35,49 @@ final class RegularExpressionFallback: @unchecked Sendable {
         (try? NSRegularExpression(pattern: pattern)) != nil
     }
 
-    func matchesWhole(_ text: String) -> Bool {
+    /// How long ICU may look for a whole match before the text is called undecided, in ICU's
+    /// ticks of 10,000 steps (its match callback's unit): 10 million steps, about 0.2 s.
+    /// ICU itself gives up in silence ("no match", no error) somewhere past 4,000 ticks: at
+    /// 4,231 for `(?=a)((a+)+c|a+b)` against `a…ab`, 4,443 for `(?=x)(x+x+)+y`, 4,039 for
+    /// `(\w)\1?(a*)*b` (2026-11-27, whatever the text's length), where it had answered
+    /// "match" for `a{24}b` after 3,355. Stopping well before that, Lade knows when it
+    /// stopped, and never takes a silent give-up for an answer.
+    static let tickBudget = 1_000
+
+    /// Whether the whole of `text` matches; nil when ICU could not decide: it went past
+    /// `tickBudget`, or failed (its backtracking stack overflowed on a long text).
+    func matchesWhole(_ text: String) -> Bool? {
         let whole = NSRange(text.startIndex..., in: text)
         if let wholeExpression {
-            return wholeExpression.firstMatch(in: text, options: [], range: whole) != nil
+            return Self.decide(wholeExpression, text, options: [], range: whole) { _ in true }
         }
         // Not reached for any pattern ICU accepts that we know of; the closest question left.
-        return expression.firstMatch(in: text, options: [.anchored], range: whole)?.range == whole
+        return Self.decide(expression, text, options: [.anchored], range: whole) { $0.range == whole }
+    }
+
+    /// ICU's first match of `expression` in `range`, judged by `accept`; nil when ICU failed or
+    /// ran past `tickBudget` (then it is stopped).
+    private static func decide(_ expression: NSRegularExpression, _ text: String, options: NSRegularExpression.MatchingOptions,
+                               range: NSRange, accept: (NSTextCheckingResult) -> Bool) -> Bool? {
+        var first: NSTextCheckingResult?
+        var undecided = false
+        var ticks = 0
+        expression.enumerateMatches(in: text, options: options.union([.reportProgress, .reportCompletion]), range: range) { result, flags, stop in
+            if let result {
+                first = result
+                stop.pointee = true
+            } else if flags.contains(.internalError) {
+                undecided = true
+            } else if flags.contains(.progress) {
+                ticks += 1
+                if ticks > tickBudget {
+                    undecided = true
+                    stop.pointee = true
+                }
+            }
+        }
+        if let first { return accept(first) }
+        return undecided ? nil : false
     }
 
     func matchesSomewhere(_ text: String) -> Bool {

@@ -69,6 +69,11 @@ struct AtomicObjectGraph: Sendable {
         return first...(nextKey - 1)
     }
 
+    /// Takes back keys `reserveKeys` handed out, when they are the last it handed out.
+    mutating func giveBackKeys(_ keys: ClosedRange<Int64>) {
+        if keys.upperBound == nextKey - 1 { nextKey = keys.lowerBound }
+    }
+
     // MARK: Saving
 
     /// The objects a save changed, as they were before it, for `revert(_:)`.

@@ -210,6 +210,11 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    public func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
+        guard let keys = ids.handedOutKeys else { return }
+        lock.withLock { graph.giveBackKeys(keys) }
+    }
+
     public func save(_ request: StoreSaveRequest) throws {
         guard !isReadOnly else { throw StoreError(.readOnly, path: path, "the store was opened read-only") }
         guard !request.isEmpty else { return }

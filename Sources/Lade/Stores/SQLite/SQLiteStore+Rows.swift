@@ -183,6 +183,18 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
+    public func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
+        guard !isReadOnly, let keys = ids.handedOutKeys, let root = model.rootEntity(of: entity).flatMap({ schema.entity(named: $0.name) }) else { return }
+        try withConnection { connection in
+            // In a store transaction, the write goes into it: its commit keeps the counter
+            // given back, its rollback the counter as it was before.
+            try writeTransaction(connection) {
+                try cachedStatement("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?", connection)
+                    .run([.integer(keys.lowerBound - 1), .integer(root.number), .integer(keys.upperBound)])
+            }
+        }
+    }
+
     /// Takes `count` primary keys from the root entity's `Z_MAX`, as Core Data does.
     private func reserveKeys(for entity: String, count: Int, _ connection: SQLiteConnection) throws -> [ManagedObjectID] {
         let root = schema.entity(named: model.rootEntity(of: entity)!.name)!
