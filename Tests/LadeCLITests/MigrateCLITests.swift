@@ -380,9 +380,44 @@ struct MigrateCLITests {
         let run = try LadeProcess.run(["migrate", store, "--model", model])
         #expect(run.status == 1)
         #expect(run.stderr.contains("attribute Item.name: its type changes from String to Integer 32"), "\(run.stderr)")
-        #expect(run.stderr.contains("attribute Item.fresh: added as required without a default value"), "\(run.stderr)")
         #expect(run.stderr.hasSuffix("[migration.refused]\n"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    @Test("a required attribute without a default, added or made required, is refused when objects lack a value (naming it, with a count and a key), and carried when none do, as Core Data's inferred mapping validates the new objects",
+          arguments: ["sqlite", "xml", "binary"])
+    func requiredWithoutDefault(type: String) throws {
+        let sandbox = try ImportSandbox()
+        let model = try bundle(sandbox, v2Item: """
+            <entity name="Item"><attribute name="name" attributeType="String"/>
+            <attribute name="count" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            <attribute name="code" attributeType="String"/>
+            <attribute name="fresh" attributeType="String"/></entity>
+            """)
+        let sqlite = try oldStore(sandbox, bundle: model)
+        let store = sandbox.url("things.\(type)").path
+        if type != "sqlite" {
+            #expect(try LadeProcess.run(["convert", sqlite, store, "--model", model, "--model-version", "Things"]).status == 0)
+        }
+        let before = try storeFileDigests(URL(fileURLWithPath: store))
+        let run = try LadeProcess.run(["migrate", store, "--model", model])
+        #expect(run.status == 1, "\(run.stdout)")
+        // `name` has a value everywhere; `code` lacks one for the nut, `fresh` for every object.
+        #expect(!run.stderr.contains("attribute Item.name"), "\(run.stderr)")
+        #expect(run.stderr.contains("attribute Item.code: required in the new version, without a default value, and 1 object has no value for it"), "\(run.stderr)")
+        #expect(run.stderr.contains("attribute Item.fresh: required in the new version, without a default value, and 3 objects have no value for it"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("[migration.refused]\n"))
+        #expect(try storeFileDigests(URL(fileURLWithPath: store)) == before)
+
+        // With no objects to lack them, the same versions migrate.
+        let empty = try ImportSandbox()
+        let emptyModel = try bundle(empty, v2Item: """
+            <entity name="Item"><attribute name="name" attributeType="String"/><attribute name="fresh" attributeType="String"/></entity>
+            """)
+        let emptyStore = empty.url("things.\(type)").path
+        #expect(try LadeProcess.run(["init", emptyStore, "--model", emptyModel, "--model-version", "Things", "--type", type]).status == 0)
+        let migrated = try LadeProcess.run(["migrate", emptyStore, "--model", emptyModel])
+        #expect(migrated.status == 0 && migrated.stdout.contains("is at Things 2"), "\(migrated.stdout)\(migrated.stderr)")
     }
 
     /// The corpus' CoreDataPlus `SampleModel` folder, and a copy of its `SampleModel_V1.sqlite`

@@ -87,6 +87,10 @@ public struct LightweightMigration: Sendable {
 
     /// What lightweight migration cannot carry, one reason each; empty when it can run.
     private(set) var refusals: [String] = []
+    /// Required attributes without a default that objects may lack after the migration
+    /// (`Entity.attribute`, by the declaring entity): added, or made required. The migration is
+    /// refused when an object lacks one, as Core Data's validation of the new objects refuses it.
+    private var requiredWithoutValue: Set<String> = []
 
     /// Where destination entities and properties come from in the source, decided before
     /// renaming identifiers are matched: the renames a chain of versions declares, for a
@@ -175,7 +179,10 @@ public struct LightweightMigration: Sendable {
                 guard let previous = origin.flatMap({ name in oldAll.first { $0.name == name } }) ?? oldAttributes[attribute.renamingIdentifier ?? attribute.name]
                         ?? oldAll.first(where: { $0.name == attribute.name }) ?? oldAll.first(where: { $0.name == attribute.renamingIdentifier }) else {
                     if !attribute.isOptional && attribute.defaultValue == nil {
-                        refuse("attribute \(place): added as required without a default value, so existing objects would have none; give it a default")
+                        // Core Data's inferred mapping carries it while there is no object to lack it.
+                        requiredWithoutValue.insert(place)
+                        step("\(place): added as required without a default value; refused if there are objects, which would have none")
+                        continue
                     }
                     step("\(place): added" + (attribute.defaultValue.map { ", existing objects take \($0.canonicalText)" } ?? ""))
                     continue
@@ -195,7 +202,9 @@ public struct LightweightMigration: Sendable {
                 }
                 if previous.isOptional && !attribute.isOptional {
                     if attribute.defaultValue == nil {
-                        refuse("attribute \(place): made required without a default value; give it a default, for objects without a value")
+                        // As Core Data's inferred mapping: only objects without a value fail.
+                        requiredWithoutValue.insert(place)
+                        step("\(place): made required without a default value; refused if objects have no value")
                     } else {
                         step("\(place): made required; objects without a value take \(attribute.defaultValue!.canonicalText)")
                     }
@@ -444,6 +453,7 @@ public struct LightweightMigration: Sendable {
             }
         }
         try refuseSharedValues(connection)
+        try refuseMissingValues(connection)
         for index in destinationSchema.indexes {
             // A kept join table keeps its index.
             try connection.execute(index.createStatement
@@ -510,6 +520,32 @@ public struct LightweightMigration: Sendable {
         guard reasons.isEmpty else { throw MigrationRefusal(store: url.path, reasons: reasons) }
     }
 
+    /// Refuses the migration when objects lack a value for a required attribute without a
+    /// default (`requiredWithoutValue`); run in the migration's transaction, on the new tables.
+    private func refuseMissingValues(_ connection: SQLiteConnection) throws {
+        var reasons: [String] = []
+        for place in requiredWithoutValue.sorted() {
+            let (entity, attribute) = Self.split(place)
+            guard let column = destinationSchema.columnName(for: .attribute(entity: entity, name: attribute)),
+                  let table = destinationSchema.entity(named: entity)?.tableName else { continue }
+            let kinds = destinationSchema.entityNumbers(from: entity, in: destination).map(String.init).joined(separator: ", ")
+            let row = try connection.rows("SELECT COUNT(*), MIN(Z_PK) FROM \(SQLiteSchema.quoted(table)) WHERE Z_ENT IN (\(kinds)) AND \(SQLiteSchema.quoted(column)) IS NULL").first
+            guard case .integer(let count)? = row?.first, count > 0, let first = row?.last else { continue }
+            reasons.append(Self.missingValuesReason(place, count: Int(count), first: Self.literal(first)))
+        }
+        guard reasons.isEmpty else { throw MigrationRefusal(store: url.path, reasons: reasons) }
+    }
+
+    static func split(_ place: String) -> (entity: String, attribute: String) {
+        let dot = place.lastIndex(of: ".")!
+        return (String(place[..<dot]), String(place[place.index(after: dot)...]))
+    }
+
+    /// Why objects without a value cannot be carried, the same for every store type.
+    static func missingValuesReason(_ place: String, count: Int, first: String) -> String {
+        "attribute \(place): required in the new version, without a default value, and \(count) object\(count == 1 ? " has" : "s have") no value for it (Z_PK \(first)\(count > 1 ? " and more" : "")); give it a default value in the new version, or give those objects a value in the store first"
+    }
+
     /// Why a uniqueness constraint cannot be built, the same for every store type.
     static func sharedValuesReason(entity: String, constraint: [String], values: String, count: SQLiteValue, first: SQLiteValue, last: SQLiteValue) -> String {
         let objects = if case .integer(let number) = count { "\(number) objects" } else { "objects" }
@@ -563,6 +599,13 @@ public struct LightweightMigration: Sendable {
                                                           count: .integer(Int64(count)), first: .integer(first), last: .integer(last)))
                 }
             }
+        }
+        // A required attribute without a default that objects lack.
+        for place in requiredWithoutValue.sorted() {
+            let (entity, attribute) = Self.split(place)
+            let kinds = Set(destination.hierarchy(from: entity).map(\.name))
+            let lacking = graph.keys(ofEntities: Array(kinds)).filter { graph.objects[$0]?.attributes[attribute] == nil }
+            if let first = lacking.first { shared.append(Self.missingValuesReason(place, count: lacking.count, first: String(first))) }
         }
         guard shared.isEmpty else { throw MigrationRefusal(store: url.path, reasons: shared) }
         contents.graph = graph
