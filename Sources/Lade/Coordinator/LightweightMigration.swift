@@ -12,7 +12,8 @@ import Foundation
 ///   many-to-many links removed); entities renamed (the store's `Z_PRIMARYKEY` keeps the old
 ///   name, as Core Data's does);
 /// - attributes added (existing rows take the default), removed, renamed; optional made
-///   required when there is a default (rows without a value take it); Integer widened
+///   required (rows without a value take the default; without one, refused when a row lacks a
+///   value, as is a required attribute added without a default); Integer widened
 ///   (16 → 32 → 64, or to Decimal);
 /// - to-one relationships added, removed, renamed; many-to-many relationships kept, added or
 ///   removed;
