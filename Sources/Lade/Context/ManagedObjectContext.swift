@@ -320,7 +320,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         do {
             // No row: the object was deleted elsewhere (its values stay empty, as Core Data's
             // refreshed objects do); a failed read is kept and refuses the next save.
-            if let row = try coordinator.store(for: object.objectID).rows(for: [object.objectID]).first {
+            if let row = try coordinator.rows(for: [object.objectID]).first {
                 object.snapshot = row
             }
         } catch {
@@ -343,7 +343,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return [] }
         do {
-            let ids = try coordinator.store(for: object.objectID).relatedObjectIDs(of: object.objectID, relationship: key)
+            let ids = try coordinator.relatedObjectIDs(of: object.objectID, relationship: key)
             return OrderedSet(ids.map { registeredObject(for: $0) })
         } catch {
             noteFaultFailure(object.objectID, error)
@@ -366,7 +366,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         if let parent { return try parent.performAndWait { try parent.currentRow(for: id) } }
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator else { return nil }
-        return try coordinator.store(for: id).rows(for: [id]).first
+        return try coordinator.rows(for: [id]).first
     }
 
     /// A to-many relationship's destinations as this context sees them, for a child.
@@ -393,7 +393,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         assertOnQueue()
         _ = try model.requireEntity(request.entityName)
         // Every store whose configuration has the entity; their rows are merged in memory.
-        let stores = try coordinator().stores(forEntity: request.entityName)
+        let coordinator = try coordinator()
+        let storeCount = try coordinator.stores(forEntity: request.entityName).count
         var pending = request.includesPendingChanges ? pendingObjects(for: request) : []
         var hiddenByAncestors: Set<ManagedObjectID> = []
         if let parent, request.includesPendingChanges {
@@ -409,14 +410,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
             for id in above.deleted { if let object = registered[id]?.object, !pending.contains(object) { pending.append(object) } }
         }
         var storeRequest = request.storeRequest
-        let ordersInMemory = !pending.isEmpty || stores.count > 1
+        let ordersInMemory = !pending.isEmpty || storeCount > 1
         if ordersInMemory {
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
         var results: [ManagedObject] = []
         var seen: Set<ManagedObject> = []
-        let rows = stores.count == 1 ? try stores[0].fetch(storeRequest) : try stores.flatMap { try $0.fetch(storeRequest) }
+        let rows = try coordinator.rows(matching: storeRequest)
         for row in rows {
             let object = registeredObject(for: row.objectID)
             if !object.hasChanges {
@@ -476,9 +477,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if request.includesPendingChanges && (!pendingObjects(for: request).isEmpty || parent != nil) {
             return try fetch(request).count
         }
-        let stores = try coordinator().stores(forEntity: request.entityName)
-        if stores.count > 1 && (request.fetchLimit > 0 || request.fetchOffset > 0) { return try fetch(request).count }
-        return try stores.reduce(0) { $0 + (try $1.count(request.storeRequest)) }
+        let coordinator = try coordinator()
+        if try coordinator.stores(forEntity: request.entityName).count > 1 && (request.fetchLimit > 0 || request.fetchOffset > 0) { return try fetch(request).count }
+        return try coordinator.count(matching: request.storeRequest)
     }
 
     /// Changed, inserted and deleted objects of the request's entity (and subentities).
@@ -518,8 +519,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     }
                 }
                 if !missing.isEmpty {
-                    let store = try coordinator().store(for: missing[0])
-                    for row in try store.rows(for: missing) {
+                    for row in try coordinator().rows(for: missing) {
                         registeredObject(for: row.objectID).snapshot = row
                     }
                 }
@@ -640,7 +640,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Permanent IDs a save gave one entity's new objects, with the temporary IDs they had:
     /// what a save that fails gives back (`takeBackPermanentIDs`).
     private struct AssignedIDs {
-        let store: PersistentStore
+        let store: String
         let entity: String
         let objects: [ManagedObject]
         let temporaryIDs: [ManagedObjectID]
@@ -654,9 +654,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var assigned: [AssignedIDs] = []
         do {
             for (entity, group) in byEntity.sorted(by: { $0.key < $1.key }) {
-                let store = try coordinator().store(forEntity: entity)
-                let ids = try store.newObjectIDs(for: entity, count: group.count)
-                assigned.append(AssignedIDs(store: store, entity: entity, objects: group, temporaryIDs: group.map(\.objectID)))
+                let ids = try coordinator().newObjectIDs(forEntity: entity, count: group.count)
+                assigned.append(AssignedIDs(store: ids.first?.storeIdentifier ?? "", entity: entity, objects: group, temporaryIDs: group.map(\.objectID)))
                 for (object, id) in zip(group, ids) { reidentify(object, as: id) }
             }
         } catch {
@@ -681,7 +680,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
             // A store that cannot take them back (an I/O error) leaves the keys unused: a gap
             // in the numbering, no harm to any row.
-            try? group.store.giveBackObjectIDs(permanent, for: group.entity)
+            try? persistentStoreCoordinator?.giveBackObjectIDs(permanent, forEntity: group.entity)
         }
         return replaced
     }
@@ -718,7 +717,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if let faultFailure { throw faultFailure }
         guard hasChanges else {
             // Metadata staged on the coordinator is written even when no object changed.
-            if let coordinator = persistentStoreCoordinator { try saveStagedMetadata(coordinator) }
+            try persistentStoreCoordinator?.saveStagedMetadata()
             return
         }
         try applyDeleteRules()
@@ -733,73 +732,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let assigned = try assignPermanentIDs(to: Array(inserted.filter { !$0.isDeleted }))
         var savedStores: Set<String> = []
         do {
-            let full = makeSaveRequest()
-            let stores = coordinator.persistentStores
-            if stores.count == 1 {
-                // One store (every import): the whole request in one transaction, with no pass
-                // over its changes to split them or look for relationships across stores.
-                try save(full, to: stores[0], coordinator)
-            } else {
-                if let crossing = full.firstCrossStoreRelationship {
-                    throw ContextError.crossStoreRelationship(crossing.source, relationship: crossing.relationship, destination: crossing.destination)
-                }
-                // One transaction per store, in the order the changes name them.
-                for identifier in full.storeIdentifiers {
-                    try save(full.part(for: identifier), to: try coordinator.store(withIdentifier: identifier), coordinator)
-                    savedStores.insert(identifier)
-                }
+            try coordinator.save(makeSaveRequest(), saved: &savedStores) { conflicts, store, _ in
+                guard mergePolicy != .error else { throw StoreSaveError.conflicts(conflicts) }
+                try resolve(conflicts)
+                return makeSaveRequest().part(for: store.identifier)
             }
         } catch {
             // The objects of stores that did not save are new again; the error names them
             // by the IDs they have now, so `object(with:)` finds them.
-            let replaced = takeBackPermanentIDs(assigned.filter { !savedStores.contains($0.store.identifier) })
-            throw replaced.isEmpty ? error : Self.naming(replaced, in: error)
+            let replaced = takeBackPermanentIDs(assigned.filter { !savedStores.contains($0.store) })
+            let stated = Self.contextError(for: error)
+            throw replaced.isEmpty ? stated : Self.naming(replaced, in: stated)
         }
-        // Stores no change reached still get their staged metadata.
-        try saveStagedMetadata(coordinator)
         didSave()
     }
 
-    /// Writes the metadata staged for each store, in a transaction of its own.
-    private func saveStagedMetadata(_ coordinator: PersistentStoreCoordinator) throws {
-        for store in coordinator.persistentStores {
-            guard let metadata = coordinator.takeStagedMetadata(for: store) else { continue }
-            var request = StoreSaveRequest()
-            request.metadata = metadata
-            do { try store.save(request) } catch {
-                coordinator.stageMetadata(metadata, for: store)
-                throw error
-            }
-        }
-    }
-
-    /// Saves one store's part of the changes, resolving optimistic-locking conflicts by the
-    /// merge policy; staged metadata for the store goes in the same transaction.
-    private func save(_ part: StoreSaveRequest, to store: PersistentStore, _ coordinator: PersistentStoreCoordinator) throws {
-        var request = part
-        request.metadata = coordinator.takeStagedMetadata(for: store)
-        var attempts = 0
-        while true {
-            do {
-                try store.save(request)
-                return
-            } catch StoreSaveError.conflicts(let conflicts) {
-                attempts += 1
-                guard mergePolicy != .error, attempts < 4 else {
-                    if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
-                    throw ContextError.mergeConflict(conflicts)
-                }
-                try resolve(conflicts, in: store)
-                let metadata = request.metadata
-                request = makeSaveRequest().part(for: store.identifier)
-                request.metadata = metadata
-            } catch StoreSaveError.uniquenessViolation(let entity, let properties, let id) {
-                if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
-                throw ContextError.uniquenessViolation(entity: entity, properties: properties, objectID: id)
-            } catch {
-                if let metadata = request.metadata { coordinator.stageMetadata(metadata, for: store) }
-                throw error
-            }
+    /// A store's refusal as the context states it.
+    private static func contextError(for error: Error) -> Error {
+        switch error {
+        case StoreSaveError.conflicts(let conflicts): ContextError.mergeConflict(conflicts)
+        case StoreSaveError.uniquenessViolation(let entity, let properties, let id):
+            ContextError.uniquenessViolation(entity: entity, properties: properties, objectID: id)
+        case StoreSaveError.crossStoreRelationship(let source, let relationship, let destination):
+            ContextError.crossStoreRelationship(source, relationship: relationship, destination: destination)
+        default: error
         }
     }
 
@@ -965,8 +921,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// Applies the merge policy to objects the store changed meanwhile.
-    private func resolve(_ conflicts: [StoreSaveError.VersionConflict], in store: PersistentStore) throws {
-        let rows = Dictionary(uniqueKeysWithValues: try store.rows(for: conflicts.map(\.objectID)).map { ($0.objectID, $0) })
+    private func resolve(_ conflicts: [StoreSaveError.VersionConflict]) throws {
+        let rows = Dictionary(try coordinator().rows(for: conflicts.map(\.objectID)).map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
         for conflict in conflicts {
             guard let object = registered[conflict.objectID]?.object else { continue }
             guard let current = rows[conflict.objectID] else {

@@ -271,6 +271,9 @@ public enum StoreSaveError: Error, Sendable, CustomStringConvertible {
     case conflicts([VersionConflict])
     /// A uniqueness constraint would be broken.
     case uniquenessViolation(entity: String, properties: [String], objectID: ManagedObjectID)
+    /// A relationship would join objects of two stores, which no store can hold (refused by
+    /// the coordinator before any store writes).
+    case crossStoreRelationship(source: ManagedObjectID, relationship: String, destination: ManagedObjectID)
 
     public struct VersionConflict: Sendable, Equatable {
         public let objectID: ManagedObjectID
@@ -287,6 +290,8 @@ public enum StoreSaveError: Error, Sendable, CustomStringConvertible {
             }.joined(separator: "; ")
         case .uniquenessViolation(let entity, let properties, let id):
             "\(id): another \(entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)"
+        case .crossStoreRelationship(let source, let relationship, let destination):
+            "\(source).\(relationship) would name \(destination), an object of another store; a relationship cannot join objects of two stores"
         }
     }
 }

@@ -73,6 +73,7 @@ extension StoreSaveError: LadeError {
         switch self {
         case .conflicts: "save.conflict"
         case .uniquenessViolation: "save.notUnique"
+        case .crossStoreRelationship: "save.crossStore"
         }
     }
 }
