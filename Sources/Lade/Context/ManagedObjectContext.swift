@@ -712,6 +712,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Writes every change to the stores in one transaction per store, after applying delete
     /// rules and validating; all validation failures are reported together.
+    ///
+    /// A save that reaches several stores (configurations) commits them one after another;
+    /// there is no two-phase commit (Core Data has none either). When a store refuses, the
+    /// stores before it keep what they wrote, and the context counts those changes saved; the
+    /// refused store's changes stay unsaved (its new objects new again, their keys given back),
+    /// so that fixing them and saving again writes those only.
     public func save() throws {
         assertOnQueue()
         if let faultFailure { throw faultFailure }
@@ -738,6 +744,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 return makeSaveRequest().part(for: store.identifier)
             }
         } catch {
+            // What the stores that committed wrote is saved: those changes are done, so that
+            // saving again writes only the rest (Core Data has no two-phase commit either).
+            if !savedStores.isEmpty { didSave(stores: savedStores) }
             // The objects of stores that did not save are new again; the error names them
             // by the IDs they have now, so `object(with:)` finds them.
             let replaced = takeBackPermanentIDs(assigned.filter { !savedStores.contains($0.store) })
@@ -1048,7 +1057,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// After a successful save: snapshots are the saved state; no object has changes.
-    private func didSave() {
+    /// Marks the changes saved: all of them, or those of the objects in `stores` (a save whose
+    /// later store failed, after earlier ones committed).
+    private func didSave(stores: Set<String>? = nil) {
+        if let stores {
+            func saved(_ object: ManagedObject) -> Bool { object.objectID.storeIdentifier.map(stores.contains) ?? false }
+            let (keptInserted, keptUpdated, keptDeleted) = (inserted.filter { !saved($0) }, updated.filter { !saved($0) }, deleted.filter { !saved($0) })
+            inserted.removeAll(where: { !saved($0) })
+            updated.removeAll(where: { !saved($0) })
+            deleted.removeAll(where: { !saved($0) })
+            didSave()
+            for object in keptInserted { inserted.append(object) }
+            for object in keptUpdated { updated.append(object) }
+            for object in keptDeleted { deleted.append(object) }
+            return
+        }
         // Saved to-many relationships go back to being faults: the store has them now, and a
         // category's set of every product added to it would otherwise grow until a reset.
         for object in inserted where !object.isDeleted {
