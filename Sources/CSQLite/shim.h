@@ -6,3 +6,9 @@
 static inline int lade_sqlite3_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+/// Lets `PRAGMA writable_schema` change `sqlite_master` on `db` (SQLITE_DBCONFIG_DEFENSIVE
+/// off), whatever default SQLite was built with (sqlite3_db_config is variadic too).
+static inline int lade_sqlite3_allow_schema_writes(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)0);
+}

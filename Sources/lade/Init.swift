@@ -35,11 +35,16 @@ struct Init: ParsableCommand {
         try reportingFailures {
             let loaded = try modelOptions.load(model)
             let url = URL(fileURLWithPath: store)
-            let created: PersistentStore
+            let created: (type: String, identifier: String)
             switch PersistentStoreCoordinator.StoreType(name: type)! {
-            case .xml: created = try XMLStore.create(at: url, model: loaded)
-            case .binary: created = try BinaryStore.create(at: url, model: loaded)
-            case .sqlite, .inMemory: created = try SQLiteStore.create(at: url, model: loaded)
+            case .xml:
+                let store = try XMLStore.create(at: url, model: loaded)
+                created = (store.type, store.identifier)
+            case .binary:
+                let store = try BinaryStore.create(at: url, model: loaded)
+                created = (store.type, store.identifier)
+            // Not opened: SQLite would read the whole schema once more.
+            case .sqlite, .inMemory: created = (StoreMetadata.sqliteStoreType, try SQLiteStore.createFile(at: url, model: loaded))
             }
             print("created \(store): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)")
         }

@@ -62,4 +62,25 @@ struct ModelVersionDetectionTests {
         #expect(hashReport["modelVersion"] as? String == version)
         #expect(hashReport["matchingModelVersions"] as? [String] == [version], "Apple's hashes single out one version")
     }
+
+    @Test("a bundle without .xccurrentversion: inspect names the store's version and says the bundle names no current one, never '?'")
+    func noCurrentVersion() throws {
+        let sandbox = try ImportSandbox()
+        // Named so that no version carries the bundle's name (Xcode's first version, taken as current).
+        let bundle = sandbox.url("Shop.xcdatamodeld")
+        try FileManager.default.copyItem(at: LadeProcess.root.appendingPathComponent(Self.catalog), to: bundle)
+        try FileManager.default.removeItem(at: bundle.appendingPathComponent(".xccurrentversion"))
+        let store = sandbox.url("old.sqlite").path
+        let created = try LadeProcess.run(["init", store, "--model", bundle.path, "--model-version", "Catalog"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let text = try LadeProcess.run(["inspect", store, "--model", bundle.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("Model version: Catalog (the bundle names no current version: it has no .xccurrentversion)"), "\(text.stdout)")
+        #expect(!text.stdout.contains("version is ?"), "\(text.stdout)")
+        let (result, report) = try inspectJSON([store, "--model", bundle.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(report["modelVersion"] as? String == "Catalog")
+        #expect(report["currentModelVersion"] is NSNull, "\(report)")
+        #expect(report["migrationNeeded"] is NSNull, "no current version to migrate to: \(report)")
+    }
 }

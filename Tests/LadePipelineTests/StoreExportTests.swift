@@ -318,6 +318,21 @@ struct StoreExportTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
+    @Test("inspect's counts line up under names of any length, and the total is spelled out when every name is shorter than 'total'")
+    func inspectTotalLine() throws {
+        let directory = try PipelineFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("short.sqlite")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "A", attributes: [AttributeDescription(name: "x", type: .string)]),
+            EntityDescription(name: "Bc", attributes: [AttributeDescription(name: "x", type: .string)]),
+        ])
+        try SQLiteStore.create(at: url, model: model)
+        let lines = try StoreReport(storeAt: url, model: model).text().split(separator: "\n").map(String.init)
+        let counts = Array(lines.drop { !$0.hasPrefix("Objects") }.dropFirst())
+        #expect(counts == ["  A      0", "  Bc     0", "  total  0"], "\(lines)")
+    }
+
     @Test("meta set --json-values reads integers, reals, booleans, strings, arrays and objects")
     func jsonValues() throws {
         #expect(try StoreMetadataEditor.assignment("n=1", json: true) == ("n", .integer(1)))

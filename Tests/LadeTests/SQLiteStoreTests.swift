@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 @testable import Lade
+import LadeTestSupport
 
 /// Copies a corpus store (with its `-wal` and `-shm`) to a writable temporary folder.
 func copyCorpusStore(_ relative: String, to directory: URL) throws -> URL {
@@ -184,6 +185,43 @@ struct SQLiteStoreCreationTests {
         let mediaColumns = try raw.rows("PRAGMA table_info(ZMEDIA)").map { $0[1] }
         #expect(mediaColumns.contains(.text("Z_FOK_PRODUCT")))
         #expect(mediaColumns.contains(.text("ZWIDTH")) && mediaColumns.contains(.text("ZDURATIONSECONDS")))
+    }
+
+    @Test("a schema made in batches (as for models of thousands of entities) is the schema made at once: the same tables, indexes and rows, sound, and it opens and saves")
+    func batchedSchema() throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let model = try catalog()
+        func made(batchSize: Int) throws -> (schema: Set<[SQLiteValue]>, rows: [[SQLiteValue]], url: URL) {
+            let url = temp.appendingPathComponent("catalog-\(batchSize).sqlite")
+            try SQLiteStore.createFile(at: url, model: model, identifier: "UUID", metadata: nil, schemaBatchSize: batchSize)
+            let raw = try SQLiteConnection(path: url.path, mode: .readOnly)
+            #expect(try raw.rows("PRAGMA integrity_check") == [[.text("ok")]], "batches of \(batchSize)")
+            #expect(try raw.rows("PRAGMA journal_mode").first?.first == .text("wal"))
+            #expect(try raw.rows("PRAGMA auto_vacuum").first?.first == .integer(2))
+            #expect(try raw.rows("PRAGMA page_size").first?.first == .integer(4096))
+            let schema = try raw.rows("SELECT type, name, tbl_name, sql FROM sqlite_master")
+            let rows = try raw.rows("SELECT * FROM Z_PRIMARYKEY ORDER BY Z_ENT") + raw.rows("SELECT Z_VERSION, Z_UUID FROM Z_METADATA")
+            return (Set(schema), rows, url)
+        }
+        let atOnce = try made(batchSize: SQLiteStore.schemaBatchSize)
+        #expect(SQLiteSchema(model: model).createStatements.count < SQLiteStore.schemaBatchSize)
+        for batchSize in [1, 2, 5] {
+            let batched = try made(batchSize: batchSize)
+            #expect(batched.schema == atOnce.schema, "batches of \(batchSize)")
+            #expect(batched.rows == atOnce.rows, "batches of \(batchSize)")
+            let context = try privateContext(model: model, store: batched.url)
+            try context.performAndWait {
+                let product = try context.insertObject(forEntityName: "Product")
+                try product.setValue("AB-1", forKey: "sku")
+                try product.setValue("One", forKey: "name")
+                try product.setValue(Decimal(1), forKey: "price")
+                try context.save()
+                #expect(try context.count(for: FetchRequest(entityName: "Product")) == 1)
+            }
+            let raw = try SQLiteConnection(path: batched.url.path, mode: .readOnly)
+            #expect(try raw.rows("PRAGMA integrity_check") == [[.text("ok")]], "batches of \(batchSize), after a save")
+        }
     }
 
     @Test("a store reopens with its model, and is refused with another version of it")

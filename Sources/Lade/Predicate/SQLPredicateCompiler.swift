@@ -93,8 +93,7 @@ struct SQLPredicateCompiler {
         listOfAlias["t0"] = 0
         var conditions: [String] = []
         // Restrict to the requested entities when the table holds others too.
-        let inTable = schema.entities.filter { $0.tableName == table }.count
-        if entityNumbers.count < inTable {
+        if entityNumbers.count < schema.entityCount(inTable: table) {
             conditions.append(entityNumbers.count == 1 ? "t0.Z_ENT = \(entityNumbers[0])" : "t0.Z_ENT IN (\(entityNumbers.map(String.init).joined(separator: ", ")))")
         }
         if let predicate, predicate != .true {

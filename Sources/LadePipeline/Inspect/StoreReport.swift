@@ -58,7 +58,12 @@ public struct StoreReport {
         var out = ["Store \(path)", "Type: \(storeType)"]
         if let match = versionMatch {
             if let version = match.version {
-                out.append("Model version: \(version)" + (match.needsMigration ? " (the current version is \(match.current ?? "?"): migration needed)" : " (current)"))
+                let state = if let current = match.current {
+                    match.needsMigration ? "the current version is \(current): migration needed" : "current"
+                } else {
+                    "the bundle names no current version: it has no .xccurrentversion"
+                }
+                out.append("Model version: \(version) (\(state))")
                 if match.matching.count > 1 { out.append("  (the versions \(match.matching.joined(separator: ", ")) imply the same layout)") }
             } else {
                 out.append("Model version: none matches: \(match.mismatchDescription)")
@@ -69,7 +74,8 @@ public struct StoreReport {
             out.append("  \(key) = \(Self.describe(metadata[key]!))")
         }
         out.append("Objects (entity exactly; subentities under their own names):")
-        let width = entities.map(\.name.count).max() ?? 0
+        // As wide as the longest name, and as "total".
+        let width = max(entities.map(\.name.count).max() ?? 0, "total".count)
         for entity in entities {
             out.append("  " + entity.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(entity.count)")
         }
@@ -95,7 +101,8 @@ public struct StoreReport {
         if let match = versionMatch {
             object["modelVersion"] = match.version ?? NSNull()
             object["currentModelVersion"] = match.current ?? NSNull()
-            object["migrationNeeded"] = match.needsMigration
+            // Unknown (null) when the bundle names no current version to migrate to.
+            object["migrationNeeded"] = match.current == nil ? NSNull() : match.needsMigration
             object["matchingModelVersions"] = match.matching
             if let closest = match.closest {
                 object["closestModelVersion"] = ["version": closest.version, "differingEntities": closest.differingEntities, "detail": closest.detail] as [String: Any]

@@ -195,6 +195,14 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Lets `PRAGMA writable_schema` change `sqlite_master` on this connection, whatever
+    /// default SQLite was built with (`SQLITE_DBCONFIG_DEFENSIVE` off): for a store being
+    /// created only (`SQLiteStore.createTables`).
+    func allowSchemaWrites() throws {
+        let code = lade_sqlite3_allow_schema_writes(handle)
+        guard code == SQLITE_OK else { throw error(code, sql: nil) }
+    }
+
     /// Whether a transaction is open on this connection (SQLite's autocommit mode is off).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 

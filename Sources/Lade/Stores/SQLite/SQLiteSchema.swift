@@ -110,6 +110,8 @@ public struct SQLiteSchema: Sendable {
     public let indexes: [Index]
 
     private let entityIndex: [String: Int]
+    private let tableIndex: [String: Int]
+    private let entitiesPerTable: [String: Int]
     private let columnIndex: [ColumnRole: String]
     private let joinIndex: [PropertyReference: Int]
 
@@ -202,6 +204,8 @@ public struct SQLiteSchema: Sendable {
             }
         }
         self.tables = tables
+        tableIndex = Dictionary(tables.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        entitiesPerTable = numbered.reduce(into: [:]) { $0[$1.tableName, default: 0] += 1 }
         self.columnIndex = columnIndex
 
         // Indexes the model asks for: indexed attributes, uniqueness constraints, fetch indexes, compound indexes.
@@ -320,7 +324,12 @@ public struct SQLiteSchema: Sendable {
     }
 
     public func table(named name: String) -> Table? {
-        tables.first { $0.name == name }
+        tableIndex[name].map { tables[$0] }
+    }
+
+    /// How many entities (abstract ones included) keep their rows in `table`: its hierarchy's.
+    public func entityCount(inTable table: String) -> Int {
+        entitiesPerTable[table] ?? 0
     }
 
     /// The `Z_ENT` values of `entity` and every entity below it (only the concrete ones, whose
@@ -360,9 +369,21 @@ public struct SQLiteSchema: Sendable {
 
     /// Every CREATE statement of the layout: system tables, entity tables, join tables, indexes.
     public var createStatements: [String] {
-        var statements = [Self.primaryKeyTableStatement, Self.metadataTableStatement, Self.modelCacheTableStatement]
+        tableStatements.map(\.statement) + indexes.map(\.createStatement)
+    }
+
+    /// The same statements by table: each CREATE TABLE followed by the CREATE INDEX statements
+    /// on that table, the tables in `createStatements`' order.
+    public var createStatementsByTable: [[String]] {
+        let indexesByTable = Dictionary(grouping: indexes, by: \.table)
+        return tableStatements.map { [$0.statement] + (indexesByTable[$0.table] ?? []).map(\.createStatement) }
+    }
+
+    /// The CREATE TABLE statement of each table: system tables, entity tables, join tables.
+    private var tableStatements: [(table: String, statement: String)] {
+        var statements = [("Z_PRIMARYKEY", Self.primaryKeyTableStatement), ("Z_METADATA", Self.metadataTableStatement), ("Z_MODELCACHE", Self.modelCacheTableStatement)]
         for table in tables {
-            statements.append("CREATE TABLE \(Self.quoted(table.name)) ( " + table.columns.map { "\(Self.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )")
+            statements.append((table.name, "CREATE TABLE \(Self.quoted(table.name)) ( " + table.columns.map { "\(Self.quoted($0.name)) \($0.declaredType)" }.joined(separator: ", ") + " )"))
         }
         for join in joinTables {
             let source = Self.quoted(join.sourceColumn), destination = Self.quoted(join.destinationColumn)
@@ -370,9 +391,8 @@ public struct SQLiteSchema: Sendable {
             if let order = join.sourceOrderColumn { columns.append("\(Self.quoted(order)) INTEGER") }
             if let order = join.destinationOrderColumn { columns.append("\(Self.quoted(order)) INTEGER") }
             columns.append("PRIMARY KEY (\(source), \(destination))")
-            statements.append("CREATE TABLE \(Self.quoted(join.name)) ( " + columns.joined(separator: ", ") + " )")
+            statements.append((join.name, "CREATE TABLE \(Self.quoted(join.name)) ( " + columns.joined(separator: ", ") + " )"))
         }
-        statements += indexes.map(\.createStatement)
         return statements
     }
 

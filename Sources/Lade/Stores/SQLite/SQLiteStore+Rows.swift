@@ -478,6 +478,19 @@ extension SQLiteSchema {
     func plans(for model: ManagedObjectModel) -> (read: [Int64: SQLiteReadPlan], write: [String: SQLiteWritePlan]) {
         var read: [Int64: SQLiteReadPlan] = [:]
         var write: [String: SQLiteWritePlan] = [:]
+        // The join-table columns that hold each entity's keys: the source column for the
+        // relationship's entity and those below it, the destination column for its destination
+        // and those below; gathered once, in join-table order (asking every join table about
+        // every entity took time in entities × join tables).
+        var joinColumnsByEntity: [String: [(String, String)]] = [:]
+        for join in joinTables {
+            for source in model.hierarchy(from: join.relationship.entity) {
+                joinColumnsByEntity[source.name, default: []].append((join.name, join.sourceColumn))
+            }
+            for destination in model.hierarchy(from: model.relationship(join.relationship.name, of: join.relationship.entity)!.destinationEntityName) {
+                joinColumnsByEntity[destination.name, default: []].append((join.name, join.destinationColumn))
+            }
+        }
         for entity in entities {
             let table = self.table(named: entity.tableName)!
             let positions = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($0.element.role, $0.offset) })
@@ -503,14 +516,7 @@ extension SQLiteSchema {
             }
             read[entity.number] = SQLiteReadPlan(entity: entity.name, layout: layout, attributes: attributes, toOne: toOne)
             let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)
-            let lineage = Set([entity.name] + model.ancestors(of: entity.name).map(\.name))
-            var joinColumns: [(String, String)] = []
-            for join in joinTables {
-                if lineage.contains(join.relationship.entity) { joinColumns.append((join.name, join.sourceColumn)) }
-                if model.entity(entity.name, isKindOf: model.relationship(join.relationship.name, of: join.relationship.entity)!.destinationEntityName) {
-                    joinColumns.append((join.name, join.destinationColumn))
-                }
-            }
+            let joinColumns = joinColumnsByEntity[entity.name] ?? []
             write[entity.name] = SQLiteWritePlan(
                 table: entity.tableName, number: entity.number, layout: layout, columns: columns,
                 insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",

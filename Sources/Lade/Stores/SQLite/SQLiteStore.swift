@@ -53,6 +53,21 @@ public final class SQLiteStore: @unchecked Sendable {
     /// Creates an empty store with a given `Z_UUID` and metadata (a migration's destination
     /// keeps its source's); nil for a new UUID and Core Data's metadata for `model`.
     static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?) throws -> SQLiteStore {
+        try createFile(at: url, model: model, identifier: identifier, metadata: given)
+        return try SQLiteStore(url: url, model: model)
+    }
+
+    /// Creates an empty store for `model` at `url`, as `create(at:model:)` does, without
+    /// opening it; returns its UUID (`NSStoreUUID`). Opening a store makes SQLite read its
+    /// whole schema, which takes time in the square of its tables (34 s for 100,000).
+    @discardableResult
+    public static func createFile(at url: URL, model: ManagedObjectModel) throws -> String {
+        try createFile(at: url, model: model, identifier: nil, metadata: nil)
+    }
+
+    @discardableResult
+    static func createFile(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?,
+                           schemaBatchSize: Int = schemaBatchSize) throws -> String {
         let path = url.path
         let manager = FileManager.default
         // A symbolic link that leads nowhere is refused as such, not linked over.
@@ -68,16 +83,16 @@ public final class SQLiteStore: @unchecked Sendable {
         defer {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
         }
+        let uuid = identifier ?? UUID().uuidString
         do {
             let connection = try SQLiteConnection(path: temporary.path, mode: .readWrite(create: true))
-            // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2).
+            // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2),
+            // recorded in the file header with the first table; WAL comes with the tables.
             try connection.execute("PRAGMA page_size = 4096")
             try connection.execute("PRAGMA auto_vacuum = 2")
             let schema = SQLiteSchema(model: model)
-            let uuid = identifier ?? UUID().uuidString
             let metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
-            try connection.transaction {
-                for statement in schema.createStatements { try connection.execute(statement) }
+            try createTables(of: schema, connection: connection, batchSize: schemaBatchSize) {
                 let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
                 for entity in schema.entities {
                     try insert.run([.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
@@ -85,8 +100,8 @@ public final class SQLiteStore: @unchecked Sendable {
                 try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
                     .run([.text(uuid), try encodedMetadata(metadata)])
             }
-            // WAL is recorded in the file header; the store is complete and closed before it is linked.
-            try connection.execute("PRAGMA journal_mode = WAL")
+            // The connection closes here, the last one: its WAL goes into the file, which is
+            // complete and closed before it is linked.
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
         }
@@ -97,7 +112,78 @@ public final class SQLiteStore: @unchecked Sendable {
             throw StoreError(.io, path: path, "cannot move the new store into place: \(String(cString: strerror(code)))")
         }
         try FileSystem.fsync(path: directory.path)
-        return try SQLiteStore(url: url, model: model)
+        return uuid
+    }
+
+    /// How many CREATE statements `createTables` runs on one connection.
+    static let schemaBatchSize = 2_000
+
+    /// Makes the tables and indexes of `schema` in the new, empty file `connection` has open
+    /// (its page size and auto-vacuum mode set), calls `fill` on `connection` in the
+    /// transaction that made the system tables (`Z_PRIMARYKEY`, `Z_METADATA`), and turns WAL
+    /// on (recorded in the file header): both while the schema SQLite holds is small, as
+    /// either reads the whole of it otherwise (`journal_mode` took 38 s for 100,000 tables).
+    ///
+    /// SQLite reads its schema table through after every CREATE statement (to load the new
+    /// table) and passes over every table it knows (to clear their foreign-key triggers), so
+    /// one statement after another takes time in the square of their number: the 40,000
+    /// tables and indexes of a 20,000-entity model took 147 s in the sqlite3 shell. Past
+    /// `batchSize` statements they are made in batches instead, each table with its indexes,
+    /// each batch on a connection that knows only that batch: once a batch is made, its rows
+    /// of `sqlite_master` (which name the root pages SQLite allocated) are read and deleted
+    /// (`writable_schema`), and when every batch is made they are written back in their
+    /// order. The file is then what one statement after another would have made, but for the
+    /// order of `sqlite_master`'s rows (each table with its indexes); `PRAGMA
+    /// integrity_check` finds it sound.
+    static func createTables(of schema: SQLiteSchema, connection: SQLiteConnection, batchSize: Int = schemaBatchSize, fill: () throws -> Void) throws {
+        let statements = schema.createStatements
+        guard statements.count > batchSize else {
+            try connection.transaction {
+                for statement in statements { try connection.execute(statement) }
+                try fill()
+            }
+            try connection.execute("PRAGMA journal_mode = WAL")
+            return
+        }
+        var made: [[SQLiteValue]] = []
+        var batch: [String] = []
+        // The first batch on `connection` (a new file's page size and auto-vacuum mode are
+        // written with its first table), the others each on a connection of its own.
+        var batchConnection: SQLiteConnection? = connection
+        func makeBatch() throws {
+            let current = try batchConnection ?? SQLiteConnection(path: connection.path, mode: .readWrite(create: false))
+            let first = batchConnection != nil
+            batchConnection = nil
+            try current.transaction {
+                for statement in batch { try current.execute(statement) }
+                if first { try fill() }
+                made += try current.rows("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY rowid")
+                try current.allowSchemaWrites()
+                try current.execute("PRAGMA writable_schema = ON")
+                defer { try? current.execute("PRAGMA writable_schema = OFF") }
+                try current.execute("DELETE FROM sqlite_master")
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        // The system tables, first by table, all go in the first batch, where `fill` writes their rows.
+        for (position, group) in schema.createStatementsByTable.enumerated() {
+            if position >= SQLiteSchema.systemTables.count && batch.count + group.count > batchSize { try makeBatch() }
+            batch += group
+        }
+        try makeBatch()
+        try connection.execute("PRAGMA journal_mode = WAL")
+        // Written back on `connection`; the schema version it is given makes every connection,
+        // this one too, read the schema again.
+        try connection.transaction {
+            try connection.allowSchemaWrites()
+            try connection.execute("PRAGMA writable_schema = ON")
+            defer { try? connection.execute("PRAGMA writable_schema = OFF") }
+            let insert = try connection.prepare("INSERT INTO sqlite_master (type, name, tbl_name, rootpage, sql) VALUES (?, ?, ?, ?, ?)")
+            for row in made { try insert.run(row) }
+            var version: Int64 = 0
+            if case .integer(let current)? = try connection.rows("PRAGMA schema_version").first?.first { version = current }
+            try connection.execute("PRAGMA schema_version = \(version + 1)")
+        }
     }
 
     // MARK: Opening
