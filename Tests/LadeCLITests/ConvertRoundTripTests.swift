@@ -51,13 +51,13 @@ struct ConvertRoundTripTests {
     }
 
     @Test("SQLite → XML → binary → SQLite ends equal to the original; the copy it started from is unchanged",
-          .enabled(if: StoreCLITests.corpusAvailable), arguments: stores)
+          .needsCorpus, arguments: stores)
     func roundTrip(_ corpus: CorpusStore) throws {
         let sandbox = try ImportSandbox()
-        let model = StoreCLITests.corpus.appendingPathComponent(corpus.model).path
+        let model = Corpus.root.appendingPathComponent(corpus.model).path
         let modelArguments = ["--model", model] + (corpus.version.map { ["--model-version", $0] } ?? [])
         let original = sandbox.url("original.sqlite")
-        let from = StoreCLITests.corpus.appendingPathComponent(corpus.store).path
+        let from = Corpus.root.appendingPathComponent(corpus.store).path
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: from + suffix) {
             try copyWritable(atPath: from + suffix, toPath: original.path + suffix)
         }

@@ -2,21 +2,12 @@ import Foundation
 import Lade
 import Testing
 
-enum MappingCorpus {
-    /// `../shared/coredata-corpus`, or `LADE_CORPUS` when set (as the library tests find it).
-    static let root: URL = {
-        if let path = ProcessInfo.processInfo.environment["LADE_CORPUS"] { return URL(fileURLWithPath: path) }
-        return LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
-    }()
-    static var available: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("MANIFEST.jsonl").path) }
-}
-
 /// `lade migrate --mapping`: the corpus' mapping models that need no code, run over stores of
 /// their source versions and checked against what their authors' tests expect; those that
 /// need the app's code refused before anything is written. Skipped without the corpus.
-@Suite("lade migrate with mapping models, run as a process", .enabled(if: MappingCorpus.available))
+@Suite("lade migrate with mapping models, run as a process", .needsCorpus)
 struct MappingMigrationCLITests {
-    static let corpus = MappingCorpus.root
+    static let corpus = Corpus.root
     static let moody = corpus.appendingPathComponent("objcio/core-data/Migrations/Migrations")
     static let unCloudNotes = corpus.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes")
     static let coreStore = corpus.appendingPathComponent("JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo")

@@ -423,14 +423,14 @@ struct MigrateCLITests {
     /// The corpus' CoreDataPlus `SampleModel` folder, and a copy of its `SampleModel_V1.sqlite`
     /// (written by Core Data) in the sandbox.
     static func sampleModelV1(in sandbox: ImportSandbox) throws -> (base: URL, copy: URL) {
-        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let base = Corpus.root.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let copy = sandbox.url("v1.sqlite")
         try copyWritable(at: base.appendingPathComponent("Fixtures/SampleModel_V1.sqlite"), to: copy)
         return (base, copy)
     }
 
     @Test("Core Data's own migration of CoreDataPlus SampleModel_V1 to V2 is what lade migrate gives: rows, keys, Z_PRIMARYKEY, schema, UUID and, with the .momd, Apple's hashes",
-          .enabled(if: StoreCLITests.corpusAvailable))
+          .needsCorpus)
     func golden() throws {
         let sandbox = try ImportSandbox()
         let (base, copy) = try Self.sampleModelV1(in: sandbox)
@@ -452,7 +452,7 @@ struct MigrateCLITests {
     }
 
     @Test("CoreDataPlus SampleModel_V1 to SampleModel3 in one command, one lightweight step inferred directly as Core Data infers it: Person renumbered 4 → 5 behind the new Maker, every object, key and reference kept",
-          .enabled(if: StoreCLITests.corpusAvailable))
+          .needsCorpus)
     func stagedToThird() throws {
         let sandbox = try ImportSandbox()
         let (base, copy) = try Self.sampleModelV1(in: sandbox)

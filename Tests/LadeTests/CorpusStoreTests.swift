@@ -5,7 +5,7 @@ import Testing
 
 /// Copies a corpus store (with its `-wal` and `-shm`) to a writable temporary folder.
 func copyCorpusStore(_ relative: String, to directory: URL) throws -> URL {
-    let source = Fixtures.corpusFile(relative)
+    let source = Corpus.file(relative)
     let target = directory.appendingPathComponent(source.lastPathComponent)
     for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
         try copyWritable(atPath: source.path + suffix, toPath: target.path + suffix)
@@ -19,7 +19,7 @@ func sha256(ofFile path: String) throws -> String {
     return SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
 }
 
-@Suite("Opening the stores Apple wrote", .enabled(if: Fixtures.corpusAvailable))
+@Suite("Opening the stores Apple wrote", .needsCorpus)
 struct CorpusStoreTests {
     static let allStores = [
         "alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite",
@@ -36,7 +36,7 @@ struct CorpusStoreTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = try copyCorpusStore(pair.store, to: temp)
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
         let store = try SQLiteStore(url: url, model: model, readOnly: true)
         let facts = try StoreFacts(store: pair.store)
         var total = 0
@@ -57,7 +57,7 @@ struct CorpusStoreTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = try copyCorpusStore("alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V2.sqlite", to: temp)
-        let base = Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let base = Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let model = try ManagedObjectModel(
             contentsOf: base.appendingPathComponent("SampleModel.xcdatamodeld"), version: "SampleModel2",
             compiledModel: base.appendingPathComponent("Fixtures/SampleModel.momd"))
@@ -72,7 +72,7 @@ struct CorpusStoreTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = try copyCorpusStore("alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite", to: temp)
-        let base = Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let base = Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let bundle = base.appendingPathComponent("SampleModel.xcdatamodeld")
         // With Apple's hashes: the hashes decide.
         let withHashes = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel2", compiledModel: base.appendingPathComponent("Fixtures/SampleModel.momd"))
@@ -95,7 +95,7 @@ struct CorpusStoreTests {
         let url = try copyCorpusStore(pair.store, to: temp)
         let before = (try sha256(ofFile: url.path), try sha256(ofFile: url.path + "-wal"))
         do {
-            let store = try SQLiteStore(url: url, model: try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model)), readOnly: true)
+            let store = try SQLiteStore(url: url, model: try ManagedObjectModel(contentsOf: Corpus.file(pair.model)), readOnly: true)
             #expect(try store.count(ofEntity: "JournalEntry") == 5000)
         }
         let after = (try sha256(ofFile: url.path), try sha256(ofFile: url.path + "-wal"))
@@ -127,7 +127,7 @@ struct CorpusStoreTests {
     @Test("the digest of each store's version hashes equals its stored NSStoreModelVersionHashesDigest", arguments: allStores)
     func digest(store relative: String) throws {
         let metadata = try #require(try PropertyListValue.decode(try Self.storedMetadata(relative)).dictionaryValue)
-        let url = Fixtures.corpusFile(relative)
+        let url = Corpus.file(relative)
         let hashes = StoreMetadata.versionHashes(in: metadata)
         #expect(!hashes.isEmpty)
         if let stored = metadata[StoreMetadata.Key.versionHashesDigest]?.stringValue {

@@ -4,7 +4,7 @@ import Testing
 
 /// Mapping models of the corpus (Xcode's `.xcmappingmodel` and a compiled `.cdm`), read and
 /// fitted to their model versions. Skipped when the corpus is absent.
-@Suite("Mapping models", .enabled(if: Fixtures.corpusAvailable))
+@Suite("Mapping models", .needsCorpus)
 struct MappingModelTests {
     static let sampleModel = "alemar11/CoreDataPlus/Tests/Resources/SampleModel/"
     static let moody = "objcio/core-data/Migrations/Migrations/"
@@ -12,15 +12,15 @@ struct MappingModelTests {
     static let coreStore = "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/"
 
     static func versions(_ bundle: String, _ from: String, _ to: String) throws -> (ManagedObjectModel, ManagedObjectModel) {
-        let url = Fixtures.corpusFile(bundle)
+        let url = Corpus.file(bundle)
         return (try ManagedObjectModel(contentsOf: url, version: from), try ManagedObjectModel(contentsOf: url, version: to))
     }
 
     @Test("CoreDataPlus V2toV3: Xcode's document, with its automatic expressions made, reads as the compiled .cdm")
     func documentEqualsCompiled() throws {
         let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
-        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
-        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let document = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        let compiled = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(document.sourceVersionName == "SampleModel2")
         #expect(document.destinationVersionName == "SampleModel3")
         #expect(compiled.sourceVersionName == nil)
@@ -53,13 +53,13 @@ struct MappingModelTests {
          "the migration policy class Advanced_EvolutionDemo_V2_FromV1MigrationPolicy, used by entity mapping CreatureToCreature"),
     ])
     func customCode(path: String, expected: String) throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        let mapping = try MappingModel(contentsOf: Corpus.file(path))
         #expect(mapping.customCode == [expected])
     }
 
     @Test("a CAST to an app class and a FUNCTION on it are named (fruitsamples MigrationV2)")
     func castToAppClass() throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile("fruitsamples/MigrationV2/Models/MappingModel.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file("fruitsamples/MigrationV2/Models/MappingModel.xcmappingmodel"))
         let code = mapping.customCode
         #expect(code.first == "the migration policy class CuisineMigrationPolicy, used by entity mapping RecipeToCuisine")
         #expect(code.contains("CAST(\"MigrationFunctions\", \"Class\") (the app class MigrationFunctions), in entity mapping ChefToChef, property firstName"))
@@ -76,7 +76,7 @@ struct MappingModelTests {
          "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.xcdatamodeld"),
     ])
     func runnable(path: String, bundle: String) throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        let mapping = try MappingModel(contentsOf: Corpus.file(path))
         #expect(mapping.customCode == [])
         let (source, destination) = try Self.versions(bundle, try #require(mapping.sourceVersionName), try #require(mapping.destinationVersionName))
         let resolved = try mapping.resolved(from: source, to: destination)
@@ -112,7 +112,7 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Self.notesStore(in: directory, model: v2, count: 7)
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         var manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         manager.batchSize = batchSize
         let counts = try manager.run()
@@ -158,12 +158,12 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("SampleModel_V1.sqlite")
-        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
+        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
         try MigrationManager(store: store, from: v1, to: v2, mappings: [inferred]).run()
         let entities = v2.entities.filter { !$0.isAbstract }.map(\.name)
         let ours = try Self.canonical(store, model: v2, entities: entities)
         let apple = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
+        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
         let theirs = try Self.canonical(apple, model: v2, entities: entities)
         #expect(ours.values.map(\.count).reduce(0, +) > 0)
         for entity in entities { #expect(ours[entity] == theirs[entity], "\(entity)") }
@@ -171,15 +171,15 @@ struct MappingModelTests {
 
     @Test("a compiled mapping's entity hashes single out its step when the versions carry Apple's hashes (a .momd)")
     func compiledHashes() throws {
-        let bundle = Fixtures.corpusFile(Self.sampleModel + "SampleModel.xcdatamodeld")
-        let momd = Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel.momd")
+        let bundle = Corpus.file(Self.sampleModel + "SampleModel.xcdatamodeld")
+        let momd = Corpus.file(Self.sampleModel + "Fixtures/SampleModel.momd")
         let models = try ["SampleModel", "SampleModel2", "SampleModel3"].map { try ManagedObjectModel(contentsOf: bundle, version: $0, compiledModel: momd) }
-        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let compiled = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(compiled.matchesVersionHashes(from: models[1], to: models[2]) == true)
         #expect(compiled.matchesVersionHashes(from: models[0], to: models[1]) == false)
         let withoutMomd = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel2")
         #expect(compiled.matchesVersionHashes(from: withoutMomd, to: models[2]) == false, "Lade's own hashes are not Apple's")
-        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        let document = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
         #expect(document.matchesVersionHashes(from: models[1], to: models[2]) == nil)
     }
 
@@ -214,7 +214,7 @@ struct MappingModelTests {
         #expect(read("expression.xml", Data(badExpression.utf8)).contains("line 5: the value expression of AToA.a is not base64"))
         let duplicate = header + "<object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/><object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/></database>"
         #expect(read("duplicate.xml", Data(duplicate.utf8)).contains("two objects have the id z1"))
-        let compiled = try Data(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let compiled = try Data(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(read("truncated.cdm", compiled.prefix(compiled.count / 2)).contains("it is not a readable keyed archive"))
         #expect(read("missing.cdm", Data()).contains("neither a compiled mapping model nor Xcode's xcmapping.xml"))
         let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
@@ -300,7 +300,7 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Self.notesStore(in: directory, model: v2, count: 3)
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         let manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         let wrote = LockedFlag()
         let path = store.path
@@ -315,7 +315,7 @@ struct MappingModelTests {
         #expect(error?.description.contains("another process changed the store while it was migrated") == true, "\(String(describing: error))")
         let titles = try writer.rows("SELECT ZTITLE FROM ZNOTE ORDER BY Z_PK").map { $0.first }
         #expect(titles == [.text("changed meanwhile"), .text("note 1"), .text("note 2")])
-        #expect(try StoreVersionMatch(storeAt: store, bundle: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")
+        #expect(try StoreVersionMatch(storeAt: store, bundle: Corpus.file(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("lade-convert") }.isEmpty)
     }
 }

@@ -191,10 +191,10 @@ struct RegularExpressionTests {
         #expect(native * 10 >= patterns * 9, "most generated patterns should be native")
     }
 
-    @Test("every regularExpressionString in the corpus compiles and answers as ICU does", .enabled(if: Fixtures.corpusAvailable))
+    @Test("every regularExpressionString in the corpus compiles and answers as ICU does", .needsCorpus)
     func corpus() throws {
         var found: [String] = []
-        for directory in Fixtures.corpusModelDirectories() {
+        for directory in Corpus.modelDirectories() {
             guard let xml = try? String(contentsOf: directory.appendingPathComponent("contents"), encoding: .utf8) else { continue }
             found += Self.attributeValues(named: "regularExpressionString", in: xml)
         }
