@@ -3,7 +3,7 @@ import Testing
 
 @Suite("lade convert's output")
 struct ConvertOutputTests {
-    @Test("--progress N prints object counts on standard error; the summary names the types and counts every entity")
+    @Test("--progress N prints object counts on standard error; the summary names the types and counts every entity", .slow)
     func progressAndSummary() throws {
         let sandbox = try StoreKillTests.sandbox()
         let result = try LadeProcess.run(["convert", "source.sqlite", "copy.xml", "--model", ImportSandbox.catalogModel.path, "--progress", "0.01", "--batch-size", "500"], in: sandbox.directory)

@@ -50,7 +50,7 @@ struct ConvertRoundTripTests {
         }
     }
 
-    @Test("SQLite → XML → binary → SQLite ends equal to the original; the copy it started from is unchanged",
+    @Test("SQLite → XML → binary → SQLite ends equal to the original; the copy it started from is unchanged", .slow,
           .needsCorpus, arguments: stores)
     func roundTrip(_ corpus: CorpusStore) throws {
         let sandbox = try ImportSandbox()

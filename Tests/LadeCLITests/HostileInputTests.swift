@@ -247,7 +247,7 @@ struct HostileInputTests {
         #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51, "\(run.stdout.prefix(300)) \(run.stderr.prefix(300))")
     }
 
-    @Test("a predicate longer than a command line holds (190 KB) is read from a file with --where @FILE")
+    @Test("a predicate longer than a command line holds (190 KB) is read from a file with --where @FILE", .slow)
     func predicateFromFile() throws {
         let sandbox = try ImportSandbox()
         try suppliersStore(sandbox, rows: (0..<50).map { "C\($0),n\($0)" })
@@ -263,7 +263,7 @@ struct HostileInputTests {
 
     // MARK: Size and damage
 
-    @Test("a model of 20,000 entities loads in time linear in its size (seconds, not minutes)")
+    @Test("a model of 20,000 entities loads in time linear in its size (seconds, not minutes)", .slow)
     func wideModel() throws {
         let sandbox = try ImportSandbox()
         var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"

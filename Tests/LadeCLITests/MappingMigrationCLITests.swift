@@ -128,7 +128,7 @@ struct MappingMigrationCLITests {
 
     static func mapping(_ name: String) -> String { moody.appendingPathComponent("\(name).xcmappingmodel").path }
 
-    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command (batches of 5,000 and of 1)",
+    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command (batches of 5,000 and of 1)", .slow,
           arguments: [PersistentStoreCoordinator.StoreType.sqlite, .xml, .binary], ["5000", "1"])
     func moody(type: PersistentStoreCoordinator.StoreType, batch: String) throws {
         let sandbox = try ImportSandbox()

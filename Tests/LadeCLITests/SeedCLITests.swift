@@ -136,7 +136,7 @@ struct SeedCLITests {
         #expect(!FileManager.default.fileExists(atPath: workspace.out.appendingPathComponent("big.sqlite").path))
     }
 
-    @Test("two seeds started together on one store (or a moment apart): exactly one applies it, the other finds it seeded or locked")
+    @Test("two seeds started together on one store (or a moment apart): exactly one applies it, the other finds it seeded or locked", .slow)
     func twoAtOnce() throws {
         let workspace = try SeedWorkspace()
         defer { workspace.remove() }

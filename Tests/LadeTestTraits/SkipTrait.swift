@@ -28,7 +28,8 @@ public struct SkipTrait: TestTrait, SuiteTrait {
 
 extension Trait where Self == SkipTrait {
     /// Too slow for `make test-fast` (it sets `LADE_TEST_LANE=fast`): skipped there, run by
-    /// `make test`. For a suite or test that takes more than a few seconds alone.
+    /// `make test`. For a test that takes 2 seconds or more alone (`--no-parallel`), or a suite
+    /// made of such tests.
     public static var slow: Self {
         SkipTrait(reason: "slow; make test-fast (LADE_TEST_LANE=fast) leaves it out, make test runs it") {
             ProcessInfo.processInfo.environment["LADE_TEST_LANE"] == "fast"

@@ -141,7 +141,7 @@ struct AtomicStoreCrashTests {
         }
     }
 
-    @Test("SIGKILL at seeded moments leaves the old or the new complete version", arguments: Mode.allCases)
+    @Test("SIGKILL at seeded moments leaves the old or the new complete version", .slow, arguments: Mode.allCases)
     func killedWriter(mode: Mode) throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -46,7 +46,7 @@ struct HostileFileTests {
         }
     }
 
-    @Test("a binary store whose small body inflates past 100 times the file is refused")
+    @Test("a binary store whose small body inflates past 100 times the file is refused", .slow)
     func inflationBomb() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

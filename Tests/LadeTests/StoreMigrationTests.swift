@@ -22,7 +22,7 @@ struct StoreMigrationTests {
     }
 
 
-    @Test("every object, value and relationship arrives, for every pair of store types; the old store leaves the coordinator, the new one keeps its UUID",
+    @Test("every object, value and relationship arrives, for every pair of store types; the old store leaves the coordinator, the new one keeps its UUID", .slow,
           arguments: pairs)
     func everyPair(source sourceType: StoreType, destination destinationType: StoreType) throws {
         let directory = try Fixtures.temporaryDirectory()
