@@ -8,7 +8,7 @@ LADE := .build/debug/lade
 RELEASE := -c release --static-swift-stdlib
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
-.PHONY: all deps build run test test-slow fuzz tsan bench install clean
+.PHONY: all deps build run test test-fast test-slow fuzz tsan bench install clean
 
 all: build
 
@@ -34,9 +34,21 @@ run: build
 	$(LADE) run jobs/suppliers.yaml --report out/suppliers.report.json
 	$(LADE) run jobs/products.yaml --report out/products.report.json
 
+# Every test (the libraries', the end-to-end tests of the built lade, the kill tests). A test that
+# reads the Core Data corpus (../shared/coredata-corpus, or the directory LADE_CORPUS names) is
+# skipped when it is absent, and the run ends with a line counting the tests skipped, by reason.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The same without the tests marked .slow (2 s or more alone: the kill and signal tests, generated
+# migration chains and patterns, the hostile and differential suites): under 2 minutes once built.
+# `swift test` cannot select by Swift Testing tag (--filter and --skip match names), so .slow is a
+# condition (Tests/LadeTestTraits/SkipTrait.swift) that skips its tests when LADE_TEST_LANE=fast;
+# they are counted like the corpus tests. Not related to test-slow below.
+test-fast: deps
+	$(SWIFT) build --build-tests
+	LADE_TEST_LANE=fast $(SWIFT) test --skip-build
 
 # The slow lane (not part of make test): a generated store of SLOW_OBJECTS objects converted
 # SQLite → XML → binary → SQLite and SQLite → SQLite by the release lade, each step timed with

@@ -59,9 +59,13 @@ let package = Package(
         // What the test targets share (a seeded generator, store file digests); not part of the product.
         .target(
             name: "LadeTestSupport", dependencies: ["Lade", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/LadeTestSupport"),
-        .testTarget(name: "LadeTests", dependencies: ["Lade", "LadeTestSupport"]),
-        .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade", "LadeTestSupport"]),
-        .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport"]),
+        // The conditions that skip tests and count them (.slow for make test-fast, .needsCorpus) and
+        // where the Core Data corpus is; apart from LadeTestSupport, which lade-bench links, since it
+        // imports Testing.
+        .target(name: "LadeTestTraits", path: "Tests/LadeTestTraits"),
+        .testTarget(name: "LadeTests", dependencies: ["Lade", "LadeTestSupport", "LadeTestTraits"]),
+        .testTarget(name: "LadePipelineTests", dependencies: ["LadePipeline", "Lade", "LadeTestSupport", "LadeTestTraits"]),
+        .testTarget(name: "LadeCLITests", dependencies: ["Lade", "LadeTestSupport", "LadeTestTraits"]),
     ]
 )
 

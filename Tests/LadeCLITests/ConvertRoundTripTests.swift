@@ -50,14 +50,14 @@ struct ConvertRoundTripTests {
         }
     }
 
-    @Test("SQLite → XML → binary → SQLite ends equal to the original; the copy it started from is unchanged",
-          .enabled(if: StoreCLITests.corpusAvailable), arguments: stores)
+    @Test("SQLite → XML → binary → SQLite ends equal to the original; the copy it started from is unchanged", .slow,
+          .needsCorpus, arguments: stores)
     func roundTrip(_ corpus: CorpusStore) throws {
         let sandbox = try ImportSandbox()
-        let model = StoreCLITests.corpus.appendingPathComponent(corpus.model).path
+        let model = Corpus.root.appendingPathComponent(corpus.model).path
         let modelArguments = ["--model", model] + (corpus.version.map { ["--model-version", $0] } ?? [])
         let original = sandbox.url("original.sqlite")
-        let from = StoreCLITests.corpus.appendingPathComponent(corpus.store).path
+        let from = Corpus.root.appendingPathComponent(corpus.store).path
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: from + suffix) {
             try copyWritable(atPath: from + suffix, toPath: original.path + suffix)
         }
@@ -82,24 +82,5 @@ struct ConvertRoundTripTests {
             #expect(first == last, "\(entity): \(first.count) vs \(last.count) objects; first difference: \(zip(first, last).first { $0 != $1 }.map { "\($0.0)\n  vs \($0.1)" } ?? "(counts)")")
         }
         print("\(corpus.testDescription): \(exports[0].values.map(\.count).reduce(0, +)) objects in \(exports[0].count) entities round-tripped")
-    }
-}
-
-@Suite("lade convert's output")
-struct ConvertOutputTests {
-    @Test("--progress N prints object counts on standard error; the summary names the types and counts every entity")
-    func progressAndSummary() throws {
-        let sandbox = try StoreKillTests.sandbox()
-        let result = try LadeProcess.run(["convert", "source.sqlite", "copy.xml", "--model", ImportSandbox.catalogModel.path, "--progress", "0.01", "--batch-size", "500"], in: sandbox.directory)
-        #expect(result.status == 0, "\(result.stderr)")
-        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("convert: ") && $0.contains(" objects/s") }
-        #expect(!lines.isEmpty, "\(result.stderr)")
-        #expect(result.stdout.hasPrefix("converted source.sqlite (SQLite) to copy.xml (XML): 20050 objects"), "\(result.stdout)")
-        #expect(result.stdout.contains("  Category: 50\n") && result.stdout.contains("  Product: 20000\n"), "\(result.stdout)")
-        let refused = try LadeProcess.run(["convert", "source.sqlite", "copy.xml", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
-        #expect(refused.status == 1 && refused.stderr.contains("--overwrite"), "\(refused.stderr)")
-        // .store names a SQLite store (as in job files: one table of names); .dat names nothing.
-        let untyped = try LadeProcess.run(["convert", "source.sqlite", "copy.dat", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
-        #expect(untyped.status == 64 && untyped.stderr.contains("--type"), "\(untyped.stderr)")
     }
 }

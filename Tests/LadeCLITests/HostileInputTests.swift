@@ -247,7 +247,7 @@ struct HostileInputTests {
         #expect(run.stdout.split(whereSeparator: \.isNewline).count == 51, "\(run.stdout.prefix(300)) \(run.stderr.prefix(300))")
     }
 
-    @Test("a predicate longer than a command line holds (190 KB) is read from a file with --where @FILE")
+    @Test("a predicate longer than a command line holds (190 KB) is read from a file with --where @FILE", .slow)
     func predicateFromFile() throws {
         let sandbox = try ImportSandbox()
         try suppliersStore(sandbox, rows: (0..<50).map { "C\($0),n\($0)" })
@@ -274,7 +274,7 @@ struct HostileInputTests {
         return text + "</model>\n"
     }
 
-    @Test("a model of 20,000 entities loads in time linear in its size (seconds, not minutes)")
+    @Test("a model of 20,000 entities loads in time linear in its size (seconds, not minutes)", .slow)
     func wideModel() throws {
         let sandbox = try ImportSandbox()
         try sandbox.write("contents", Self.wideModel(entities: 20_000))
@@ -285,7 +285,7 @@ struct HostileInputTests {
         #expect(run.seconds < 20, "loading took \(run.seconds) s")
     }
 
-    @Test("a store for a model of 20,000 entities is created and opened in time linear in its size")
+    @Test("a store for a model of 20,000 entities is created and opened in time linear in its size", .slow)
     func wideStore() throws {
         let sandbox = try ImportSandbox()
         try sandbox.write("contents", Self.wideModel(entities: 20_000))

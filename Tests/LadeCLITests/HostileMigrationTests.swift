@@ -10,7 +10,7 @@ import Testing
 ///
 /// Every failure names its case's seed; `LADE_HOSTILE_SEED=N swift test --filter HostileMigration`
 /// runs that case alone.
-@Suite("Hostile input: migrations judged object by object")
+@Suite("Hostile input: migrations judged object by object", .slow)
 struct HostileMigrationTests {
     /// The cases: each kind on each store type, twice for lightweight steps (a seed's kind and
     /// store type follow from its offset from the base, its content from the seed).

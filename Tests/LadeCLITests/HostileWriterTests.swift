@@ -13,7 +13,7 @@ import Testing
 ///
 /// Every failure names its case's seed; `LADE_HOSTILE_SEED=N swift test --filter HostileWriter`
 /// runs that case alone.
-@Suite("Hostile input: the two writers on the same adversarial jobs")
+@Suite("Hostile input: the two writers on the same adversarial jobs", .slow)
 struct HostileWriterTests {
     static let seeds = HostileSeeds.select((0..<40).map { WriterCase.baseSeed + UInt64($0) })
 

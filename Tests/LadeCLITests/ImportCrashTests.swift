@@ -8,7 +8,7 @@ import Testing
 /// once, each rejected row is in the rejects file exactly once, and SQLite's integrity check is
 /// clean. Kill points are row counts the child's `--progress` lines pass, plus a seeded delay,
 /// so they land in batches, in commits and between them.
-@Suite("lade run: SIGKILL at seeded points, then resume")
+@Suite("lade run: SIGKILL at seeded points, then resume", .slow)
 struct ImportCrashTests {
     static let kills = 5
     /// Rows of each generated source: enough for a few hundred batches in a debug build within

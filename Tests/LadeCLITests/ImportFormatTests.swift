@@ -134,7 +134,7 @@ struct ImportFormatTests {
             """
     }
 
-    @Test("each format, plain and gzipped, lands field by field as the source says", arguments: Format.allCases)
+    @Test("each format, plain and gzipped, lands field by field as the source says", .slow, arguments: Format.allCases)
     func formatIntoFreshStore(_ format: Format) throws {
         let sandbox = try ImportSandbox()
         let name = "products.\(format.base)"

@@ -38,7 +38,7 @@ struct ImportIndexDeferralTests {
         try schema(store).contains { $0.contains("Z_Product_byName") }
     }
 
-    @Test("a first run defers Z_Product_byName and ends with a new store's schema; a run into the filled table defers nothing")
+    @Test("a first run defers Z_Product_byName and ends with a new store's schema; a run into the filled table defers nothing", .slow)
     func firstRunAndLater() throws {
         let sandbox = try ImportSandbox()
         try sandbox.write("products.csv", GeneratedProducts.csv(3_000))
@@ -79,7 +79,7 @@ struct ImportIndexDeferralTests {
         #expect(try StoreReading.integer(sandbox.store, "SELECT COUNT(*) FROM ZPRODUCT INDEXED BY Z_Product_byName WHERE ZNAME >= ''") == 2_500)
     }
 
-    @Test("SIGINT builds them with the last batch's commit; SIGKILL leaves them out, and the run that resumes builds them")
+    @Test("SIGINT builds them with the last batch's commit; SIGKILL leaves them out, and the run that resumes builds them", .slow)
     func signals() throws {
         let sandbox = try ImportSandbox()
         let count = 20_000

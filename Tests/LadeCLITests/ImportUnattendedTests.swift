@@ -32,7 +32,7 @@ struct ImportUnattendedTests {
         #expect(try sandbox.lade(["run", "job.yaml"]).status == 0)
     }
 
-    @Test("SIGTERM mid-run: exit 143 after a committed batch; a second run meanwhile gets 75; the next run resumes and completes, every row once")
+    @Test("SIGTERM mid-run: exit 143 after a committed batch; a second run meanwhile gets 75; the next run resumes and completes, every row once", .slow)
     func sigtermThenResume() throws {
         let sandbox = try ImportSandbox()
         let count = 10_000
@@ -78,7 +78,7 @@ struct ImportUnattendedTests {
         try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count)
     }
 
-    @Test("SIGINT mid-run on a gzipped JSON array: exit 130 after a commit; the next run resumes inside the array, every row once")
+    @Test("SIGINT mid-run on a gzipped JSON array: exit 130 after a commit; the next run resumes inside the array, every row once", .slow)
     func sigintInGzippedJSONArray() throws {
         let sandbox = try ImportSandbox()
         let count = 8_000
@@ -107,7 +107,7 @@ struct ImportUnattendedTests {
         try GeneratedProducts.expectEveryRowOnce(sandbox.store, count: count)
     }
 
-    @Test("a second SIGTERM stops the run at once; the store is as of a commit and the next run completes, every row once")
+    @Test("a second SIGTERM stops the run at once; the store is as of a commit and the next run completes, every row once", .slow)
     func secondSignal() throws {
         let sandbox = try ImportSandbox()
         let count = 8_000

@@ -1,5 +1,6 @@
 import Foundation
 @_exported import LadeTestSupport
+@_exported import LadeTestTraits
 
 /// Runs the built `lade` binary as a real process.
 enum LadeProcess {

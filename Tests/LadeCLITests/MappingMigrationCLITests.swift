@@ -2,21 +2,12 @@ import Foundation
 import Lade
 import Testing
 
-enum MappingCorpus {
-    /// `../shared/coredata-corpus`, or `LADE_CORPUS` when set (as the library tests find it).
-    static let root: URL = {
-        if let path = ProcessInfo.processInfo.environment["LADE_CORPUS"] { return URL(fileURLWithPath: path) }
-        return LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
-    }()
-    static var available: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("MANIFEST.jsonl").path) }
-}
-
 /// `lade migrate --mapping`: the corpus' mapping models that need no code, run over stores of
 /// their source versions and checked against what their authors' tests expect; those that
 /// need the app's code refused before anything is written. Skipped without the corpus.
-@Suite("lade migrate with mapping models, run as a process", .enabled(if: MappingCorpus.available))
+@Suite("lade migrate with mapping models, run as a process", .needsCorpus)
 struct MappingMigrationCLITests {
-    static let corpus = MappingCorpus.root
+    static let corpus = Corpus.root
     static let moody = corpus.appendingPathComponent("objcio/core-data/Migrations/Migrations")
     static let unCloudNotes = corpus.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/06-versioning-and-migration/final/UnCloudNotes")
     static let coreStore = corpus.appendingPathComponent("JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo")
@@ -137,7 +128,7 @@ struct MappingMigrationCLITests {
 
     static func mapping(_ name: String) -> String { moody.appendingPathComponent("\(name).xcmappingmodel").path }
 
-    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command (batches of 5,000 and of 1)",
+    @Test("Moody 2 → 3 → 4 → 5 by objc.io's mapping models, one step at a time and in one command (batches of 5,000 and of 1)", .slow,
           arguments: [PersistentStoreCoordinator.StoreType.sqlite, .xml, .binary], ["5000", "1"])
     func moody(type: PersistentStoreCoordinator.StoreType, batch: String) throws {
         let sandbox = try ImportSandbox()
@@ -369,101 +360,5 @@ struct MappingMigrationCLITests {
                                        "--to", "Moody 3", "--mapping", Self.mapping("Moody 4-Moody 5")])
         #expect(run.status == 1)
         #expect(run.stderr.contains("it maps Moody 4 → Moody 5, which is not a step of this migration (Moody 2 → Moody 3)"), "\(run.stderr)")
-    }
-}
-
-/// Several mapping models for one step: passes, run in order into one new store.
-@Suite("lade migrate with a step in several passes")
-struct MappingPassesTests {
-    @Test("two passes (authors, then books) make one store; a relationship into another pass is refused naming the mapping, the store unchanged")
-    func passes() throws {
-        let sandbox = try ImportSandbox()
-        let bundle = sandbox.url("Library.xcdatamodeld")
-        let body = """
-            <entity name="Author"><attribute name="name" optional="YES" attributeType="String"/>
-            <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/></entity>
-            <entity name="Book"><attribute name="title" optional="YES" attributeType="String"/>%@
-            <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/></entity>
-            """
-        try MigrateCLITests.writeVersion("Library", of: bundle, body.replacingOccurrences(of: "%@", with: ""))
-        try MigrateCLITests.writeVersion("Library 2", of: bundle, body.replacingOccurrences(of: "%@", with: "<attribute name=\"pages\" optional=\"YES\" attributeType=\"Integer 32\" defaultValueString=\"100\"/>"), current: true)
-        let store = sandbox.url("library.sqlite")
-        let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundle, version: "Library"), store: store, type: .sqlite)
-        try context.performAndWait {
-            for index in 0..<4 {
-                let author = try context.insertObject(forEntityName: "Author")
-                try author.setValue("author \(index)", forKey: "name")
-                let book = try context.insertObject(forEntityName: "Book")
-                try book.setValue("book \(index)", forKey: "title")
-                try book.setObject(author, forKey: "author")
-            }
-            try context.save()
-        }
-        _ = try SQLiteConnection(path: store.path, mode: .readWrite(create: false)).rows("PRAGMA wal_checkpoint(TRUNCATE)")
-        try copyWritable(at: store, to: sandbox.url("original.sqlite"))
-        func pass(_ name: String, _ entity: MappingDocument.Entity) throws -> String {
-            try MappingDocument(bundleName: "Library", from: "Library", to: "Library 2", entities: [entity]).write(to: sandbox.url(name))
-            return sandbox.url(name).path
-        }
-        // Without relationships across them, the passes make every object.
-        let authors = try pass("Authors.xcmappingmodel", .init(source: "Author", destination: "Author", attributes: ["name"]))
-        let books = try pass("Books.xcmappingmodel", .init(source: "Book", destination: "Book", attributes: ["title"]))
-        let run = try LadeProcess.run(["migrate", store.path, "--model", bundle.path, "--mapping", authors, "--mapping", books])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("(mapping models, 2 passes, the store rebuilt beside it)"), "\(run.stdout)")
-        #expect(run.stdout.contains("pass 2 (Books.xcmappingmodel): BookToBook (copy): Book → Book; sets title"), "\(run.stdout)")
-        #expect(run.stdout.contains("Author: 4") && run.stdout.contains("Book: 4"), "\(run.stdout)")
-        // An automatic expression into another pass has no mapping to name: the plan says the
-        // relationship is left empty.
-        let unlinked = try pass("Unlinked.xcmappingmodel", .init(source: "Book", destination: "Book", attributes: ["title"], relationships: ["author"]))
-        let dry = try LadeProcess.run(["migrate", sandbox.url("original.sqlite").path, "--model", bundle.path, "--mapping", authors, "--mapping", unlinked, "--dry-run"])
-        #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.contains("note: entity mapping BookToBook: author is left empty; no entity mapping of this mapping model makes its objects"), "\(dry.stdout)")
-        // An expression naming a mapping of the other pass would find nothing there: refused
-        // while the migration is planned, the store as it was.
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
-        try copyWritable(at: sandbox.url("original.sqlite"), to: store)
-        let before = try Data(contentsOf: store)
-        let linked = try pass("Linked.xcmappingmodel", .init(source: "Book", destination: "Book", attributes: ["title"], relationships: ["author"],
-                                                             sources: ["author": ("AuthorToAuthor", "$source.author")]))
-        let failed = try LadeProcess.run(["migrate", store.path, "--model", bundle.path, "--mapping", authors, "--mapping", linked])
-        #expect(failed.status == 1)
-        #expect(failed.stderr.contains("entity mapping BookToBook, property author"), "\(failed.stderr)")
-        #expect(failed.stderr.contains("names the entity mapping AuthorToAuthor, which this mapping model does not have (it has BookToBook; each mapping model runs as a pass of its own"), "\(failed.stderr)")
-        #expect(try Data(contentsOf: store) == before)
-    }
-}
-
-/// Keys a mapping model names that its versions lack: refused while the migration is planned,
-/// as Core Data's `fetchRequestForSourceEntityNamed:predicateString:` raises on them.
-@Suite("lade migrate refuses a mapping model's unknown keys")
-struct MappingKeysCLITests {
-    @Test("a filter naming a key the source entity lacks: exit 1 naming the key and the entity, dry run too, the store byte for byte as it was (issue 31, r5.sh)")
-    func unknownFilterKey() throws {
-        let sandbox = try ImportSandbox()
-        let bundle = sandbox.url("F.xcdatamodeld")
-        let item = #"<entity name="Item"><attribute name="key" optional="YES" attributeType="String"/><attribute name="n" optional="YES" attributeType="Integer 32"/></entity>"#
-        try MigrateCLITests.writeVersion("V1", of: bundle, item)
-        try MigrateCLITests.writeVersion("V2", of: bundle, item + #"<entity name="Note"><attribute name="t" optional="YES" attributeType="String"/></entity>"#, current: true)
-        try sandbox.write("items.csv", "key,n\na,1\nb,2\nc,3\n")
-        try sandbox.job("model: { path: F.xcdatamodeld, version: V1 }\nstore: { type: sqlite, path: s.sqlite }\nsource: items.csv\nentity: Item\n", named: "v1.yaml")
-        let imported = try sandbox.lade(["run", "v1.yaml", "--quiet"])
-        try #require(imported.status == 0, "\(imported.stderr)")
-        let mapping = sandbox.url("M.xcmappingmodel")
-        try MappingDocument(bundleName: "F", from: "V1", to: "V2", entities: [
-            .init(source: "Item", destination: "Item", attributes: ["key", "n"], filter: "nosuch > 0"),
-        ]).write(to: mapping)
-        let store = sandbox.url("s.sqlite")
-        let before = try storeFileDigests(store)
-        for extra in [["--dry-run"], []] {
-            let run = try sandbox.lade(["migrate", store.path, "--model", bundle.path, "--mapping", mapping.path] + extra)
-            #expect(run.status == 1, "\(extra): \(run.stdout)")
-            for text in [mapping.path, "entity mapping ItemToItem", "'nosuch' is not a property of entity 'Item'"] {
-                #expect(run.stderr.contains(text), "\(extra) \(text): \(run.stderr)")
-            }
-            #expect(try storeFileDigests(store) == before, "\(extra)")
-        }
-        let fetched = try sandbox.lade(["fetch", store.path, "--model", bundle.path, "--model-version", "V1", "--entity", "Item"])
-        #expect(fetched.status == 0 && fetched.stdout.contains("(3 objects)"), "\(fetched.stdout) \(fetched.stderr)")
     }
 }

@@ -49,9 +49,9 @@ struct ModelVersionDetectionTests {
     }
 
     @Test("Apple's stores: CoreDataPlus SampleModel_V1 and _V2 are told apart by layout, and by Apple's hashes with the .momd",
-          .enabled(if: StoreCLITests.corpusAvailable), arguments: [("SampleModel_V1.sqlite", "SampleModel"), ("SampleModel_V2.sqlite", "SampleModel2")])
+          .needsCorpus, arguments: [("SampleModel_V1.sqlite", "SampleModel"), ("SampleModel_V2.sqlite", "SampleModel2")])
     func appleStores(_ store: String, _ version: String) throws {
-        let base = StoreCLITests.corpus.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let base = Corpus.root.appendingPathComponent("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let path = base.appendingPathComponent("Fixtures/\(store)").path
         let bundle = base.appendingPathComponent("SampleModel.xcdatamodeld").path
         let (byLayout, layoutReport) = try inspectJSON([path, "--model", bundle])

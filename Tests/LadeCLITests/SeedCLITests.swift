@@ -136,7 +136,7 @@ struct SeedCLITests {
         #expect(!FileManager.default.fileExists(atPath: workspace.out.appendingPathComponent("big.sqlite").path))
     }
 
-    @Test("two seeds started together on one store (or a moment apart): exactly one applies it, the other finds it seeded or locked")
+    @Test("two seeds started together on one store (or a moment apart): exactly one applies it, the other finds it seeded or locked", .slow)
     func twoAtOnce() throws {
         let workspace = try SeedWorkspace()
         defer { workspace.remove() }
@@ -191,18 +191,16 @@ struct SeedCLITests {
 
     // MARK: Apple's hashes
 
-    static let corpus = LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
-
     /// CoreDataPlus's SampleModel3 bundle and its compiled .momd, found through the corpus manifest.
     static func sampleModel3() -> (model: URL, momd: URL)? {
-        guard let manifest = try? String(contentsOf: corpus.appendingPathComponent("MANIFEST.jsonl"), encoding: .utf8) else { return nil }
+        guard let manifest = try? String(contentsOf: Corpus.file("MANIFEST.jsonl"), encoding: .utf8) else { return nil }
         var model: URL?
         var momd: URL?
         for line in manifest.split(separator: "\n") {
             guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   entry["repo"] as? String == "alemar11/CoreDataPlus", let path = entry["path"] as? String
             else { continue }
-            let file = corpus.appendingPathComponent("alemar11/CoreDataPlus").appendingPathComponent(path)
+            let file = Corpus.file("alemar11/CoreDataPlus").appendingPathComponent(path)
             if path.hasSuffix("SampleModel3/SampleModel3.xcdatamodeld/.xccurrentversion") { model = file.deletingLastPathComponent() }
             if path.hasSuffix("SampleModel3/Fixtures/SampleModel3.momd/VersionInfo.plist") { momd = file.deletingLastPathComponent() }
         }
@@ -211,7 +209,7 @@ struct SeedCLITests {
     }
 
     @Test("a store seeded with --momd carries exactly the hashes of the .momd's VersionInfo.plist (CoreDataPlus SampleModel3)",
-          .enabled(if: sampleModel3() != nil, "the Core Data corpus is not here"))
+          .needsCorpus)
     func appleHashes() throws {
         let (model, momd) = try #require(Self.sampleModel3())
         let workspace = try SeedWorkspace()

@@ -5,7 +5,7 @@ import Testing
 /// All or nothing, shown rather than argued: `lade seed` on a generated catalog is killed with
 /// SIGKILL at fixed points, while it reads and maps the steps and while it commits; afterwards
 /// the store must have the flag and every seed row, or neither, and a re-run must complete.
-@Suite("lade seed killed with SIGKILL", .serialized)
+@Suite("lade seed killed with SIGKILL", .slow, .serialized)
 struct SeedKillTests {
     static let flag = "com.example.generated.seed.v1"
     static let categories = 100

@@ -10,7 +10,7 @@ struct SourceStreamTests {
         "code,name\n" + (0..<count).map { "S\($0),Supplier \($0)\n" }.joined()
     }
 
-    @Test("20,000 rows written into a FIFO named as the source are all imported, and the report says it cannot resume")
+    @Test("20,000 rows written into a FIFO named as the source are all imported, and the report says it cannot resume", .slow)
     func fifoSource() throws {
         let sandbox = try ImportSandbox()
         try #require(mkfifo(sandbox.url("feed.fifo").path, 0o600) == 0)
@@ -32,7 +32,7 @@ struct SourceStreamTests {
         #expect(result.stdout.contains("is a stream"), "\(result.stdout)")
     }
 
-    @Test("SIGTERM ends a run still waiting for a FIFO's writer")
+    @Test("SIGTERM ends a run still waiting for a FIFO's writer", .slow)
     func fifoWithoutWriter() throws {
         let sandbox = try ImportSandbox()
         try #require(mkfifo(sandbox.url("feed.fifo").path, 0o600) == 0)

@@ -4,9 +4,6 @@ import Testing
 
 @Suite("lade init and lade inspect STORE, run as a process")
 struct StoreCLITests {
-    static let corpus = LadeProcess.root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
-    static var corpusAvailable: Bool { FileManager.default.fileExists(atPath: corpus.appendingPathComponent("MANIFEST.jsonl").path) }
-
     func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("lade-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -50,11 +47,11 @@ struct StoreCLITests {
         #expect(result.stderr.contains("is not one of sqlite, xml or binary"))
     }
 
-    @Test("inspecting a store Apple wrote counts its objects and leaves the file and its -wal as they were", .enabled(if: corpusAvailable))
+    @Test("inspecting a store Apple wrote counts its objects and leaves the file and its -wal as they were", .needsCorpus)
     func inspectAppleStore() throws {
         let temp = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
-        let folder = Self.corpus.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal")
+        let folder = Corpus.root.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal")
         let store = temp.appendingPathComponent("SurfJournalModel.sqlite").path
         for suffix in ["", "-wal", "-shm"] {
             try copyWritable(atPath: folder.appendingPathComponent("CoreDataSeed/SurfJournalModel.sqlite").path + suffix, toPath: store + suffix)

@@ -5,7 +5,7 @@ import Testing
 /// `lade convert` and `lade meta set` killed with SIGKILL at fixed fractions of the time a
 /// whole run takes: the source is always intact, and the destination is absent, or complete
 /// and valid (with --overwrite: the old store or the new one, complete).
-@Suite("lade convert and lade meta set killed with SIGKILL", .serialized)
+@Suite("lade convert and lade meta set killed with SIGKILL", .slow, .serialized)
 struct StoreKillTests {
     static let products = 20_000
     static let categories = 50

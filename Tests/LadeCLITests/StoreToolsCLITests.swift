@@ -250,10 +250,10 @@ struct StoreToolsCLITests {
         }
     }
 
-    @Test("exporting a store Apple wrote leaves the file and its -wal as they were", .enabled(if: StoreCLITests.corpusAvailable))
+    @Test("exporting a store Apple wrote leaves the file and its -wal as they were", .needsCorpus)
     func exportAppleStore() throws {
         let sandbox = try ImportSandbox()
-        let folder = StoreCLITests.corpus.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal")
+        let folder = Corpus.root.appendingPathComponent("CoderDream/Core-Data-by-Tutorials/SourceCode/Core Data by Tutorials v6/09-multiple-managed-object-contexts/final/SurfJournal/SurfJournal")
         let store = sandbox.url("SurfJournalModel.sqlite").path
         for suffix in ["", "-wal", "-shm"] {
             try copyWritable(atPath: folder.appendingPathComponent("CoreDataSeed/SurfJournalModel.sqlite").path + suffix, toPath: store + suffix)

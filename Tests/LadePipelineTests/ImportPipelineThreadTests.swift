@@ -7,7 +7,7 @@ import Testing
 /// a bounded queue between them. `make tsan` runs these under ThreadSanitizer.
 @Suite("The import pipeline's threads, in process")
 struct ImportPipelineThreadTests {
-    @Test("20,000 rows through the reader thread, the queue and the writer: every row once, and a re-run changes nothing",
+    @Test("20,000 rows through the reader thread, the queue and the writer: every row once, and a re-run changes nothing", .slow,
           arguments: [ImportWriterChoice.batch, .objects])
     func pipeline(writer: ImportWriterChoice) throws {
         let directory = try PipelineFixtures.temporaryDirectory()

@@ -9,7 +9,8 @@ import Testing
 ///
 /// The child is this test binary itself, run again with `LADE_CRASH_WRITER` set, which makes
 /// `writerProcess()` do the writing (the test target links only the library, so there is no
-/// other executable to run). Without the variable that test does nothing.
+/// other executable to run). Without the variable that test runs the same writer for three
+/// generations of each kind, unkilled, and checks the files.
 @Suite("Crash safety of atomic writes (SIGKILL)")
 struct AtomicStoreCrashTests {
     enum Mode: String, CaseIterable, CustomTestStringConvertible {
@@ -63,24 +64,25 @@ struct AtomicStoreCrashTests {
         try store.save(request)
     }
 
-    /// Writes generations `1...` until killed, printing "LADE-ACK <g>" after each write returns.
-    static func write(_ mode: Mode, at url: URL) throws {
+    /// Writes the generations after the file's, through `last` (or until killed), calling
+    /// `acknowledge` with each generation once its write has returned.
+    static func write(_ mode: Mode, at url: URL, through last: Int64 = .max, acknowledge: (Int64) -> Void) throws {
         let model = try model()
         var generation = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)["generation"]?.integerValue ?? 0
-        func acknowledge() { FileHandle.standardOutput.write(Data("LADE-ACK \(generation)\n".utf8)) }
         if mode.isMetadataOnly {
             var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
-            while true {
+            while generation < last {
                 generation += 1
                 metadata["generation"] = .integer(generation)
                 metadata["payload"] = .data(payload(generation))
                 try PersistentStoreCoordinator.setMetadata(metadata, at: url)
-                acknowledge()
+                acknowledge(generation)
             }
+            return
         }
         let store: AtomicStore = mode.type == .xml ? try XMLStore(url: url, model: model) : try BinaryStore(url: url, model: model)
         let items = try store.fetch(StoreFetchRequest(entityName: "Item")).map(\.objectID)
-        while true {
+        while generation < last {
             generation += 1
             var request = StoreSaveRequest()
             request.updated = items.map { .init(objectID: $0, attributes: ["generation": .integer(generation)], toOne: [:]) }
@@ -90,7 +92,7 @@ struct AtomicStoreCrashTests {
             metadata["generation"] = .integer(generation)
             request.metadata = metadata
             try store.save(request)
-            acknowledge()
+            acknowledge(generation)
         }
     }
 
@@ -118,14 +120,28 @@ struct AtomicStoreCrashTests {
         return generation
     }
 
-    @Test("writer process (does the writing when run as a child with LADE_CRASH_WRITER; otherwise nothing)")
+    @Test("the writer: as the kill test's child (LADE_CRASH_WRITER) it writes until killed; here it writes three generations of each kind, each acknowledged, each file whole at the third")
     func writerProcess() throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let raw = environment["LADE_CRASH_WRITER"], let mode = Mode(rawValue: raw), let path = environment["LADE_CRASH_PATH"] else { return }
-        try Self.write(mode, at: URL(fileURLWithPath: path))
+        if let raw = environment["LADE_CRASH_WRITER"], let path = environment["LADE_CRASH_PATH"] {
+            let mode = try #require(Mode(rawValue: raw))
+            // Until killed: "LADE-ACK <g>" on standard output after each write, read by WriterChild.
+            try Self.write(mode, at: URL(fileURLWithPath: path)) { FileHandle.standardOutput.write(Data("LADE-ACK \($0)\n".utf8)) }
+            return
+        }
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for mode in Mode.allCases {
+            let url = directory.appendingPathComponent(mode.rawValue)
+            try Self.makeStore(mode, at: url)
+            var acknowledged: [Int64] = []
+            try Self.write(mode, at: url, through: 3) { acknowledged.append($0) }
+            #expect(acknowledged == [1, 2, 3], "\(mode.rawValue)")
+            #expect(try Self.verify(mode, at: url) == 3, "\(mode.rawValue)")
+        }
     }
 
-    @Test("SIGKILL at seeded moments leaves the old or the new complete version", arguments: Mode.allCases)
+    @Test("SIGKILL at seeded moments leaves the old or the new complete version", .slow, arguments: Mode.allCases)
     func killedWriter(mode: Mode) throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

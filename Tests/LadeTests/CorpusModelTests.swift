@@ -3,13 +3,13 @@ import Testing
 @testable import Lade
 
 /// Models and stores written by Apple's tools (`../shared/coredata-corpus`). Skipped when absent.
-@Suite("The Core Data corpus", .enabled(if: Fixtures.corpusAvailable))
+@Suite("The Core Data corpus", .needsCorpus)
 struct CorpusModelTests {
     @Test("every contents model in the corpus loads; every legacy elements model is refused")
     func everyModel() throws {
         var loaded = 0
         var refused = 0
-        for directory in Fixtures.corpusModelDirectories() {
+        for directory in Corpus.modelDirectories() {
             switch ModelLoader.contentsKind(of: directory) {
             case .contents:
                 #expect(throws: Never.self, "\(directory.path)") { _ = try ManagedObjectModel(contentsOf: directory) }
@@ -29,7 +29,7 @@ struct CorpusModelTests {
 
     @Test("every bundle lists its versions and loads its current one (or is refused as legacy)")
     func everyBundle() throws {
-        let walker = FileManager.default.enumerator(at: Fixtures.corpus, includingPropertiesForKeys: nil)
+        let walker = FileManager.default.enumerator(at: Corpus.root, includingPropertiesForKeys: nil)
         var bundles = 0
         while let url = walker?.nextObject() as? URL {
             guard url.pathExtension == "xcdatamodeld" else { continue }
@@ -62,8 +62,8 @@ struct CorpusModelTests {
         ]
         for item in cases {
             let model = try ManagedObjectModel(
-                contentsOf: Fixtures.corpusFile(item.model), version: item.version,
-                compiledModel: Fixtures.corpusFile(item.momd))
+                contentsOf: Corpus.file(item.model), version: item.version,
+                compiledModel: Corpus.file(item.momd))
             #expect(model.hasAppleVersionHashes)
             let expected = try StoreFacts(store: item.store).entityHashes
             #expect(!expected.isEmpty)
@@ -76,14 +76,14 @@ struct CorpusModelTests {
     func compiledModelMismatch() throws {
         let error = #expect(throws: ModelError.self) {
             try ManagedObjectModel(
-                contentsOf: Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"),
-                compiledModel: Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd"))
+                contentsOf: Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"),
+                compiledModel: Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel3/Fixtures/SampleModel3.momd"))
         }
         #expect(error?.description.contains("no hashes for model version 'SampleModel2'") == true)
         let wrongVersion = #expect(throws: ModelError.self) {
             try ManagedObjectModel(
-                contentsOf: Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"),
-                compiledModel: Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd"))
+                contentsOf: Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld/SampleModel2.xcdatamodel"),
+                compiledModel: Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd"))
                 .withAppleVersionHashes(["Car": Data(count: 32)], source: "test")
         }
         #expect(wrongVersion?.description.contains("has no version hash for entities LuxuryCar, Person, SportCar") == true)
@@ -105,7 +105,7 @@ struct StoreFacts {
     var uuid: String?
 
     init(store: String) throws {
-        let base = Fixtures.corpusFile("expected/" + store)
+        let base = Corpus.file("expected/" + store)
         let schema = try String(contentsOf: URL(fileURLWithPath: base.path + ".schema.sql"), encoding: .utf8)
         for statement in schema.components(separatedBy: ";") {
             let text = statement.trimmingCharacters(in: .whitespacesAndNewlines)

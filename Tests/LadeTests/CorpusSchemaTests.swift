@@ -4,7 +4,7 @@ import Testing
 
 /// For the corpus stores whose exact model is in the corpus, the entities and stored attributes
 /// the loader yields must agree with the tables and columns Apple's Core Data wrote.
-@Suite("Models agree with the stores Apple wrote from them", .enabled(if: Fixtures.corpusAvailable))
+@Suite("Models agree with the stores Apple wrote from them", .needsCorpus)
 struct CorpusSchemaTests {
     struct Pair: CustomTestStringConvertible, Sendable, Decodable {
         var store: String
@@ -24,8 +24,8 @@ struct CorpusSchemaTests {
     func listed() {
         #expect(Self.pairs.count == 5)
         for pair in Self.pairs {
-            #expect(FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.store).path), "\(pair.store)")
-            #expect(FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.model).path), "\(pair.model)")
+            #expect(FileManager.default.fileExists(atPath: Corpus.file(pair.store).path), "\(pair.store)")
+            #expect(FileManager.default.fileExists(atPath: Corpus.file(pair.model).path), "\(pair.model)")
         }
     }
 
@@ -33,7 +33,7 @@ struct CorpusSchemaTests {
 
     @Test("tables are the model's root entities and columns its stored attributes and to-one keys", arguments: pairs)
     func schemaAgrees(pair: Pair) throws {
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
         let facts = try StoreFacts(store: pair.store)
 
         // Many-to-many join tables are named Z_<n><RELATIONSHIP>; the rest are entity tables.
@@ -70,8 +70,8 @@ struct CorpusSchemaTests {
 
     @Test("every index of Lade's layout for the model is in the store Apple wrote (lade check reports none missing)", arguments: pairs)
     func indexesAgree(pair: Pair) throws {
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
-        let connection = try SQLiteConnection(path: Fixtures.corpusFile(pair.store).path, mode: .readOnly)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
+        let connection = try SQLiteConnection(path: Corpus.file(pair.store).path, mode: .readOnly)
         let present = try connection.indexNames()
         let expected = SQLiteSchema(model: model).indexes.map(\.name)
         #expect(expected.filter { !present.contains($0) } == [], "\(pair.store)")

@@ -4,7 +4,7 @@ import Testing
 
 /// Mapping models of the corpus (Xcode's `.xcmappingmodel` and a compiled `.cdm`), read and
 /// fitted to their model versions. Skipped when the corpus is absent.
-@Suite("Mapping models", .enabled(if: Fixtures.corpusAvailable))
+@Suite("Mapping models", .needsCorpus)
 struct MappingModelTests {
     static let sampleModel = "alemar11/CoreDataPlus/Tests/Resources/SampleModel/"
     static let moody = "objcio/core-data/Migrations/Migrations/"
@@ -12,15 +12,15 @@ struct MappingModelTests {
     static let coreStore = "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/"
 
     static func versions(_ bundle: String, _ from: String, _ to: String) throws -> (ManagedObjectModel, ManagedObjectModel) {
-        let url = Fixtures.corpusFile(bundle)
+        let url = Corpus.file(bundle)
         return (try ManagedObjectModel(contentsOf: url, version: from), try ManagedObjectModel(contentsOf: url, version: to))
     }
 
     @Test("CoreDataPlus V2toV3: Xcode's document, with its automatic expressions made, reads as the compiled .cdm")
     func documentEqualsCompiled() throws {
         let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
-        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
-        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let document = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        let compiled = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(document.sourceVersionName == "SampleModel2")
         #expect(document.destinationVersionName == "SampleModel3")
         #expect(compiled.sourceVersionName == nil)
@@ -53,13 +53,13 @@ struct MappingModelTests {
          "the migration policy class Advanced_EvolutionDemo_V2_FromV1MigrationPolicy, used by entity mapping CreatureToCreature"),
     ])
     func customCode(path: String, expected: String) throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        let mapping = try MappingModel(contentsOf: Corpus.file(path))
         #expect(mapping.customCode == [expected])
     }
 
     @Test("a CAST to an app class and a FUNCTION on it are named (fruitsamples MigrationV2)")
     func castToAppClass() throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile("fruitsamples/MigrationV2/Models/MappingModel.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file("fruitsamples/MigrationV2/Models/MappingModel.xcmappingmodel"))
         let code = mapping.customCode
         #expect(code.first == "the migration policy class CuisineMigrationPolicy, used by entity mapping RecipeToCuisine")
         #expect(code.contains("CAST(\"MigrationFunctions\", \"Class\") (the app class MigrationFunctions), in entity mapping ChefToChef, property firstName"))
@@ -76,7 +76,7 @@ struct MappingModelTests {
          "JohnEstropia/CoreStore/Demo/Sources/Demos/Advanced/EvolutionDemo/Advanced.EvolutionDemo.V1.xcdatamodeld"),
     ])
     func runnable(path: String, bundle: String) throws {
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(path))
+        let mapping = try MappingModel(contentsOf: Corpus.file(path))
         #expect(mapping.customCode == [])
         let (source, destination) = try Self.versions(bundle, try #require(mapping.sourceVersionName), try #require(mapping.destinationVersionName))
         let resolved = try mapping.resolved(from: source, to: destination)
@@ -112,7 +112,7 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Self.notesStore(in: directory, model: v2, count: 7)
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         var manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         manager.batchSize = batchSize
         let counts = try manager.run()
@@ -158,12 +158,12 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("SampleModel_V1.sqlite")
-        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
+        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
         try MigrationManager(store: store, from: v1, to: v2, mappings: [inferred]).run()
         let entities = v2.entities.filter { !$0.isAbstract }.map(\.name)
         let ours = try Self.canonical(store, model: v2, entities: entities)
         let apple = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try copyWritable(at: Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
+        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
         let theirs = try Self.canonical(apple, model: v2, entities: entities)
         #expect(ours.values.map(\.count).reduce(0, +) > 0)
         for entity in entities { #expect(ours[entity] == theirs[entity], "\(entity)") }
@@ -171,15 +171,15 @@ struct MappingModelTests {
 
     @Test("a compiled mapping's entity hashes single out its step when the versions carry Apple's hashes (a .momd)")
     func compiledHashes() throws {
-        let bundle = Fixtures.corpusFile(Self.sampleModel + "SampleModel.xcdatamodeld")
-        let momd = Fixtures.corpusFile(Self.sampleModel + "Fixtures/SampleModel.momd")
+        let bundle = Corpus.file(Self.sampleModel + "SampleModel.xcdatamodeld")
+        let momd = Corpus.file(Self.sampleModel + "Fixtures/SampleModel.momd")
         let models = try ["SampleModel", "SampleModel2", "SampleModel3"].map { try ManagedObjectModel(contentsOf: bundle, version: $0, compiledModel: momd) }
-        let compiled = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let compiled = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(compiled.matchesVersionHashes(from: models[1], to: models[2]) == true)
         #expect(compiled.matchesVersionHashes(from: models[0], to: models[1]) == false)
         let withoutMomd = try ManagedObjectModel(contentsOf: bundle, version: "SampleModel2")
         #expect(compiled.matchesVersionHashes(from: withoutMomd, to: models[2]) == false, "Lade's own hashes are not Apple's")
-        let document = try MappingModel(contentsOf: Fixtures.corpusFile(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
+        let document = try MappingModel(contentsOf: Corpus.file(Self.sampleModel + "MappingModels/V2toV3.xcmappingmodel"))
         #expect(document.matchesVersionHashes(from: models[1], to: models[2]) == nil)
     }
 
@@ -214,7 +214,7 @@ struct MappingModelTests {
         #expect(read("expression.xml", Data(badExpression.utf8)).contains("line 5: the value expression of AToA.a is not base64"))
         let duplicate = header + "<object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/><object type=\"XDDEVMAPPINGMODEL\" id=\"z1\"/></database>"
         #expect(read("duplicate.xml", Data(duplicate.utf8)).contains("two objects have the id z1"))
-        let compiled = try Data(contentsOf: Fixtures.corpusFile(Self.sampleModel + "Fixtures/V2toV3.cdm"))
+        let compiled = try Data(contentsOf: Corpus.file(Self.sampleModel + "Fixtures/V2toV3.cdm"))
         #expect(read("truncated.cdm", compiled.prefix(compiled.count / 2)).contains("it is not a readable keyed archive"))
         #expect(read("missing.cdm", Data()).contains("neither a compiled mapping model nor Xcode's xcmapping.xml"))
         let (v2, v3) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel2", "SampleModel3")
@@ -300,7 +300,7 @@ struct MappingModelTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Self.notesStore(in: directory, model: v2, count: 3)
-        let mapping = try MappingModel(contentsOf: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        let mapping = try MappingModel(contentsOf: Corpus.file(Self.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
         let manager = try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping])
         let wrote = LockedFlag()
         let path = store.path
@@ -315,7 +315,7 @@ struct MappingModelTests {
         #expect(error?.description.contains("another process changed the store while it was migrated") == true, "\(String(describing: error))")
         let titles = try writer.rows("SELECT ZTITLE FROM ZNOTE ORDER BY Z_PK").map { $0.first }
         #expect(titles == [.text("changed meanwhile"), .text("note 1"), .text("note 2")])
-        #expect(try StoreVersionMatch(storeAt: store, bundle: Fixtures.corpusFile(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")
+        #expect(try StoreVersionMatch(storeAt: store, bundle: Corpus.file(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("lade-convert") }.isEmpty)
     }
 }
@@ -326,104 +326,4 @@ final class LockedFlag: @unchecked Sendable {
     private var set = false
     /// True the first time only.
     func setOnce() -> Bool { lock.withLock { defer { set = true }; return !set } }
-}
-
-/// Every key a mapping model names checked against the two versions while the migration is
-/// planned, as Core Data's `fetchRequestForSourceEntityNamed:predicateString:` raises on an
-/// unknown key: a filter naming none would otherwise take no object, and the migration drop
-/// the entity's objects. Catalog → Catalog, mappings built in code.
-@Suite("Mapping models' keys checked against the versions")
-struct MappingModelKeyTests {
-    static func catalog() throws -> ManagedObjectModel { try ManagedObjectModel(contentsOf: Fixtures.catalog) }
-
-    static let manager = MappingExpression.variable("manager")
-    static func source(_ path: String...) -> MappingExpression { .keyPath(.variable("source"), path) }
-    static func instances(of mapping: String, _ sources: MappingExpression) -> MappingExpression {
-        .function(manager, selector: "destinationInstancesForEntityMappingNamed:sourceInstances:", arguments: [.constant(.string(mapping)), sources])
-    }
-
-    /// `ProductToProduct` (filtered by `filter`) with these property mappings, and
-    /// `CategoryToCategory` copying names.
-    static func mapping(filter: String = "TRUEPREDICATE", attributes: [MappingModel.PropertyMapping] = [],
-                        relationships: [MappingModel.PropertyMapping] = []) -> MappingModel {
-        func fetch(_ entity: String, _ predicate: String) -> MappingExpression {
-            .fetch(.function(manager, selector: "fetchRequestForSourceEntityNamed:predicateString:", arguments: [.constant(.string(entity)), .constant(.string(predicate))]),
-                   context: .keyPath(manager, ["sourceContext"]), countOnly: false)
-        }
-        return MappingModel(entityMappings: [
-            .init(name: "CategoryToCategory", kind: .copy, sourceEntityName: "Category", destinationEntityName: "Category", migrationPolicyClassName: nil,
-                  sourceExpression: fetch("Category", "TRUEPREDICATE"), attributeMappings: [.init(name: "name", valueExpression: source("name"))], relationshipMappings: []),
-            .init(name: "ProductToProduct", kind: .copy, sourceEntityName: "Product", destinationEntityName: "Product", migrationPolicyClassName: nil,
-                  sourceExpression: fetch("Product", filter), attributeMappings: attributes, relationshipMappings: relationships),
-        ], origin: "/maps/Catalog.xcmappingmodel")
-    }
-
-    /// The refusal `resolved(from:to:)` gives, which `MigrationManager` gives too, before it
-    /// so much as looks for the store.
-    static func refusal(_ mapping: MappingModel, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        let model = try catalog()
-        let error = #expect(throws: MappingModelError.self, sourceLocation: sourceLocation) { _ = try mapping.resolved(from: model, to: model) }
-        #expect(throws: MappingModelError.self, sourceLocation: sourceLocation) {
-            _ = try MigrationManager(store: URL(fileURLWithPath: "/nonexistent/catalog.sqlite"), from: model, to: model, mappings: [mapping])
-        }
-        return error?.description ?? ""
-    }
-
-    @Test("a filter naming a key the source entity lacks is refused, naming the file, the entity mapping, the key and the entity")
-    func unknownKeyInFilter() throws {
-        let message = try Self.refusal(Self.mapping(filter: "nosuch > 0"))
-        for text in ["/maps/Catalog.xcmappingmodel", "entity mapping ProductToProduct", "filter 'nosuch > 0'", "'nosuch' is not a property of entity 'Product'"] {
-            #expect(message.contains(text), "\(text): \(message)")
-        }
-        // Through a relationship, inside ANY and a SUBQUERY, as a fetch checks them.
-        for (filter, key, entity) in [("category.nosuch == 'a'", "nosuch", "Category"), ("ANY suppliers.nosuch == 'x'", "nosuch", "Supplier"),
-                                      ("SUBQUERY(media, $m, $m.nosuch != nil).@count > 0", "nosuch", "Media")] {
-            let message = try Self.refusal(Self.mapping(filter: filter))
-            #expect(message.contains("'\(key)' is not a property of entity '\(entity)'"), "\(filter): \(message)")
-        }
-    }
-
-    @Test("an attribute's value expression whose key path names a key the source entity lacks is refused, naming the property mapping")
-    func unknownKeyInAttributeExpression() throws {
-        let message = try Self.refusal(Self.mapping(attributes: [.init(name: "details", valueExpression: Self.source("nosuch"))]))
-        for text in ["entity mapping ProductToProduct, property details", "$source.nosuch", "'nosuch' is not a property of entity 'Product'"] {
-            #expect(message.contains(text), "\(text): \(message)")
-        }
-        // After a collection operator, the key is of the collection's members.
-        let operated = try Self.refusal(Self.mapping(attributes: [.init(name: "stock", valueExpression: Self.source("suppliers", "@max", "nosuch"))]))
-        #expect(operated.contains("'nosuch' is not a property of entity 'Supplier'"), "\(operated)")
-    }
-
-    @Test("a key path through a to-one to a relationship its entity lacks is refused, in attribute and relationship expressions")
-    func unknownRelationshipThroughToOne() throws {
-        let message = try Self.refusal(Self.mapping(attributes: [.init(name: "details", valueExpression: Self.source("category", "parent", "nosuchrel", "name"))]))
-        #expect(message.contains("'nosuchrel' is not a property of entity 'Category'"), "\(message)")
-        let relationship = try Self.refusal(Self.mapping(relationships: [.init(name: "category", valueExpression: Self.instances(of: "CategoryToCategory", Self.source("categry")))]))
-        #expect(relationship.contains("entity mapping ProductToProduct, property category"), "\(relationship)")
-        #expect(relationship.contains("'categry' is not a property of entity 'Product'"), "\(relationship)")
-        let mappingName = try Self.refusal(Self.mapping(relationships: [.init(name: "category", valueExpression: Self.instances(of: "CategoryToCategry", Self.source("category")))]))
-        #expect(mappingName.contains("CategoryToCategry"), "\(mappingName)")
-    }
-
-    @Test("valid filters and expressions of every form a mapping model uses are accepted")
-    func validKeys() throws {
-        let model = try Self.catalog()
-        let mapping = Self.mapping(
-            filter: "category.name BEGINSWITH 'a' AND ANY suppliers.code == 'x' AND SUBQUERY(media, $m, $m.caption != nil).@count > 0 AND suppliers.@count < 3",
-            attributes: [
-                .init(name: "name", valueExpression: .keyPath(.evaluatedObject, ["name"])),
-                .init(name: "details", valueExpression: Self.source("category", "parent", "name")),
-                .init(name: "stock", valueExpression: Self.source("media", "@count")),
-                .init(name: "sku", valueExpression: .function(nil, selector: "uppercase:", arguments: [Self.source("sku")])),
-                .init(name: "weight", valueExpression: Self.source("suppliers", "@distinctUnionOfObjects", "primaryProducts", "@max", "weight")),
-                .init(name: "updatedAt", valueExpression: .keyPath(.variable("destination"), ["createdAt"])),
-            ],
-            relationships: [
-                .init(name: "category", valueExpression: Self.instances(of: "CategoryToCategory", Self.source("category"))),
-                .init(name: "suppliers", valueExpression: .function(Self.manager, selector: "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
-                                                                    arguments: [.constant(.string("suppliers")), Self.source("suppliers")])),
-            ])
-        let resolved = try mapping.resolved(from: model, to: model)
-        #expect(resolved.entityMappings.count == 2)
-    }
 }

@@ -14,9 +14,9 @@ struct ModelJSONTests {
         }
     }
 
-    @Test("a model carrying Apple's hashes keeps them through JSON", .enabled(if: Fixtures.corpusAvailable))
+    @Test("a model carrying Apple's hashes keeps them through JSON", .needsCorpus)
     func appleHashesRoundTrip() throws {
-        let base = Fixtures.corpusFile("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
+        let base = Corpus.file("alemar11/CoreDataPlus/Tests/Resources/SampleModel")
         let model = try ManagedObjectModel(
             contentsOf: base.appendingPathComponent("SampleModel.xcdatamodeld"), version: "SampleModel2",
             compiledModel: base.appendingPathComponent("Fixtures/SampleModel.momd"))
@@ -26,10 +26,10 @@ struct ModelJSONTests {
         #expect(again.versionHashes == model.versionHashes)
     }
 
-    @Test("every corpus model survives the JSON round trip unchanged", .enabled(if: Fixtures.corpusAvailable))
+    @Test("every corpus model survives the JSON round trip unchanged", .needsCorpus)
     func corpusRoundTrip() throws {
         var checked = 0
-        for directory in Fixtures.corpusModelDirectories() where ModelLoader.contentsKind(of: directory) == .contents {
+        for directory in Corpus.modelDirectories() where ModelLoader.contentsKind(of: directory) == .contents {
             let model = try ManagedObjectModel(contentsOf: directory)
             let again = try ManagedObjectModel(jsonData: try model.jsonData(), file: directory.path)
             #expect(again == model, "\(directory.path)")

@@ -204,7 +204,7 @@ struct PredicateGenerator {
     }
 }
 
-@Suite("Predicates: the stores and the evaluator agree")
+@Suite("Predicates: the stores and the evaluator agree", .slow)
 struct PredicateDifferentialTests {
     static let defaultSeed: UInt64 = 20_261_122
 

@@ -27,7 +27,7 @@ struct PredicateParserFuzzTests {
         [], ["name"], [1, "a"], [.null, [1, 2], 2.5], ["items.price", .date(Date(timeIntervalSinceReferenceDate: 0)), true],
     ]
 
-    @Test("100,000 random and mutated inputs each give a predicate (whose description reads back the same) or an error with a column inside the input")
+    @Test("100,000 random and mutated inputs each give a predicate (whose description reads back the same) or an error with a column inside the input", .slow)
     func fuzz() throws {
         let seed = ProcessInfo.processInfo.environment["LADE_PREDICATE_SEED"].flatMap(UInt64.init) ?? 7
         var random = SeededGenerator(seed: seed)

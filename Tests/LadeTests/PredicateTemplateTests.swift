@@ -85,10 +85,10 @@ struct PredicateTemplateTests {
         }
     }
 
-    @Test("every predicate string of the corpus models' fetch request templates and fetched properties parses", .enabled(if: Fixtures.corpusAvailable))
+    @Test("every predicate string of the corpus models' fetch request templates and fetched properties parses", .needsCorpus)
     func corpus() throws {
         var parsed = 0
-        for directory in Fixtures.corpusModelDirectories() where ModelLoader.contentsKind(of: directory) == .contents {
+        for directory in Corpus.modelDirectories() where ModelLoader.contentsKind(of: directory) == .contents {
             let model = try ManagedObjectModel(contentsOf: directory)
             let templates = model.fetchRequestTemplates + model.entities.flatMap(\.fetchedProperties).map(\.fetchRequest)
             for template in templates {

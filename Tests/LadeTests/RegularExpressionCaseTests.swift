@@ -71,7 +71,7 @@ struct RegularExpressionCaseTests {
         return Self.unknownToICU.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil
     }
 
-    @Test("every cased character ICU knows, as a literal and in a class, matches its case variants as ICU says")
+    @Test("every cased character ICU knows, as a literal and in a class, matches its case variants as ICU says", .slow)
     func everyCasedScalar() throws {
         var failures: [String] = []
         var checked = 0
@@ -91,7 +91,7 @@ struct RegularExpressionCaseTests {
         #expect(failures.isEmpty, "\(failures.count) disagreements: \(failures.prefix(10).joined(separator: "\n"))")
     }
 
-    @Test("thousands of generated patterns, case-insensitive, answer as ICU does")
+    @Test("thousands of generated patterns, case-insensitive, answer as ICU does", .slow)
     func differential() throws {
         var generator = PatternGenerator(random: SeededGenerator(seed: 20_261_125))
         var failures: [String] = []

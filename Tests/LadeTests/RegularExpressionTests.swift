@@ -168,7 +168,7 @@ struct RegularExpressionTests {
         return nil
     }
 
-    @Test("thousands of generated patterns answer as ICU does, whole and somewhere")
+    @Test("thousands of generated patterns answer as ICU does, whole and somewhere", .slow)
     func differential() throws {
         let seed = ProcessInfo.processInfo.environment["LADE_REGEX_SEED"].flatMap { UInt64($0) } ?? 20_261_122
         var generator = PatternGenerator(random: SeededGenerator(seed: seed))
@@ -191,10 +191,10 @@ struct RegularExpressionTests {
         #expect(native * 10 >= patterns * 9, "most generated patterns should be native")
     }
 
-    @Test("every regularExpressionString in the corpus compiles and answers as ICU does", .enabled(if: Fixtures.corpusAvailable))
+    @Test("every regularExpressionString in the corpus compiles and answers as ICU does", .needsCorpus)
     func corpus() throws {
         var found: [String] = []
-        for directory in Fixtures.corpusModelDirectories() {
+        for directory in Corpus.modelDirectories() {
             guard let xml = try? String(contentsOf: directory.appendingPathComponent("contents"), encoding: .utf8) else { continue }
             found += Self.attributeValues(named: "regularExpressionString", in: xml)
         }
@@ -266,7 +266,7 @@ struct RegularExpressionTests {
         }
     }
 
-    @Test("patterns outside the native subset fall back to NSRegularExpression and answer exactly")
+    @Test("patterns outside the native subset fall back to NSRegularExpression and answer exactly", .slow)
     func fallback() throws {
         let patterns = [
             "(\\w)\\1", "(?i)a(?=b)", "a(?=b)", "(?<!x)y", "\\p{Lu}+\\p{Ll}*", "a*+", "[[a-z]&&[^aeiou]]+", "\\Qa.b\\E",

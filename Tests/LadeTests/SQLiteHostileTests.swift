@@ -94,7 +94,7 @@ struct SQLiteHostileTests {
         #expect(matched == 1)
     }
 
-    @Test("ORs and ANDs of thousands of terms run on SQLite (a balanced tree, not SQLite's depth limit) and agree with the evaluator")
+    @Test("ORs and ANDs of thousands of terms run on SQLite (a balanced tree, not SQLite's depth limit) and agree with the evaluator", .slow)
     func wideCompounds() throws {
         let stack = try TestStack()
         let context = stack.context()

@@ -4,7 +4,7 @@ import Testing
 
 /// `SQLiteStore.create` from each corpus model whose exact store Apple wrote must give the same
 /// tables, columns (with declared types) and indexes as Apple's store, order and spacing aside.
-@Suite("SQLite schema parity with Apple's stores", .enabled(if: Fixtures.corpusAvailable))
+@Suite("SQLite schema parity with Apple's stores", .needsCorpus)
 struct SQLiteSchemaParityTests {
     /// A schema reduced to what must agree: each table's columns with their types, each index's
     /// table, uniqueness and terms.
@@ -58,13 +58,13 @@ struct SQLiteSchemaParityTests {
 
     @Test("lade's layout equals Apple's", arguments: CorpusSchemaTests.pairs)
     func parity(pair: CorpusSchemaTests.Pair) throws {
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = temp.appendingPathComponent("made.sqlite")
         try SQLiteStore.create(at: url, model: model)
         var ours = NormalizedSchema(statements: try Self.schemaStatements(of: url))
-        let appleSQL = try String(contentsOf: URL(fileURLWithPath: Fixtures.corpusFile("expected/" + pair.store).path + ".schema.sql"), encoding: .utf8)
+        let appleSQL = try String(contentsOf: URL(fileURLWithPath: Corpus.file("expected/" + pair.store).path + ".schema.sql"), encoding: .utf8)
         let apple = NormalizedSchema(statements: appleSQL.components(separatedBy: ";"))
         // The one difference kept on purpose: Lade writes Z_MODELCACHE as current Core Data does
         // (every corpus store from framework version 637 on has it); older Core Data did not.
@@ -82,7 +82,7 @@ struct SQLiteSchemaParityTests {
 
     @Test("entity numbers follow Core Data's: depth-first, roots and children in name order", arguments: CorpusSchemaTests.pairs)
     func entityNumbers(pair: CorpusSchemaTests.Pair) throws {
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
         let schema = SQLiteSchema(model: model)
         let facts = try StoreFacts(store: pair.store)
         for row in facts.primaryKeyRows {

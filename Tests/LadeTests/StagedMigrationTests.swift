@@ -62,17 +62,17 @@ struct StagedMigrationTests {
     }
 
     @Test("a compiled mapping model whose recorded entity hashes match no step is refused, naming them, when the versions carry Apple's hashes (a .momd)",
-          .enabled(if: Fixtures.corpusAvailable))
+          .needsCorpus)
     func compiledMappingHashes() throws {
         let base = "alemar11/CoreDataPlus/Tests/Resources/SampleModel/"
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try copyWritable(at: Fixtures.corpusFile(base + "Fixtures/SampleModel_V2.sqlite"), to: store)
-        let bundle = Fixtures.corpusFile(base + "SampleModel.xcdatamodeld"), momd = Fixtures.corpusFile(base + "Fixtures/SampleModel.momd")
+        try copyWritable(at: Corpus.file(base + "Fixtures/SampleModel_V2.sqlite"), to: store)
+        let bundle = Corpus.file(base + "SampleModel.xcdatamodeld"), momd = Corpus.file(base + "Fixtures/SampleModel.momd")
         // CoreDataPlus's own V2 → V3 mapping, its policy class taken out (so that it would run),
         // and every hash it records changed: it is no longer the mapping between those versions.
-        var mapping = try MappingModel(contentsOf: Fixtures.corpusFile(base + "Fixtures/V2toV3.cdm"))
+        var mapping = try MappingModel(contentsOf: Corpus.file(base + "Fixtures/V2toV3.cdm"))
         for index in mapping.entityMappings.indices where mapping.entityMappings[index].kind == .custom {
             mapping.entityMappings[index].migrationPolicyClassName = nil
             mapping.entityMappings[index].kind = .transform

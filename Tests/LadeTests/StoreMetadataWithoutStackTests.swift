@@ -100,38 +100,43 @@ struct StoreMetadataWithoutStackTests {
         return digests
     }
 
+    /// Sets metadata on the SQLite store at `url` without a stack and checks that only the
+    /// Z_METADATA row's plist changed; `name` says which store in a failure.
+    static func setMetadataTouchesOnlyZMetadata(_ name: String, at url: URL) throws {
+        let before = try tableDigests(url)
+        let uuidBefore = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT Z_UUID FROM Z_METADATA")
+        var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+        metadata["lade.test"] = .string("set without a stack")
+        try PersistentStoreCoordinator.setMetadata(metadata, at: url)
+        let after = try tableDigests(url)
+        #expect(Set(after.keys) == Set(before.keys))
+        let changed = after.keys.filter { after[$0] != before[$0] }.sorted()
+        #expect(changed == ["Z_METADATA"], "\(name): \(changed)")
+        let row = try #require(try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA").first)
+        #expect([row[0]] == uuidBefore.first)
+        guard case .blob(let plist) = row[1] else { Issue.record("Z_PLIST is not a blob"); return }
+        let stored = try #require(try PropertyListValue.decode(plist).dictionaryValue)
+        #expect(stored["NSStoreUUID"] == nil && stored["lade.test"] == .string("set without a stack"))
+        #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: url) == metadata)
+    }
+
     @Test("on SQLite, setting metadata changes the Z_METADATA row's plist and no other table; Z_UUID stays")
     func sqliteTouchesOnlyZMetadata() throws {
-        var stores: [(String, URL)] = []
         let (stack, _, _) = try Self.closedStore(.sqlite, items: 24)
-        stores.append(("generated", stack.url))
+        try Self.setMetadataTouchesOnlyZMetadata("generated", at: stack.url)
+    }
+
+    @Test("on the SQLite stores Apple wrote, setting metadata changes the Z_METADATA row's plist and no other table; Z_UUID stays",
+          .needsCorpus)
+    func sqliteTouchesOnlyZMetadataOfAppleStores() throws {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
-        if Fixtures.corpusAvailable {
-            for relative in CorpusStoreTests.allStores {
-                let directory = temp.appendingPathComponent(UUID().uuidString)
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                stores.append((relative, try copyCorpusStore(relative, to: directory)))
-            }
+        for relative in CorpusStoreTests.allStores {
+            let directory = temp.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Self.setMetadataTouchesOnlyZMetadata(relative, at: try copyCorpusStore(relative, to: directory))
         }
-        for (name, url) in stores {
-            let before = try Self.tableDigests(url)
-            let uuidBefore = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT Z_UUID FROM Z_METADATA")
-            var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
-            metadata["lade.test"] = .string("set without a stack")
-            try PersistentStoreCoordinator.setMetadata(metadata, at: url)
-            let after = try Self.tableDigests(url)
-            #expect(Set(after.keys) == Set(before.keys))
-            let changed = after.keys.filter { after[$0] != before[$0] }.sorted()
-            #expect(changed == ["Z_METADATA"], "\(name): \(changed)")
-            let row = try #require(try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA").first)
-            #expect([row[0]] == uuidBefore.first)
-            guard case .blob(let plist) = row[1] else { Issue.record("Z_PLIST is not a blob"); continue }
-            let stored = try #require(try PropertyListValue.decode(plist).dictionaryValue)
-            #expect(stored["NSStoreUUID"] == nil && stored["lade.test"] == .string("set without a stack"))
-            #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: url) == metadata)
-        }
-        print("metadata set on \(stores.count) SQLite stores; only Z_METADATA changed in each")
+        print("metadata set on \(CorpusStoreTests.allStores.count) SQLite stores Apple wrote; only Z_METADATA changed in each")
     }
 
     @Test("on XML, setting metadata rewrites only <databaseInfo>: the objects stream through unchanged")
@@ -147,10 +152,15 @@ struct StoreMetadataWithoutStackTests {
         try PersistentStoreCoordinator.setMetadata(metadata, at: stack.url)
         #expect(try body(stack.url) == before)
         #expect(try String(contentsOf: stack.url, encoding: .utf8).contains("<string>&lt;&amp;&gt; ✓</string>"))
-        // An Apple-written file keeps every object too.
-        guard Fixtures.corpusAvailable, let file = XMLStoreCorpusTests.files.first else { return }
-        let url = stack.directory.appendingPathComponent("apple.xml")
-        try copyWritable(at: Fixtures.corpusFile(file), to: url)
+    }
+
+    @Test("on an XML store Apple wrote, setting metadata keeps every object, the UUID and the next object ID", .needsCorpus)
+    func xmlKeepsAppleObjects() throws {
+        let file = try #require(XMLStoreCorpusTests.files.first)
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("apple.xml")
+        try copyWritable(at: Corpus.file(file), to: url)
         let raw = try RawXMLStore(url)
         var appleMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         appleMetadata["note"] = .string("added")

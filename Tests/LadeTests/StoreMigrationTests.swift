@@ -22,7 +22,7 @@ struct StoreMigrationTests {
     }
 
 
-    @Test("every object, value and relationship arrives, for every pair of store types; the old store leaves the coordinator, the new one keeps its UUID",
+    @Test("every object, value and relationship arrives, for every pair of store types; the old store leaves the coordinator, the new one keeps its UUID", .slow,
           arguments: pairs)
     func everyPair(source sourceType: StoreType, destination destinationType: StoreType) throws {
         let directory = try Fixtures.temporaryDirectory()
@@ -178,14 +178,14 @@ struct StoreMigrationTests {
     // MARK: The corpus
 
     @Test("each corpus SQLite store, copied to a temporary folder, goes SQLite → XML → binary → SQLite and ends equal; the copy it started from is untouched",
-          .enabled(if: Fixtures.corpusAvailable), arguments: CorpusSchemaTests.pairs)
+          .needsCorpus, arguments: CorpusSchemaTests.pairs)
     func corpusRoundTrip(_ pair: CorpusSchemaTests.Pair) throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let model = try ManagedObjectModel(contentsOf: Fixtures.corpusFile(pair.model), version: pair.version)
+        let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
         let original = directory.appendingPathComponent("original.sqlite")
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: Fixtures.corpusFile(pair.store).path + suffix) {
-            try copyWritable(atPath: Fixtures.corpusFile(pair.store).path + suffix, toPath: original.path + suffix)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: Corpus.file(pair.store).path + suffix) {
+            try copyWritable(atPath: Corpus.file(pair.store).path + suffix, toPath: original.path + suffix)
         }
         let originalDigest = try storeFileDigests(original)
         var previous = original

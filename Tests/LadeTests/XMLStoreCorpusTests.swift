@@ -112,12 +112,12 @@ struct RawXMLStore {
     }
 }
 
-@Suite("The XML stores Apple wrote", .enabled(if: Fixtures.corpusAvailable))
+@Suite("The XML stores Apple wrote", .needsCorpus)
 struct XMLStoreCorpusTests {
     /// Every Core Data XML store in the corpus: each `xcmapping.xml` (Xcode's mapping-model
     /// documents) and atomlib's `template.mslice`, from MANIFEST.jsonl.
     static let files: [String] = {
-        guard let manifest = try? String(contentsOf: Fixtures.corpusFile("MANIFEST.jsonl"), encoding: .utf8) else { return [] }
+        guard let manifest = try? String(contentsOf: Corpus.file("MANIFEST.jsonl"), encoding: .utf8) else { return [] }
         return manifest.split(separator: "\n").compactMap { line -> String? in
             guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let repo = entry["repo"] as? String, let path = entry["path"] as? String,
@@ -137,7 +137,7 @@ struct XMLStoreCorpusTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = temp.appendingPathComponent("store.xml")
-        try copyWritable(at: Fixtures.corpusFile(file), to: url)
+        try copyWritable(at: Corpus.file(file), to: url)
         let raw = try RawXMLStore(url)
         let model = try raw.inferredModel()
 

@@ -1,5 +1,6 @@
 import Foundation
 @_exported import LadeTestSupport
+@_exported import LadeTestTraits
 import Lade
 @testable import LadePipeline
 

@@ -1,36 +1,15 @@
 import Foundation
 @_exported import LadeTestSupport
+@_exported import LadeTestTraits
 import Lade
 
-/// Where the tests find the project's samples and the shared Core Data corpus.
+/// Where the tests find the project's samples (the Core Data corpus is ``Corpus``).
 enum Fixtures {
     /// The repository root, found from this file's path.
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let catalog = root.appendingPathComponent("samples/Catalog.xcdatamodeld")
-
-    /// `../shared/coredata-corpus`, or `LADE_CORPUS` when set.
-    static let corpus: URL = {
-        if let path = ProcessInfo.processInfo.environment["LADE_CORPUS"] { return URL(fileURLWithPath: path) }
-        return root.deletingLastPathComponent().appendingPathComponent("shared/coredata-corpus")
-    }()
-
-    static var corpusAvailable: Bool {
-        FileManager.default.fileExists(atPath: corpus.appendingPathComponent("MANIFEST.jsonl").path)
-    }
-
-    static func corpusFile(_ relative: String) -> URL { corpus.appendingPathComponent(relative) }
-
-    /// Every `.xcdatamodel` directory in the corpus, sorted by path.
-    static func corpusModelDirectories() -> [URL] {
-        guard let walker = FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil) else { return [] }
-        var found: [URL] = []
-        for case let url as URL in walker where url.pathExtension == "xcdatamodel" {
-            found.append(url)
-        }
-        return found.sorted { $0.path < $1.path }
-    }
 
     /// A fresh temporary directory, removed by the caller's `defer`.
     static func temporaryDirectory() throws -> URL {
