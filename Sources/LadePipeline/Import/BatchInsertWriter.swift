@@ -20,12 +20,10 @@ final class BatchInsertWriter {
     private var destinations: [Int: [AttributeValue: ManagedObjectID?]] = [:]
     private let attributeNames: [String]
     private let relationshipNames: [String]
-    private let requiredToOne: [Int]
-    private let requiredWithoutDefault: [Int]
-    /// Positions in `plan.relationships` with `create: true`, and whether each is `required`
-    /// by the job: looked up once, not per row.
+    /// The row rules this writer shares with the object writer.
+    private let rules: RowRules
+    /// Positions in `plan.relationships` with `create: true`: looked up once, not per row.
     private let creating: [Int]
-    private let requiredLinks: [Bool]
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
@@ -68,10 +66,8 @@ final class BatchInsertWriter {
         shared = session
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
-        requiredWithoutDefault = plan.requiredWithoutDefault
+        rules = RowRules(plan: plan)
         creating = plan.creating
-        requiredLinks = plan.relationships.map(\.settings.required)
-        requiredToOne = plan.requiredToOne
     }
 
     /// Whether the last target's last batch found most of its rows: carried to the target of
@@ -126,17 +122,13 @@ final class BatchInsertWriter {
         let order = batch.keyOrder
         // Per relationship, per row: its destination, a known miss, or (.none) one to create.
         var known = try resolveDestinations(rows, session: session)
-        func reject(_ index: Int, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
-            RejectedRow(line: rows[index].line, recordIndex: rows[index].recordIndex, column: nil, field: field, value: value, reason: reason,
-                        raw: RowMapper.rawText(batch.raw, rows[index].rawRange))
-        }
         /// Whether the row's destination for `position` was looked up and none has the key.
         func absent(_ position: Int, _ index: Int) -> Bool {
             if case .some(nil) = known[position][index] { return true }
             return false
         }
 
-        // Rows rejected whatever the store holds; what a new object would lack. Each row is
+        // Rows rejected by the destinations found; what a new object would lack. Each row is
         // read in place (`rows[index].…`): a copy of it retained and released its arrays.
         var rejects: [RejectedRow] = []
         var ordered: [Int] = []
@@ -144,56 +136,19 @@ final class BatchInsertWriter {
         var sessionRows: [BatchInsertSession.Row] = []
         sessionRows.reserveCapacity(rows.count)
         ordered.reserveCapacity(rows.count)
-        rowLoop: for index in order {
-            for position in creating {
-                for key in rows[index].links[position] ?? [] {
-                    if let violation = plan.relationships[position].matchValidator.violation(of: key) {
-                        let relationship = plan.relationships[position]
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
-                                              "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)"))
-                        continue rowLoop
-                    }
-                }
+        for index in order {
+            if let problem = rules.missingRequiredLink(in: rows[index], absent: { position, _ in absent(position, index) }) {
+                rejects.append(problem.rejected(rows[index], raw: batch.raw))
+                continue
             }
             var links: [ManagedObjectID??] = []
             links.reserveCapacity(plan.relationships.count)
             for position in plan.relationships.indices {
                 guard let keys = rows[index].links[position] else { links.append(.none); continue }
-                if requiredLinks[position] {
-                    let relationship = plan.relationships[position]
-                    if keys.isEmpty {
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
-                        continue rowLoop
-                    }
-                    if let missing = keys.first, absent(position, index) {
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), missing.canonicalText,
-                                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(missing.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
-                        continue rowLoop
-                    }
-                }
                 links.append(.some(keys.isEmpty ? nil : known[position][index] ?? nil))
             }
-            // A new object must end up with every required attribute and to-one relationship.
-            var problem: RejectedRow?
-            for position in requiredWithoutDefault {
-                if case .none = rows[index].values[position] {
-                    let attribute = plan.attributes[position]
-                    problem = reject(index, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
-                                     "\(attribute.attribute.name) is required and the record has no value for it")
-                    break
-                }
-            }
-            if problem == nil {
-                for position in requiredToOne {
-                    let key = rows[index].links[position]?.first
-                    if key == nil || absent(position, index) {
-                        let relationship = plan.relationships[position]
-                        problem = reject(index, relationship.settings.from.components.joined(separator: "."), key?.canonicalText,
-                                         "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
-                        break
-                    }
-                }
-            }
+            // What a new object would lack: the row is then written only when its object exists.
+            let problem = rules.newObjectProblem(in: rows[index], absent: { position, _ in absent(position, index) })?.rejected(rows[index], raw: batch.raw)
             if let problem { newObjectProblem[index] = problem }
             ordered.append(index)
             sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
@@ -290,11 +245,7 @@ final class BatchInsertWriter {
             let reason = message.hasPrefix("another ") ? message : "the store refused it: \(property) \(message)" + (value.map { " (value: \($0))" } ?? "")
             return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
         case .missing?:
-            if plan.step.mode == .update {
-                return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: plan.step.key.joined(separator: ", "),
-                                   value: row.key.map(\.canonicalText).joined(separator: ", "),
-                                   reason: "no \(plan.entity.name) has \(plan.step.key.joined(separator: ", ")) \(row.key.map { "'\($0.canonicalText)'" }.joined(separator: ", ")) to update (mode: update)", raw: raw)
-            }
+            if plan.step.mode == .update { return rules.noObjectToUpdate(row).rejected(row, raw: batch.raw) }
             return problem
         default:
             return nil

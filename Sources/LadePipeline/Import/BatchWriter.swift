@@ -11,7 +11,8 @@ public struct ImportCounts: Sendable, Equatable, Codable {
     public var unchanged = 0
     /// Rows whose key an earlier row of the same batch had (applied to the same object, later rows win).
     public var duplicates = 0
-    /// Rows for existing objects left alone (`mode: insert`).
+    /// Rows left alone because an object has their key (`mode: insert`): one in the store, or
+    /// one an earlier row of the run made (the first row for a key wins).
     public var existing = 0
     /// Rows not imported (each in the rejects file, or the reason the run stopped).
     public var rejected = 0
@@ -118,9 +119,8 @@ final class BatchWriter {
     private let attributePositions: [Int]
     private let relationshipPositions: [Int]
     private let entityLayout: EntityLayout
-    private let requiredWithoutDefault: [Int]
-    /// Positions in `plan.relationships` of required to-one relationships.
-    private let requiredToOne: [Int]
+    /// The row rules this writer shares with the batch writer.
+    private let rules: RowRules
     /// Per relationship of the plan, what every row needs of it, worked out once (copying a
     /// relationship's plan retains and releases each of its fields, on every row).
     private let destinationKeys: [DestinationKey]
@@ -130,9 +130,6 @@ final class BatchWriter {
     private let destinationSlots: [Int]
     private let relationshipNames: [String]
     private let relationshipIsToMany: [Bool]
-    /// `plan.creating` and `plan.requiredByJob`, worked out once.
-    private let creating: [Int]
-    private let requiredByJob: [Int]
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
@@ -142,8 +139,7 @@ final class BatchWriter {
         entityLayout = model.layout(of: plan.entity.name)!
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
         relationshipPositions = plan.relationships.map { [entityLayout] in entityLayout.relationshipIndex(of: $0.relationship.name)! }
-        requiredWithoutDefault = plan.requiredWithoutDefault
-        requiredToOne = plan.requiredToOne
+        rules = RowRules(plan: plan)
         destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
         var slots: [DestinationKey: Int] = [:]
         destinationSlots = destinationKeys.map { key in
@@ -154,8 +150,6 @@ final class BatchWriter {
         destinations = Array(repeating: [:], count: slots.count)
         relationshipNames = plan.relationships.map(\.relationship.name)
         relationshipIsToMany = plan.relationships.map(\.relationship.isToMany)
-        creating = plan.creating
-        requiredByJob = plan.requiredByJob
         // A relationship whose destinations are found by the key of the entity being imported
         // (a category's parent by name, while importing categories by name) also finds the
         // objects this run makes.
@@ -345,6 +339,11 @@ final class BatchWriter {
                 let key = rows[index].key
                 // An earlier row of the batch may have made it (`objectsByKey` has every object made).
                 if !key.isEmpty, let made = objectsByKey[key] {
+                    // `mode: insert`: the first row for a key made it, and it is left alone.
+                    if plan.step.mode == .insert {
+                        localCounts.existing += 1
+                        continue
+                    }
                     objects[index] = made
                 } else {
                     let object = try context.insertObject(forEntityName: plan.entity.name)
@@ -393,65 +392,26 @@ final class BatchWriter {
     }
 
     private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> Decision {
-        func reject(_ field: String?, _ value: String?, _ reason: String) -> Decision {
-            .reject(RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange)))
-        }
-        for index in creating {
-            // A destination made from a key must itself be valid.
-            for key in row.links[index] ?? [] {
-                if let violation = plan.relationships[index].matchValidator.violation(of: key) {
-                    let relationship = plan.relationships[index]
-                    return reject(relationship.settings.from.components.joined(separator: "."), key.canonicalText,
-                                  "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)")
-                }
-            }
-        }
-        for index in requiredByJob {
-            guard let keys = row.links[index] else { continue }
-            if keys.isEmpty {
-                let relationship = plan.relationships[index]
-                return reject(relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key")
-            }
-            if let absent = keys.first(where: { missing[index]?.contains($0) ?? false }) {
-                let relationship = plan.relationships[index]
-                return reject(relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
-                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)")
-            }
-        }
+        func absent(_ index: Int, _ key: AttributeValue) -> Bool { missing[index]?.contains(key) ?? false }
+        if let problem = rules.missingRequiredLink(in: row, absent: absent) { return .reject(problem.rejected(row, raw: batch.raw)) }
         let existing = row.key.isEmpty ? nil : objectsByKey[row.key]
         switch plan.step.mode {
         case .insert:
-            // Objects already in the store are left alone; one this run made takes later rows.
-            if let existing, !existing.isNew {
+            // An object that has the key is left alone, whether it was in the store or an
+            // earlier row of this run made it (the first row for a key wins; a later one
+            // in this batch is left in `write`). Only a destination made from the key
+            // (`create: true`), not saved yet, takes the row, which fills it in.
+            if let existing, !(existing.isNew && origins[ObjectIdentifier(existing)]?.outcome == .createdDestination) {
                 counts.existing += 1
                 return .leave
             }
         case .update:
-            if existing == nil {
-                return reject(plan.step.key.joined(separator: ", "), row.key.map(\.canonicalText).joined(separator: ", "),
-                              "no \(plan.entity.name) has \(plan.step.key.joined(separator: ", ")) \(row.key.map { "'\($0.canonicalText)'" }.joined(separator: ", ")) to update (mode: update)")
-            }
+            if existing == nil { return .reject(rules.noObjectToUpdate(row).rejected(row, raw: batch.raw)) }
         case .upsert:
             break
         }
         if let existing { return .apply(existing) }
-        // A new object must end up with every required attribute, from the row or a default.
-        for index in requiredWithoutDefault {
-            if case .none = row.values[index] {
-                let attribute = plan.attributes[index]
-                return reject(attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
-                              "\(attribute.attribute.name) is required and the record has no value for it")
-            }
-        }
-        // ... and every required to-one relationship, from the row.
-        for index in requiredToOne {
-            let relationship = plan.relationships[index]
-            let keys = row.links[index] ?? []
-            if keys.isEmpty || keys.contains(where: { missing[index]?.contains($0) ?? false }) {
-                return reject(relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
-                              "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
-            }
-        }
+        if let problem = rules.newObjectProblem(in: row, absent: absent) { return .reject(problem.rejected(row, raw: batch.raw)) }
         return .create
     }
 

@@ -370,7 +370,8 @@ final class SQLiteBatchInsertTransaction {
         let id = ManagedObjectID(entityName: store.schema.entityName(number: found.entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: found.key)
         let start = try startingKey(root: plan.rootNumber, connection)
         let seen = found.key > start || (touched[plan.rootNumber]?.contains(found.key) ?? false)
-        if plan.policy == .keep && !seen { return .kept(id) }
+        // Kept also when a row of this session inserted it: the first row for a key wins.
+        if plan.policy == .keep { return .kept(id) }
         if let damage = found.damage { throw damage }
         guard let changed = found.changed else {
             markTouched(root: plan.rootNumber, found.key)
