@@ -68,6 +68,37 @@ struct WriterRowRulesTests {
         #expect(try StoreReading.column(sandbox.store, "SELECT ZSKU || '=' || ZPRICE FROM ZPRODUCT ORDER BY Z_PK") == [.text("AA-001=2"), .text("AA-002=3")])
     }
 
+    @Test("a row that would make a new object with a model default the store cannot keep exactly is rejected, naming the attribute; existing objects are still updated")
+    func unkeepableDefault() throws {
+        let sandbox = try ImportSandbox()
+        try FileManager.default.createDirectory(at: sandbox.url("D.xcdatamodel"), withIntermediateDirectories: true)
+        try sandbox.write("D.xcdatamodel/contents", """
+            <?xml version="1.0"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+              <entity name="T">
+                <attribute name="key" attributeType="String"/>
+                <attribute name="qty" optional="YES" attributeType="Integer 16"/>
+                <attribute name="dec" optional="YES" attributeType="Decimal" defaultValueString="1234567890123456.5"/>
+                <uniquenessConstraints><uniquenessConstraint><constraint value="key"/></uniquenessConstraint></uniquenessConstraints>
+              </entity>
+            </model>
+            """)
+        try sandbox.write("first.ndjson", "{\"key\":\"x\",\"dec\":\"1\"}\n")
+        try sandbox.job("model: D.xcdatamodel\nstore: { path: t.sqlite }\nsource: first.ndjson\nentity: T\nkey: key\n", named: "first.yaml")
+        #expect(try sandbox.run("first.yaml").result.status == 0)
+        try sandbox.write("second.ndjson", "{\"key\":\"x\",\"qty\":5}\n{\"key\":\"a\",\"qty\":1}\n{\"key\":\"b\",\"dec\":\"2\"}\n")
+        try sandbox.job("model: D.xcdatamodel\nstore: { path: t.sqlite }\nsource: second.ndjson\nentity: T\nkey: key\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let (result, report) = try sandbox.run()
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(report?["updated"] as? Int == 1)
+        #expect(report?["inserted"] as? Int == 1)
+        #expect(report?["rejected"] as? Int == 1)
+        let rejects = try sandbox.rejectedRows()
+        #expect(rejects.map { $0["line"] as? Int } == [2])
+        #expect((rejects.first?["reason"] as? String)?.hasPrefix("a new T would take dec's default (1234567890123456.5), which has 17 significant digits; a SQLite store keeps 15") == true, "\(rejects)")
+        #expect(try StoreReading.column(sandbox.url("t.sqlite"), "SELECT ZKEY || ':' || ifnull(ZQTY, '-') || ':' || ZDEC FROM ZT ORDER BY Z_PK") == [.text("x:5:1"), .text("b:-:2")])
+    }
+
     @Test("a constant value the store cannot keep exactly refuses the job before anything is written, naming the field")
     func unkeepableConstant() throws {
         let sandbox = try ImportSandbox()

@@ -20,7 +20,8 @@ import Foundation
 ///   changed (the row is applied to it as an update).
 /// - **missing** (`insertsMissing: false`, or a row that may not insert): no object has the
 ///   key; nothing is written.
-/// - **refused**: another uniqueness constraint is broken, or a value cannot be stored exactly.
+/// - **refused**: another uniqueness constraint is broken, or a value cannot be stored exactly
+///   (one the row gives, or the model's default a new row would take).
 ///
 /// A destination whose to-many inverse gains or loses a member has its `Z_OPT` advanced once
 /// at commit, as a context's save advances it, so a store written here equals one written

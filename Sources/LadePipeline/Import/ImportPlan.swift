@@ -95,11 +95,19 @@ public struct ImportPlan: Sendable {
     public let keyIndices: [Int]
     /// What the reader is asked for, in this order.
     public let readerFields: [FieldPath]
+    /// The job's store type, whose limits values are checked against; nil checks none.
+    public let storeType: PersistentStoreCoordinator.StoreType?
+    /// Model defaults of the entity's attributes that the store cannot keep exactly (a Decimal
+    /// default of more than 15 significant digits on SQLite): a new object would take one when
+    /// its row gives the attribute no value (`position` in `attributes`; nil when no field sets
+    /// it, so every new object would), and is refused for it.
+    public let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
 
     /// `storeType`: the job's store, whose limits a value is checked against as the model's
     /// rules are (a Decimal of more than 15 significant digits on SQLite); nil checks none.
     public init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
         self.step = step
+        self.storeType = storeType
         let where_ = step.location
         guard let entity = model.entity(named: step.entity) else {
             throw JobError(file: where_, field: "entity", UnknownEntityError(step.entity, in: model).description)
@@ -207,6 +215,15 @@ public struct ImportPlan: Sendable {
         }
         self.relationships = relationships
         readerFields = fields
+        var unkeepable: [(Int?, String, String)] = []
+        if let storeType {
+            for attribute in model.attributes(of: entity.name) where !attribute.isTransient {
+                guard let value = attribute.defaultValue, let refusal = storeType.refusal(of: value) else { continue }
+                unkeepable.append((plans.firstIndex { $0.attribute.name == attribute.name }, attribute.name,
+                                   "a new \(entity.name) would take \(attribute.name)'s default (\(ValueConverter.clip(value.canonicalText))), which \(refusal)"))
+            }
+        }
+        unkeepableDefaults = unkeepable
     }
 
     /// Checks listed fields against a source's columns (a CSV header; JSON sources name no

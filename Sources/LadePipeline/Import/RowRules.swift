@@ -9,7 +9,8 @@ import Lade
 ///    destination has (`missingRequiredLink`);
 /// 2. `mode: update` and no object has the row's key (`noObjectToUpdate`);
 /// 3. no object has the key, and a new one made from the row would lack a required attribute
-///    or to-one relationship (`newObjectProblem`).
+///    or to-one relationship, or take a model default the store cannot keep exactly
+///    (`newObjectProblem`).
 ///
 /// Then the store may still refuse the object the row is applied to (another uniqueness
 /// constraint than the key).
@@ -27,16 +28,19 @@ struct RowRules {
     }
 
     let plan: ImportPlan
-    /// `plan.requiredByJob`, `plan.requiredWithoutDefault` and `plan.requiredToOne`, worked out once.
+    /// `plan.requiredByJob`, `plan.requiredWithoutDefault`, `plan.requiredToOne` and
+    /// `plan.unkeepableDefaults`, worked out once.
     private let requiredByJob: [Int]
     private let requiredWithoutDefault: [Int]
     private let requiredToOne: [Int]
+    private let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
 
     init(plan: ImportPlan) {
         self.plan = plan
         requiredByJob = plan.requiredByJob
         requiredWithoutDefault = plan.requiredWithoutDefault
         requiredToOne = plan.requiredToOne
+        unkeepableDefaults = plan.unkeepableDefaults
     }
 
     private func from(_ index: Int) -> String {
@@ -67,8 +71,9 @@ struct RowRules {
     }
 
     /// What a new object made from the row would lack: a required attribute without a default
-    /// the row gives no value for, or a required to-one relationship whose key the row leaves
-    /// out or no destination has (`absent` as for `missingRequiredLink`). Nil: it lacks nothing.
+    /// the row gives no value for, a default the store cannot keep exactly for an attribute the
+    /// row gives no value for, or a required to-one relationship whose key the row leaves out
+    /// or no destination has (`absent` as for `missingRequiredLink`). Nil: it lacks nothing.
     func newObjectProblem(in row: MappedRow, absent: (Int, AttributeValue) -> Bool) -> Problem? {
         for index in requiredWithoutDefault {
             if case .none = row.values[index] {
@@ -76,6 +81,11 @@ struct RowRules {
                 return Problem(field: attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, value: nil,
                                reason: "\(attribute.attribute.name) is required and the record has no value for it")
             }
+        }
+        for refused in unkeepableDefaults {
+            if let position = refused.position, case .some = row.values[position] { continue }
+            return Problem(field: refused.position.flatMap { plan.attributes[$0].fieldIndices.first }.map { plan.readerFields[$0].components.joined(separator: ".") },
+                           value: nil, reason: refused.problem)
         }
         for index in requiredToOne {
             let keys = row.links[index] ?? []
