@@ -30,6 +30,49 @@ struct WriterRowRulesTests {
         #expect(stored == ["AA-001/First/1", "AA-002/Two/2", "AA-003/Three/3"])
     }
 
+    @Test("a row that lacks what a new object needs is for the object an earlier row of its batch makes: applied to it (upsert) or left with it (insert), not rejected",
+          arguments: ["upsert", "insert"])
+    func rowAfterTheRowThatMakesItsObject(mode: String) throws {
+        let sandbox = try ImportSandbox()
+        // The second row has no name (required, no default): it could not make a Product.
+        try sandbox.write("products.ndjson", "{\"sku\":\"AA-001\",\"name\":\"One\",\"stock\":1}\n{\"sku\":\"AA-001\",\"stock\":5}\n")
+        try sandbox.job("source: products.ndjson\nentity: Product\nkey: sku\nmode: \(mode)\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let (result, report) = try sandbox.run()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(report?["inserted"] as? Int == 1)
+        #expect(report?["rejected"] as? Int == 0, "\(String(describing: try? sandbox.rejectedRows()))")
+        #expect(report?[mode == "insert" ? "existing" : "duplicates"] as? Int == 1)
+        #expect(try StoreReading.column(sandbox.store, "SELECT ZSKU || '=' || ZNAME || '/' || ZSTOCK FROM ZPRODUCT") == [.text(mode == "insert" ? "AA-001=One/1" : "AA-001=One/5")])
+    }
+
+    @Test("a row that lacks what a new object needs and names a destination to create (create: true) is applied to the object an earlier row of its batch makes")
+    func rowAfterTheRowThatMakesItsObjectCreatingDestination() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("products.ndjson", "{\"sku\":\"AA-001\",\"name\":\"One\",\"category\":\"Tools\"}\n{\"sku\":\"AA-001\",\"category\":\"Garden\"}\n")
+        try sandbox.job("source: products.ndjson\nentity: Product\nkey: sku\nrelationships:\n  category: { from: category, match: name, create: true }\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let (result, report) = try sandbox.run()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(report?["inserted"] as? Int == 1)
+        #expect(report?["duplicates"] as? Int == 1)
+        #expect(report?["rejected"] as? Int == 0, "\(String(describing: try? sandbox.rejectedRows()))")
+        #expect(report?["createdDestinations"] as? Int == 2)
+        #expect(try StoreReading.column(sandbox.store, "SELECT p.ZSKU || '=' || p.ZNAME || '/' || c.ZNAME FROM ZPRODUCT p JOIN ZCATEGORY c ON c.Z_PK = p.ZCATEGORY") == [.text("AA-001=One/Garden")])
+    }
+
+    @Test("policy abort: the error names the batch's first rejected row, also when only a lookup shows it lacks what a new object needs and a later row breaks a rule that needs none")
+    func abortNamesFirstRejectedRow() throws {
+        let sandbox = try ImportSandbox()
+        // Line 1 makes a Product without a name (rejected once no Product is found with its
+        // sku); line 2 gives the required category no key (rejected without looking).
+        try sandbox.write("products.ndjson", "{\"sku\":\"AA-001\",\"stock\":1}\n{\"sku\":\"AA-002\",\"name\":\"Two\",\"category\":null}\n")
+        try sandbox.job("source: products.ndjson\nentity: Product\nkey: sku\nrelationships:\n  category: { from: category, match: name, required: true }\nonError: { policy: abort }\n")
+        let (result, report) = try sandbox.run()
+        #expect(result.status == 1, "\(result.stderr)")
+        let reason = report?["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("products.ndjson:1: field 'name': name is required and the record has no value for it"), "\(reason)")
+        #expect(result.stderr.contains("products.ndjson:1: field 'name'"), "\(result.stderr)")
+    }
+
     @Test("mode update: a row whose value the store cannot keep exactly is rejected for that value, whether or not an object has its key")
     func updateRejectsValueFirst() throws {
         let sandbox = try ImportSandbox()

@@ -153,9 +153,9 @@ final class BatchInsertWriter {
             ordered.append(index)
             sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
         }
-        if rejects.count > allowedRejects { return (rejects, false) }
+        // Past the limit already, the batch is still written (and undone) to find which rows
+        // have no object: the object writer knows that of every row before it gives up.
         try rejectMissingNewObjects(&rejects, &ordered, &sessionRows, rows: rows, problems: newObjectProblem, session: session)
-        if rejects.count > allowedRejects { return (rejects, false) }
         // Destinations to create, in the order rows (in key order) first need them.
         var created: [(Int, [AttributeValue])] = []
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
@@ -174,7 +174,7 @@ final class BatchInsertWriter {
         // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
         // then keeps no statement journal: 19 s → 15 s for 1M rows). An error while writing
         // it rolls back everything since the last commit, as the run's end does anyway.
-        let undoable = session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
+        let undoable = rejects.count > allowedRejects || session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
         let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
             // Destinations first, in the order rows need them, so rows find them.
             for (position, keys) in created {
@@ -206,12 +206,16 @@ final class BatchInsertWriter {
             }
         }
         guard let outcomes else {
-            // Over the limit: report this batch's rejects as the object path would.
+            // Over the limit: report this batch's rejects as the object path would. It finds the
+            // rows the rules reject (no object to update, what a new object lacks) before it saves,
+            // and gives up then when they are too many, before the store refuses any row.
+            var refusals: [RejectedRow] = []
             for (offset, index) in ordered.enumerated() {
                 let outcome = offset < attempted.count ? attempted[offset] : nil
-                if let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) { written.append(problem) }
+                guard let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) else { continue }
+                if case .refused? = outcome { refusals.append(problem) } else { written.append(problem) }
             }
-            return (written, false)
+            return (written.count > allowedRejects ? written : written + refusals, false)
         }
         for (offset, index) in ordered.enumerated() {
             switch outcomes[offset] {
@@ -254,14 +258,21 @@ final class BatchInsertWriter {
 
     /// Rows that lack what a new object needs are written only when their object exists. When
     /// such a row names a destination to create, it is checked first (by its key) and rejected
-    /// now if no object has it, so no destination is created for a row that is not written,
-    /// as the object path creates none.
+    /// now if no object has it and no earlier row of the batch makes one, so no destination is
+    /// created for a row that is not written, as the object path creates none.
     private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
                                          rows: [MappedRow], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
         guard !problems.isEmpty, !creating.isEmpty else { return }
         let suspects = ordered.indices.filter { offset in
             let index = ordered[offset]
             guard problems[index] != nil else { return false }
+            // An earlier row of the batch with the key (rows with one key are next to each
+            // other) that may insert makes the object before this row is written.
+            var earlier = offset - 1
+            while earlier >= 0, !rows[index].key.isEmpty, rows[ordered[earlier]].key == rows[index].key {
+                if problems[ordered[earlier]] == nil { return false }
+                earlier -= 1
+            }
             return creating.contains { position in rows[index].links[position]?.first.map { destinations[position]?[$0] == nil } ?? false }
         }
         guard !suspects.isEmpty else { return }

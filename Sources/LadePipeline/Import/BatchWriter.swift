@@ -316,14 +316,25 @@ final class BatchWriter {
         }
         let missing = try resolveDestinations(rows, batchKeys: selfKeyed.isEmpty ? [] : Set(rows.compactMap { $0.key.count == 1 ? $0.key[0] : nil }))
 
-        var decisions: [Decision] = []
-        decisions.reserveCapacity(rows.count)
+        var decisions = [Decision](repeating: .leave, count: rows.count)
         var rejects: [RejectedRow] = []
         var localCounts = ImportCounts()
-        for index in rows.indices {
-            let decision = decide(rows[index], batch: batch, missing: missing, counts: &localCounts)
-            if case .reject(let reject) = decision { rejects.append(reject) }
-            decisions.append(decision)
+        // In key order, as the rows are applied (and as the batch writer writes them): a row
+        // whose key an earlier row of the batch makes an object for (rows with one key are
+        // next to each other) is for that object, not a new one.
+        var madeKey: KeyList?
+        for index in order {
+            let follows = madeKey != nil && madeKey == rows[index].key
+            let decision = decide(rows[index], batch: batch, missing: missing, follows: follows, counts: &localCounts)
+            if !follows { madeKey = nil }
+            switch decision {
+            case .reject(let reject): rejects.append(reject)
+            case .create where !rows[index].key.isEmpty: madeKey = rows[index].key
+            // `mode: insert`: a destination made from the key, which its first row fills in.
+            case .apply where plan.step.mode == .insert: madeKey = rows[index].key
+            default: break
+            }
+            decisions[index] = decision
         }
         if rejects.count > allowedRejects { return (rejects, false) }
 
@@ -339,11 +350,6 @@ final class BatchWriter {
                 let key = rows[index].key
                 // An earlier row of the batch may have made it (`objectsByKey` has every object made).
                 if !key.isEmpty, let made = objectsByKey[key] {
-                    // `mode: insert`: the first row for a key made it, and it is left alone.
-                    if plan.step.mode == .insert {
-                        localCounts.existing += 1
-                        continue
-                    }
                     objects[index] = made
                 } else {
                     let object = try context.insertObject(forEntityName: plan.entity.name)
@@ -391,16 +397,26 @@ final class BatchWriter {
         return (rejects, true)
     }
 
-    private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> Decision {
+    /// `follows`: an earlier row of the batch (in key order) makes the object for the row's key.
+    private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], follows: Bool, counts: inout ImportCounts) -> Decision {
         func absent(_ index: Int, _ key: AttributeValue) -> Bool { missing[index]?.contains(key) ?? false }
         if let problem = rules.missingRequiredLink(in: row, absent: absent) { return .reject(problem.rejected(row, raw: batch.raw)) }
+        if follows {
+            // The object exists by the time this row is applied: left alone (`mode: insert`), or
+            // changed (`.create` finds the object the earlier row made); never a new object.
+            if plan.step.mode == .insert {
+                counts.existing += 1
+                return .leave
+            }
+            return .create
+        }
         let existing = row.key.isEmpty ? nil : objectsByKey[row.key]
         switch plan.step.mode {
         case .insert:
             // An object that has the key is left alone, whether it was in the store or an
-            // earlier row of this run made it (the first row for a key wins; a later one
-            // in this batch is left in `write`). Only a destination made from the key
-            // (`create: true`), not saved yet, takes the row, which fills it in.
+            // earlier row of this run made it (the first row for a key wins). Only a
+            // destination made from the key (`create: true`), not saved yet, takes the row,
+            // which fills it in.
             if let existing, !(existing.isNew && origins[ObjectIdentifier(existing)]?.outcome == .createdDestination) {
                 counts.existing += 1
                 return .leave
