@@ -142,6 +142,41 @@ struct WriterRowRulesTests {
         #expect(try StoreReading.column(sandbox.url("t.sqlite"), "SELECT ZKEY || ':' || ifnull(ZQTY, '-') || ':' || ZDEC FROM ZT ORDER BY Z_PK") == [.text("x:5:1"), .text("b:-:2")])
     }
 
+    @Test("a save the store refuses for an object two rows of the batch changed (another uniqueness constraint) loses no row: every row is stored and counted, or rejected",
+          arguments: [["D", "C"], ["C", "D"]])
+    func refusedObjectOfTwoRows(codes: [String]) throws {
+        let sandbox = try ImportSandbox()
+        try FileManager.default.createDirectory(at: sandbox.url("U.xcdatamodel"), withIntermediateDirectories: true)
+        try sandbox.write("U.xcdatamodel/contents", """
+            <?xml version="1.0"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+              <entity name="T">
+                <attribute name="key" attributeType="String"/>
+                <attribute name="code" optional="YES" attributeType="String"/>
+                <uniquenessConstraints>
+                  <uniquenessConstraint><constraint value="key"/></uniquenessConstraint>
+                  <uniquenessConstraint><constraint value="code"/></uniquenessConstraint>
+                </uniquenessConstraints>
+              </entity>
+            </model>
+            """)
+        try sandbox.write("first.ndjson", "{\"key\":\"x\",\"code\":\"C\"}\n")
+        try sandbox.job("model: U.xcdatamodel\nstore: { path: u.sqlite }\nsource: first.ndjson\nentity: T\nkey: key\n", named: "first.yaml")
+        #expect(try sandbox.run("first.yaml").result.status == 0)
+        // Two rows for the new object a; code C is x's.
+        try sandbox.write("second.ndjson", codes.map { "{\"key\":\"a\",\"code\":\"\($0)\"}\n" }.joined())
+        try sandbox.job("model: U.xcdatamodel\nstore: { path: u.sqlite }\nsource: second.ndjson\nentity: T\nkey: key\nonError: { policy: skip, rejects: rejects.ndjson }\n")
+        let (result, report) = try sandbox.run()
+        let counts = ["inserted", "duplicates", "rejected"].map { report?[$0] as? Int ?? -1 }
+        let stored = try StoreReading.column(sandbox.url("u.sqlite"), "SELECT count(*) FROM ZT WHERE ZKEY = 'a'")
+        let rejects = try sandbox.rejectedRows()
+        #expect(counts[0] + counts[1] + counts[2] == 2, "\(counts)")
+        #expect(stored == [.integer(Int64(counts[0]))], "counted \(counts), stored \(stored)")
+        #expect(rejects.count == counts[2], "\(rejects)")
+        #expect(result.status == (counts[2] > 0 ? 2 : 0), "\(result.stderr)")
+        #expect(try StoreReading.column(sandbox.url("u.sqlite"), "SELECT ZCODE FROM ZT WHERE ZKEY = 'x'") == [.text("C")])
+    }
+
     @Test("a constant value the store cannot keep exactly refuses the job before anything is written, naming the field")
     func unkeepableConstant() throws {
         let sandbox = try ImportSandbox()

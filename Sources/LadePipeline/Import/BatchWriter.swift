@@ -71,6 +71,10 @@ final class BatchWriter {
     /// Where each object changed since the last commit came from (its last row), and how that
     /// row was counted, so a save the store refuses can name and drop the rows behind it.
     private var origins: [ObjectIdentifier: Origin] = [:]
+    /// The rows before the last that changed an object since the last save (its key given
+    /// again): a save the store refuses for the object rejects them with it, as nothing of
+    /// theirs is kept. Empty unless a key repeats.
+    private var earlierRows: [ObjectIdentifier: [Origin]] = [:]
     /// The raw text of the batches since the last commit, by batch number (for those rows).
     private var rawBatches: [Int: [UInt8]] = [:]
     private var batchNumber = 0
@@ -240,44 +244,64 @@ final class BatchWriter {
     private func forgetRows() {
         touched.removeAll(keepingCapacity: true)
         origins.removeAll(keepingCapacity: true)
+        earlierRows.removeAll(keepingCapacity: true)
         rawBatches.removeAll(keepingCapacity: true)
     }
 
     /// The row an object changed since the last commit came from, as a rejected row with
     /// `reason`; nil when no row of this run changed it.
     func rejectedRow(for object: ManagedObject, reason: String) -> RejectedRow? {
-        guard let origin = origins[ObjectIdentifier(object)] else { return nil }
+        origins[ObjectIdentifier(object)].map { rejectedRow($0, reason: reason) }
+    }
+
+    private func rejectedRow(_ origin: Origin, reason: String) -> RejectedRow {
         let raw = rawBatches[origin.batch].map { RowMapper.rawText($0, origin.rawRange) } ?? ""
         return RejectedRow(line: origin.line, recordIndex: origin.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
     }
 
     /// Takes back the rows behind objects a save refused (`ImportStack.refusedObjects`): each
-    /// becomes a rejected row and its object is dropped. Returns those rows and the counts to
-    /// take back; an object no row of this run changed is left as it is.
+    /// becomes a rejected row (the object's last row with the store's reason, rows before it
+    /// since the last save saying which row the store refused) and its object is dropped.
+    /// Returns those rows and the counts to take back; an object no row of this run changed is
+    /// left as it is.
     func takeBack(_ refused: [(ManagedObject, String)]) -> (rows: [RejectedRow], undone: ImportCounts) {
         var rows: [RejectedRow] = []
         var undone = ImportCounts()
         for (object, reason) in refused {
             guard let row = rejectedRow(for: object, reason: reason) else { continue }
             rows.append(row)
+            for earlier in earlierRows.removeValue(forKey: ObjectIdentifier(object)) ?? [] {
+                rows.append(rejectedRow(earlier, reason: "the store refused its object as line \(row.line) left it: \(reason)"))
+                undone.add(Self.counted(earlier.outcome))
+            }
             undone.add(drop(object))
         }
         return (rows, undone)
+    }
+
+    /// The counts a row with `outcome` added.
+    private static func counted(_ outcome: Outcome) -> ImportCounts {
+        var counts = ImportCounts()
+        switch outcome {
+        case .inserted: counts.inserted = 1
+        case .updated: counts.updated = 1
+        case .unchanged: counts.unchanged = 1
+        case .duplicate: counts.duplicates = 1
+        case .createdDestination: counts.createdDestinations = 1
+        }
+        return counts
     }
 
     /// Takes back what an object's row did, after the store refused it: a new object is
     /// deleted, an existing one loses its unsaved changes. Returns the counts to take back.
     func drop(_ object: ManagedObject) -> ImportCounts {
         var undone = ImportCounts()
-        if let origin = origins.removeValue(forKey: ObjectIdentifier(object)) {
-            switch origin.outcome {
-            case .inserted: undone.inserted = 1
-            case .updated: undone.updated = 1
-            case .unchanged: undone.unchanged = 1
-            case .duplicate: undone.duplicates = 1
-            case .createdDestination: undone.createdDestinations = 1
-            }
-        }
+        let id = ObjectIdentifier(object)
+        if let origin = origins.removeValue(forKey: id) { undone = Self.counted(origin.outcome) }
+        earlierRows[id] = nil
+        // No row changed it now: the next one is not a duplicate (the batch writer's refused
+        // row touched nothing either).
+        touched.remove(id)
         if object.isNew {
             if let key = keyOf(object) { objectsByKey[key] = nil }
             context.delete(object)
@@ -388,8 +412,9 @@ final class BatchWriter {
             // One lookup when the object has no origin yet (a new object; the first row for it).
             let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
                                 batch: batchNumber, firstBatch: batchNumber, outcome: outcome)
-            if let previous = origins.updateValue(origin, forKey: id), previous.firstBatch != batchNumber {
-                origins[id]!.firstBatch = previous.firstBatch
+            if let previous = origins.updateValue(origin, forKey: id) {
+                if previous.firstBatch != batchNumber { origins[id]!.firstBatch = previous.firstBatch }
+                if previous.outcome != .createdDestination { earlierRows[id, default: []].append(previous) }
             }
         }
         localCounts.rejected = rejects.count

@@ -14,7 +14,10 @@ import Lade
 ///
 /// Then the store may still refuse the object the row is applied to (another uniqueness
 /// constraint than the key).
-struct RowRules {
+///
+/// A class: the writers ask it of every row, and a struct holding the plan was copied (each of
+/// the plan's references retained and released) at each call.
+final class RowRules {
     /// Why a row is rejected: the field (column or key path) and value it is about, and why.
     struct Problem {
         let field: String?
