@@ -258,13 +258,13 @@ struct BatchInsertSessionTests {
             #expect(message.contains("17 significant digits") && value?.contains("1234567890.1234567") == true, "\(message) \(String(describing: value))")
 
             let keep = try session.target(entityName: "Part", attributes: ["key", "code", "text"], key: ["key"], onConflict: .keep)
-            #expect(try session.write([row("z", "Z", text: "kept?"), row("c", "C", text: "third")], to: keep) == [.kept(id(3)), .duplicate(id(4))])
+            #expect(try session.write([row("z", "Z", text: "kept?"), row("c", "C", text: "third?")], to: keep) == [.kept(id(3)), .kept(id(4))])
             let onlyExisting = try session.target(entityName: "Part", attributes: ["key", "code", "text"], key: ["key"], insertsMissing: false)
             #expect(try session.write([row("g"), row("z", "Z", text: "z")], to: onlyExisting) == [.missing, .unchanged(id(3))])
             try session.commit()
         }
         let rows = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT ZKEY, ZCODE, ZTEXT FROM ZPART ORDER BY Z_PK")
-        #expect(rows == [[.text("a"), .text("A"), .text("x")], [.text("b"), .text("B"), .text("changed")], [.text("z"), .text("Z"), .text("z")], [.text("c"), .text("C"), .text("third")]])
+        #expect(rows == [[.text("a"), .text("A"), .text("x")], [.text("b"), .text("B"), .text("changed")], [.text("z"), .text("Z"), .text("z")], [.text("c"), .text("C"), .text("again")]])
         #expect(try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Part'") == [[.integer(4)]])
     }
 
@@ -380,6 +380,41 @@ struct BatchInsertSessionTests {
             row.values = [.string("fine again")]
             #expect(!session.mayRefuse([row], to: decimals, moreThan: 0))
         }
+    }
+
+    @Test("a row that would insert with a model default the store cannot keep exactly is refused, and mayRefuse says so; it still updates an existing object, and one that gives the value inserts")
+    func unkeepableDefault() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "qty", type: .integer32),
+                AttributeDescription(name: "amount", type: .decimal, defaultValue: .decimal(Decimal(string: "1234567890.1234567")!)),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("items.sqlite")
+        let context = try privateContext(model: model, store: url, type: .sqlite)
+        try context.performAndWait {
+            let first = try context.beginBatchInsert(entityName: "Item")
+            let withAmount = try first.target(entityName: "Item", attributes: ["key", "qty", "amount"], key: ["key"])
+            #expect(try first.write([.init(values: [.string("a"), .integer(1), .decimal(2)])], to: withAmount)?.count == 1)
+            try first.commit()
+
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "qty"], key: ["key"])
+            let rows: [BatchInsertSession.Row] = [.init(values: [.string("a"), .integer(5)]), .init(values: [.string("b"), .integer(6)])]
+            #expect(session.mayRefuse(rows, to: target, moreThan: 1))
+            let outcomes = try #require(try session.write(rows, to: target))
+            #expect(outcomes.first.map { if case .updated = $0 { true } else { false } } == true, "\(outcomes)")
+            guard case .refused("amount", let message, _)? = outcomes.last else { Issue.record("\(outcomes)"); return }
+            #expect(message.hasPrefix("takes the model's default, which has 17 significant digits"), "\(message)")
+            let given = try session.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
+            #expect(try session.write([.init(values: [.string("c"), .none])], to: given)?.first.map { if case .refused = $0 { true } else { false } } == true)
+            #expect(try session.write([.init(values: [.string("c"), .decimal(3)])], to: given)?.first.map { if case .inserted = $0 { true } else { false } } == true)
+            try session.commit()
+        }
+        let rows = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT ZKEY, ZQTY, ZAMOUNT FROM ZITEM ORDER BY Z_PK")
+        #expect(rows == [[.text("a"), .integer(5), .integer(2)], [.text("c"), .null, .integer(3)]])
     }
 
     @Test("a batch written with undoable: false gives the same store as one in a savepoint; refused or failed, it rolls the whole session back")

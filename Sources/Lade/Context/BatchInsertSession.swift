@@ -13,12 +13,15 @@ import Foundation
 /// - **updated** / **unchanged** (policy `.update`): the given values that differ from the
 ///   stored ones are written and `Z_OPT` advances (once per commit, however many rows change
 ///   the object, as a save advances it); when none differ nothing is written.
-/// - **kept** (policy `.keep`): an object that was there before the session is left alone.
-/// - **duplicate**: an object an earlier row of this session inserted or changed (the row is
-///   applied to it as an update).
+/// - **kept** (policy `.keep`): an object that has the key is left alone, whether it was there
+///   before the session or an earlier row of the session inserted it (the first row for a key
+///   wins, as in SQL's `INSERT … ON CONFLICT DO NOTHING`).
+/// - **duplicate** (policy `.update`): an object an earlier row of this session inserted or
+///   changed (the row is applied to it as an update).
 /// - **missing** (`insertsMissing: false`, or a row that may not insert): no object has the
 ///   key; nothing is written.
-/// - **refused**: another uniqueness constraint is broken, or a value cannot be stored exactly.
+/// - **refused**: another uniqueness constraint is broken, or a value cannot be stored exactly
+///   (one the row gives, or the model's default a new row would take).
 ///
 /// A destination whose to-many inverse gains or loses a member has its `Z_OPT` advanced once
 /// at commit, as a context's save advances it, so a store written here equals one written
@@ -37,7 +40,8 @@ public final class BatchInsertSession {
         /// The row's given values are set (an import's upsert); nothing is written when they
         /// equal the stored ones.
         case update
-        /// The object is left as it is (an import's `mode: insert`).
+        /// The object is left as it is, also when an earlier row of the session inserted it (an
+        /// import's `mode: insert`).
         case keep
     }
 

@@ -20,12 +20,10 @@ final class BatchInsertWriter {
     private var destinations: [Int: [AttributeValue: ManagedObjectID?]] = [:]
     private let attributeNames: [String]
     private let relationshipNames: [String]
-    private let requiredToOne: [Int]
-    private let requiredWithoutDefault: [Int]
-    /// Positions in `plan.relationships` with `create: true`, and whether each is `required`
-    /// by the job: looked up once, not per row.
+    /// The row rules this writer shares with the object writer.
+    private let rules: RowRules
+    /// Positions in `plan.relationships` with `create: true`: looked up once, not per row.
     private let creating: [Int]
-    private let requiredLinks: [Bool]
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
@@ -68,10 +66,8 @@ final class BatchInsertWriter {
         shared = session
         attributeNames = plan.attributes.map(\.attribute.name)
         relationshipNames = plan.relationships.map(\.relationship.name)
-        requiredWithoutDefault = plan.requiredWithoutDefault
+        rules = RowRules(plan: plan)
         creating = plan.creating
-        requiredLinks = plan.relationships.map(\.settings.required)
-        requiredToOne = plan.requiredToOne
     }
 
     /// Whether the last target's last batch found most of its rows: carried to the target of
@@ -126,17 +122,13 @@ final class BatchInsertWriter {
         let order = batch.keyOrder
         // Per relationship, per row: its destination, a known miss, or (.none) one to create.
         var known = try resolveDestinations(rows, session: session)
-        func reject(_ index: Int, _ field: String?, _ value: String?, _ reason: String) -> RejectedRow {
-            RejectedRow(line: rows[index].line, recordIndex: rows[index].recordIndex, column: nil, field: field, value: value, reason: reason,
-                        raw: RowMapper.rawText(batch.raw, rows[index].rawRange))
-        }
         /// Whether the row's destination for `position` was looked up and none has the key.
         func absent(_ position: Int, _ index: Int) -> Bool {
             if case .some(nil) = known[position][index] { return true }
             return false
         }
 
-        // Rows rejected whatever the store holds; what a new object would lack. Each row is
+        // Rows rejected by the destinations found; what a new object would lack. Each row is
         // read in place (`rows[index].…`): a copy of it retained and released its arrays.
         var rejects: [RejectedRow] = []
         var ordered: [Int] = []
@@ -144,63 +136,26 @@ final class BatchInsertWriter {
         var sessionRows: [BatchInsertSession.Row] = []
         sessionRows.reserveCapacity(rows.count)
         ordered.reserveCapacity(rows.count)
-        rowLoop: for index in order {
-            for position in creating {
-                for key in rows[index].links[position] ?? [] {
-                    if let violation = plan.relationships[position].matchValidator.violation(of: key) {
-                        let relationship = plan.relationships[position]
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), key.canonicalText,
-                                              "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)"))
-                        continue rowLoop
-                    }
-                }
+        for index in order {
+            if let problem = rules.missingRequiredLink(in: rows[index], absent: { position, _ in absent(position, index) }) {
+                rejects.append(problem.rejected(rows[index], raw: batch.raw))
+                continue
             }
             var links: [ManagedObjectID??] = []
             links.reserveCapacity(plan.relationships.count)
             for position in plan.relationships.indices {
                 guard let keys = rows[index].links[position] else { links.append(.none); continue }
-                if requiredLinks[position] {
-                    let relationship = plan.relationships[position]
-                    if keys.isEmpty {
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key"))
-                        continue rowLoop
-                    }
-                    if let missing = keys.first, absent(position, index) {
-                        rejects.append(reject(index, relationship.settings.from.components.joined(separator: "."), missing.canonicalText,
-                                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(missing.canonicalText)' (the relationship \(relationship.relationship.name) is required)"))
-                        continue rowLoop
-                    }
-                }
                 links.append(.some(keys.isEmpty ? nil : known[position][index] ?? nil))
             }
-            // A new object must end up with every required attribute and to-one relationship.
-            var problem: RejectedRow?
-            for position in requiredWithoutDefault {
-                if case .none = rows[index].values[position] {
-                    let attribute = plan.attributes[position]
-                    problem = reject(index, attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
-                                     "\(attribute.attribute.name) is required and the record has no value for it")
-                    break
-                }
-            }
-            if problem == nil {
-                for position in requiredToOne {
-                    let key = rows[index].links[position]?.first
-                    if key == nil || absent(position, index) {
-                        let relationship = plan.relationships[position]
-                        problem = reject(index, relationship.settings.from.components.joined(separator: "."), key?.canonicalText,
-                                         "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
-                        break
-                    }
-                }
-            }
+            // What a new object would lack: the row is then written only when its object exists.
+            let problem = rules.newObjectProblem(in: rows[index], absent: { position, _ in absent(position, index) })?.rejected(rows[index], raw: batch.raw)
             if let problem { newObjectProblem[index] = problem }
             ordered.append(index)
             sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
         }
-        if rejects.count > allowedRejects { return (rejects, false) }
+        // Past the limit already, the batch is still written (and undone) to find which rows
+        // have no object: the object writer knows that of every row before it gives up.
         try rejectMissingNewObjects(&rejects, &ordered, &sessionRows, rows: rows, problems: newObjectProblem, session: session)
-        if rejects.count > allowedRejects { return (rejects, false) }
         // Destinations to create, in the order rows (in key order) first need them.
         var created: [(Int, [AttributeValue])] = []
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
@@ -219,7 +174,7 @@ final class BatchInsertWriter {
         // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
         // then keeps no statement journal: 19 s → 15 s for 1M rows). An error while writing
         // it rolls back everything since the last commit, as the run's end does anyway.
-        let undoable = session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
+        let undoable = rejects.count > allowedRejects || session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
         let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
             // Destinations first, in the order rows need them, so rows find them.
             for (position, keys) in created {
@@ -251,12 +206,16 @@ final class BatchInsertWriter {
             }
         }
         guard let outcomes else {
-            // Over the limit: report this batch's rejects as the object path would.
+            // Over the limit: report this batch's rejects as the object path would. It finds the
+            // rows the rules reject (no object to update, what a new object lacks) before it saves,
+            // and gives up then when they are too many, before the store refuses any row.
+            var refusals: [RejectedRow] = []
             for (offset, index) in ordered.enumerated() {
                 let outcome = offset < attempted.count ? attempted[offset] : nil
-                if let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) { written.append(problem) }
+                guard let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) else { continue }
+                if case .refused? = outcome { refusals.append(problem) } else { written.append(problem) }
             }
-            return (written, false)
+            return (written.count > allowedRejects ? written : written + refusals, false)
         }
         for (offset, index) in ordered.enumerated() {
             switch outcomes[offset] {
@@ -290,11 +249,7 @@ final class BatchInsertWriter {
             let reason = message.hasPrefix("another ") ? message : "the store refused it: \(property) \(message)" + (value.map { " (value: \($0))" } ?? "")
             return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
         case .missing?:
-            if plan.step.mode == .update {
-                return RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: plan.step.key.joined(separator: ", "),
-                                   value: row.key.map(\.canonicalText).joined(separator: ", "),
-                                   reason: "no \(plan.entity.name) has \(plan.step.key.joined(separator: ", ")) \(row.key.map { "'\($0.canonicalText)'" }.joined(separator: ", ")) to update (mode: update)", raw: raw)
-            }
+            if plan.step.mode == .update { return rules.noObjectToUpdate(row).rejected(row, raw: batch.raw) }
             return problem
         default:
             return nil
@@ -303,14 +258,21 @@ final class BatchInsertWriter {
 
     /// Rows that lack what a new object needs are written only when their object exists. When
     /// such a row names a destination to create, it is checked first (by its key) and rejected
-    /// now if no object has it, so no destination is created for a row that is not written,
-    /// as the object path creates none.
+    /// now if no object has it and no earlier row of the batch makes one, so no destination is
+    /// created for a row that is not written, as the object path creates none.
     private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
                                          rows: [MappedRow], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
         guard !problems.isEmpty, !creating.isEmpty else { return }
         let suspects = ordered.indices.filter { offset in
             let index = ordered[offset]
             guard problems[index] != nil else { return false }
+            // An earlier row of the batch with the key (rows with one key are next to each
+            // other) that may insert makes the object before this row is written.
+            var earlier = offset - 1
+            while earlier >= 0, !rows[index].key.isEmpty, rows[ordered[earlier]].key == rows[index].key {
+                if problems[ordered[earlier]] == nil { return false }
+                earlier -= 1
+            }
             return creating.contains { position in rows[index].links[position]?.first.map { destinations[position]?[$0] == nil } ?? false }
         }
         guard !suspects.isEmpty else { return }

@@ -11,7 +11,8 @@ public struct ImportCounts: Sendable, Equatable, Codable {
     public var unchanged = 0
     /// Rows whose key an earlier row of the same batch had (applied to the same object, later rows win).
     public var duplicates = 0
-    /// Rows for existing objects left alone (`mode: insert`).
+    /// Rows left alone because an object has their key (`mode: insert`): one in the store, or
+    /// one an earlier row of the run made (the first row for a key wins).
     public var existing = 0
     /// Rows not imported (each in the rejects file, or the reason the run stopped).
     public var rejected = 0
@@ -70,6 +71,10 @@ final class BatchWriter {
     /// Where each object changed since the last commit came from (its last row), and how that
     /// row was counted, so a save the store refuses can name and drop the rows behind it.
     private var origins: [ObjectIdentifier: Origin] = [:]
+    /// The rows before the last that changed an object since the last save (its key given
+    /// again): a save the store refuses for the object rejects them with it, as nothing of
+    /// theirs is kept. Empty unless a key repeats.
+    private var earlierRows: [ObjectIdentifier: [Origin]] = [:]
     /// The raw text of the batches since the last commit, by batch number (for those rows).
     private var rawBatches: [Int: [UInt8]] = [:]
     private var batchNumber = 0
@@ -118,9 +123,8 @@ final class BatchWriter {
     private let attributePositions: [Int]
     private let relationshipPositions: [Int]
     private let entityLayout: EntityLayout
-    private let requiredWithoutDefault: [Int]
-    /// Positions in `plan.relationships` of required to-one relationships.
-    private let requiredToOne: [Int]
+    /// The row rules this writer shares with the batch writer.
+    private let rules: RowRules
     /// Per relationship of the plan, what every row needs of it, worked out once (copying a
     /// relationship's plan retains and releases each of its fields, on every row).
     private let destinationKeys: [DestinationKey]
@@ -130,9 +134,6 @@ final class BatchWriter {
     private let destinationSlots: [Int]
     private let relationshipNames: [String]
     private let relationshipIsToMany: [Bool]
-    /// `plan.creating` and `plan.requiredByJob`, worked out once.
-    private let creating: [Int]
-    private let requiredByJob: [Int]
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
         self.context = context
@@ -142,8 +143,7 @@ final class BatchWriter {
         entityLayout = model.layout(of: plan.entity.name)!
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
         relationshipPositions = plan.relationships.map { [entityLayout] in entityLayout.relationshipIndex(of: $0.relationship.name)! }
-        requiredWithoutDefault = plan.requiredWithoutDefault
-        requiredToOne = plan.requiredToOne
+        rules = RowRules(plan: plan)
         destinationKeys = plan.relationships.map { DestinationKey(entity: $0.relationship.destinationEntityName, attribute: $0.match.name) }
         var slots: [DestinationKey: Int] = [:]
         destinationSlots = destinationKeys.map { key in
@@ -154,8 +154,6 @@ final class BatchWriter {
         destinations = Array(repeating: [:], count: slots.count)
         relationshipNames = plan.relationships.map(\.relationship.name)
         relationshipIsToMany = plan.relationships.map(\.relationship.isToMany)
-        creating = plan.creating
-        requiredByJob = plan.requiredByJob
         // A relationship whose destinations are found by the key of the entity being imported
         // (a category's parent by name, while importing categories by name) also finds the
         // objects this run makes.
@@ -246,44 +244,64 @@ final class BatchWriter {
     private func forgetRows() {
         touched.removeAll(keepingCapacity: true)
         origins.removeAll(keepingCapacity: true)
+        earlierRows.removeAll(keepingCapacity: true)
         rawBatches.removeAll(keepingCapacity: true)
     }
 
     /// The row an object changed since the last commit came from, as a rejected row with
     /// `reason`; nil when no row of this run changed it.
     func rejectedRow(for object: ManagedObject, reason: String) -> RejectedRow? {
-        guard let origin = origins[ObjectIdentifier(object)] else { return nil }
+        origins[ObjectIdentifier(object)].map { rejectedRow($0, reason: reason) }
+    }
+
+    private func rejectedRow(_ origin: Origin, reason: String) -> RejectedRow {
         let raw = rawBatches[origin.batch].map { RowMapper.rawText($0, origin.rawRange) } ?? ""
         return RejectedRow(line: origin.line, recordIndex: origin.recordIndex, column: nil, field: nil, value: nil, reason: reason, raw: raw)
     }
 
     /// Takes back the rows behind objects a save refused (`ImportStack.refusedObjects`): each
-    /// becomes a rejected row and its object is dropped. Returns those rows and the counts to
-    /// take back; an object no row of this run changed is left as it is.
+    /// becomes a rejected row (the object's last row with the store's reason, rows before it
+    /// since the last save saying which row the store refused) and its object is dropped.
+    /// Returns those rows and the counts to take back; an object no row of this run changed is
+    /// left as it is.
     func takeBack(_ refused: [(ManagedObject, String)]) -> (rows: [RejectedRow], undone: ImportCounts) {
         var rows: [RejectedRow] = []
         var undone = ImportCounts()
         for (object, reason) in refused {
             guard let row = rejectedRow(for: object, reason: reason) else { continue }
             rows.append(row)
+            for earlier in earlierRows.removeValue(forKey: ObjectIdentifier(object)) ?? [] {
+                rows.append(rejectedRow(earlier, reason: "the store refused its object as line \(row.line) left it: \(reason)"))
+                undone.add(Self.counted(earlier.outcome))
+            }
             undone.add(drop(object))
         }
         return (rows, undone)
+    }
+
+    /// The counts a row with `outcome` added.
+    private static func counted(_ outcome: Outcome) -> ImportCounts {
+        var counts = ImportCounts()
+        switch outcome {
+        case .inserted: counts.inserted = 1
+        case .updated: counts.updated = 1
+        case .unchanged: counts.unchanged = 1
+        case .duplicate: counts.duplicates = 1
+        case .createdDestination: counts.createdDestinations = 1
+        }
+        return counts
     }
 
     /// Takes back what an object's row did, after the store refused it: a new object is
     /// deleted, an existing one loses its unsaved changes. Returns the counts to take back.
     func drop(_ object: ManagedObject) -> ImportCounts {
         var undone = ImportCounts()
-        if let origin = origins.removeValue(forKey: ObjectIdentifier(object)) {
-            switch origin.outcome {
-            case .inserted: undone.inserted = 1
-            case .updated: undone.updated = 1
-            case .unchanged: undone.unchanged = 1
-            case .duplicate: undone.duplicates = 1
-            case .createdDestination: undone.createdDestinations = 1
-            }
-        }
+        let id = ObjectIdentifier(object)
+        if let origin = origins.removeValue(forKey: id) { undone = Self.counted(origin.outcome) }
+        earlierRows[id] = nil
+        // No row changed it now: the next one is not a duplicate (the batch writer's refused
+        // row touched nothing either).
+        touched.remove(id)
         if object.isNew {
             if let key = keyOf(object) { objectsByKey[key] = nil }
             context.delete(object)
@@ -322,14 +340,25 @@ final class BatchWriter {
         }
         let missing = try resolveDestinations(rows, batchKeys: selfKeyed.isEmpty ? [] : Set(rows.compactMap { $0.key.count == 1 ? $0.key[0] : nil }))
 
-        var decisions: [Decision] = []
-        decisions.reserveCapacity(rows.count)
+        var decisions = [Decision](repeating: .leave, count: rows.count)
         var rejects: [RejectedRow] = []
         var localCounts = ImportCounts()
-        for index in rows.indices {
-            let decision = decide(rows[index], batch: batch, missing: missing, counts: &localCounts)
-            if case .reject(let reject) = decision { rejects.append(reject) }
-            decisions.append(decision)
+        // In key order, as the rows are applied (and as the batch writer writes them): a row
+        // whose key an earlier row of the batch makes an object for (rows with one key are
+        // next to each other) is for that object, not a new one.
+        var madeKey: KeyList?
+        for index in order {
+            let follows = madeKey != nil && madeKey == rows[index].key
+            let decision = decide(rows[index], batch: batch, missing: missing, follows: follows, counts: &localCounts)
+            if !follows { madeKey = nil }
+            switch decision {
+            case .reject(let reject): rejects.append(reject)
+            case .create where !rows[index].key.isEmpty: madeKey = rows[index].key
+            // `mode: insert`: a destination made from the key, which its first row fills in.
+            case .apply where plan.step.mode == .insert: madeKey = rows[index].key
+            default: break
+            }
+            decisions[index] = decision
         }
         if rejects.count > allowedRejects { return (rejects, false) }
 
@@ -383,8 +412,9 @@ final class BatchWriter {
             // One lookup when the object has no origin yet (a new object; the first row for it).
             let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
                                 batch: batchNumber, firstBatch: batchNumber, outcome: outcome)
-            if let previous = origins.updateValue(origin, forKey: id), previous.firstBatch != batchNumber {
-                origins[id]!.firstBatch = previous.firstBatch
+            if let previous = origins.updateValue(origin, forKey: id) {
+                if previous.firstBatch != batchNumber { origins[id]!.firstBatch = previous.firstBatch }
+                if previous.outcome != .createdDestination { earlierRows[id, default: []].append(previous) }
             }
         }
         localCounts.rejected = rejects.count
@@ -392,66 +422,37 @@ final class BatchWriter {
         return (rejects, true)
     }
 
-    private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> Decision {
-        func reject(_ field: String?, _ value: String?, _ reason: String) -> Decision {
-            .reject(RejectedRow(line: row.line, recordIndex: row.recordIndex, column: nil, field: field, value: value, reason: reason, raw: RowMapper.rawText(batch.raw, row.rawRange)))
-        }
-        for index in creating {
-            // A destination made from a key must itself be valid.
-            for key in row.links[index] ?? [] {
-                if let violation = plan.relationships[index].matchValidator.violation(of: key) {
-                    let relationship = plan.relationships[index]
-                    return reject(relationship.settings.from.components.joined(separator: "."), key.canonicalText,
-                                  "a \(relationship.relationship.destinationEntityName) cannot be created with \(relationship.match.name) '\(key.canonicalText)': \(relationship.match.name) \(violation.message)")
-                }
+    /// `follows`: an earlier row of the batch (in key order) makes the object for the row's key.
+    private func decide(_ row: MappedRow, batch: MappedBatch, missing: [Int: Set<AttributeValue>], follows: Bool, counts: inout ImportCounts) -> Decision {
+        func absent(_ index: Int, _ key: AttributeValue) -> Bool { missing[index]?.contains(key) ?? false }
+        if let problem = rules.missingRequiredLink(in: row, absent: absent) { return .reject(problem.rejected(row, raw: batch.raw)) }
+        if follows {
+            // The object exists by the time this row is applied: left alone (`mode: insert`), or
+            // changed (`.create` finds the object the earlier row made); never a new object.
+            if plan.step.mode == .insert {
+                counts.existing += 1
+                return .leave
             }
-        }
-        for index in requiredByJob {
-            guard let keys = row.links[index] else { continue }
-            if keys.isEmpty {
-                let relationship = plan.relationships[index]
-                return reject(relationship.settings.from.components.joined(separator: "."), nil, "\(relationship.relationship.name) is required and the record gives no key")
-            }
-            if let absent = keys.first(where: { missing[index]?.contains($0) ?? false }) {
-                let relationship = plan.relationships[index]
-                return reject(relationship.settings.from.components.joined(separator: "."), absent.canonicalText,
-                              "no \(relationship.relationship.destinationEntityName) has \(relationship.match.name) '\(absent.canonicalText)' (the relationship \(relationship.relationship.name) is required)")
-            }
+            return .create
         }
         let existing = row.key.isEmpty ? nil : objectsByKey[row.key]
         switch plan.step.mode {
         case .insert:
-            // Objects already in the store are left alone; one this run made takes later rows.
-            if let existing, !existing.isNew {
+            // An object that has the key is left alone, whether it was in the store or an
+            // earlier row of this run made it (the first row for a key wins). Only a
+            // destination made from the key (`create: true`), not saved yet, takes the row,
+            // which fills it in.
+            if let existing, !(existing.isNew && origins[ObjectIdentifier(existing)]?.outcome == .createdDestination) {
                 counts.existing += 1
                 return .leave
             }
         case .update:
-            if existing == nil {
-                return reject(plan.step.key.joined(separator: ", "), row.key.map(\.canonicalText).joined(separator: ", "),
-                              "no \(plan.entity.name) has \(plan.step.key.joined(separator: ", ")) \(row.key.map { "'\($0.canonicalText)'" }.joined(separator: ", ")) to update (mode: update)")
-            }
+            if existing == nil { return .reject(rules.noObjectToUpdate(row).rejected(row, raw: batch.raw)) }
         case .upsert:
             break
         }
         if let existing { return .apply(existing) }
-        // A new object must end up with every required attribute, from the row or a default.
-        for index in requiredWithoutDefault {
-            if case .none = row.values[index] {
-                let attribute = plan.attributes[index]
-                return reject(attribute.fieldIndices.first.map { plan.readerFields[$0].components.joined(separator: ".") }, nil,
-                              "\(attribute.attribute.name) is required and the record has no value for it")
-            }
-        }
-        // ... and every required to-one relationship, from the row.
-        for index in requiredToOne {
-            let relationship = plan.relationships[index]
-            let keys = row.links[index] ?? []
-            if keys.isEmpty || keys.contains(where: { missing[index]?.contains($0) ?? false }) {
-                return reject(relationship.settings.from.components.joined(separator: "."), keys.first?.canonicalText,
-                              "\(relationship.relationship.name) is required and the record names no existing \(relationship.relationship.destinationEntityName)")
-            }
-        }
+        if let problem = rules.newObjectProblem(in: row, absent: absent) { return .reject(problem.rejected(row, raw: batch.raw)) }
         return .create
     }
 

@@ -22,14 +22,20 @@ public struct ImportPlan: Sendable {
         public let constant: AttributeValue?
         public let listed: Bool
         public let validator: AttributeValidator
+        /// The job's store type when it may be unable to keep a value of this attribute's type
+        /// exactly (a Decimal on SQLite): each value is then asked (`refusal(of:)`) while it is
+        /// mapped. Nil for the other attributes, whose values every store keeps.
+        public let refusingStore: PersistentStoreCoordinator.StoreType?
 
-        init(attribute: AttributeDescription, fieldIndices: [Int], converter: ValueConverter, constant: AttributeValue?, listed: Bool, validator: AttributeValidator) {
+        init(attribute: AttributeDescription, fieldIndices: [Int], converter: ValueConverter, constant: AttributeValue?, listed: Bool, validator: AttributeValidator,
+             store: PersistentStoreCoordinator.StoreType?) {
             self.attribute = attribute
             self.fieldIndices = fieldIndices
             self.converter = converter
             self.constant = constant
             self.listed = listed
             self.validator = validator
+            refusingStore = store.flatMap { $0.keepsEveryValue(of: attribute.type) ? nil : $0 }
         }
     }
 
@@ -42,14 +48,26 @@ public struct ImportPlan: Sendable {
         public let match: AttributeDescription
         public let matchConverter: ValueConverter
         public let matchValidator: AttributeValidator
+        /// As `AttributePlan.refusingStore`, for `match` (a destination made from a key, with
+        /// `create: true`, holds the key there).
+        public let refusingStore: PersistentStoreCoordinator.StoreType?
 
-        init(settings: RelationshipSettings, relationship: RelationshipDescription, fieldIndex: Int, match: AttributeDescription, matchConverter: ValueConverter, matchValidator: AttributeValidator) {
+        init(settings: RelationshipSettings, relationship: RelationshipDescription, fieldIndex: Int, match: AttributeDescription, matchConverter: ValueConverter, matchValidator: AttributeValidator,
+             store: PersistentStoreCoordinator.StoreType?) {
             self.settings = settings
             self.relationship = relationship
             self.fieldIndex = fieldIndex
             self.match = match
             self.matchConverter = matchConverter
             self.matchValidator = matchValidator
+            refusingStore = store.flatMap { $0.keepsEveryValue(of: match.type) ? nil : $0 }
+        }
+
+        /// Why a destination cannot be made from `key` (`create: true`): the key breaks the
+        /// match attribute's rules, or the store could not keep it exactly; nil when it can.
+        public func creationProblem(_ key: AttributeValue) -> String? {
+            let problem = matchValidator.violation(of: key).map(\.message) ?? refusingStore?.refusal(of: key)
+            return problem.map { "a \(relationship.destinationEntityName) cannot be created with \(match.name) '\(key.canonicalText)': \(match.name) \($0)" }
         }
     }
 
@@ -77,9 +95,19 @@ public struct ImportPlan: Sendable {
     public let keyIndices: [Int]
     /// What the reader is asked for, in this order.
     public let readerFields: [FieldPath]
+    /// The job's store type, whose limits values are checked against; nil checks none.
+    public let storeType: PersistentStoreCoordinator.StoreType?
+    /// Model defaults of the entity's attributes that the store cannot keep exactly (a Decimal
+    /// default of more than 15 significant digits on SQLite): a new object would take one when
+    /// its row gives the attribute no value (`position` in `attributes`; nil when no field sets
+    /// it, so every new object would), and is refused for it.
+    public let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
 
-    public init(step: ImportStep, model: ManagedObjectModel) throws {
+    /// `storeType`: the job's store, whose limits a value is checked against as the model's
+    /// rules are (a Decimal of more than 15 significant digits on SQLite); nil checks none.
+    public init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
         self.step = step
+        self.storeType = storeType
         let where_ = step.location
         guard let entity = model.entity(named: step.entity) else {
             throw JobError(file: where_, field: "entity", UnknownEntityError(step.entity, in: model).description)
@@ -108,7 +136,8 @@ public struct ImportPlan: Sendable {
             let converter = try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls)
             switch field.origin {
             case .field(let path):
-                plans.append(AttributePlan(attribute: attribute, fieldIndices: [index(of: path)], converter: converter, constant: nil, listed: true, validator: AttributeValidator(attribute)))
+                plans.append(AttributePlan(attribute: attribute, fieldIndices: [index(of: path)], converter: converter, constant: nil, listed: true, validator: AttributeValidator(attribute),
+                                           store: storeType))
             case .constant(let text):
                 let value: AttributeValue?
                 switch converter.convert(.string(text)) {
@@ -116,10 +145,11 @@ public struct ImportPlan: Sendable {
                 case .absent: value = nil
                 case .failure(let reason): throw JobError(file: field.location, field: "fields.\(field.attribute).value", reason)
                 }
-                if let value, let violation = AttributeValidator(attribute).violation(of: value) {
-                    throw JobError(file: field.location, field: "fields.\(field.attribute).value", "\(attribute.name) \(violation.message)")
+                if let value, let problem = AttributeValidator(attribute).violation(of: value)?.message ?? storeType?.refusal(of: value) {
+                    throw JobError(file: field.location, field: "fields.\(field.attribute).value", "\(attribute.name) \(problem)")
                 }
-                plans.append(AttributePlan(attribute: attribute, fieldIndices: [], converter: converter, constant: value, listed: true, validator: AttributeValidator(attribute)))
+                plans.append(AttributePlan(attribute: attribute, fieldIndices: [], converter: converter, constant: value, listed: true, validator: AttributeValidator(attribute),
+                                           store: storeType))
             }
         }
         if step.autoMatch {
@@ -131,7 +161,7 @@ public struct ImportPlan: Sendable {
                 plans.append(AttributePlan(
                     attribute: attribute, fieldIndices: candidates,
                     converter: try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls),
-                    constant: nil, listed: false, validator: AttributeValidator(attribute)))
+                    constant: nil, listed: false, validator: AttributeValidator(attribute), store: storeType))
             }
         }
         attributes = plans
@@ -181,10 +211,19 @@ public struct ImportPlan: Sendable {
             relationships.append(RelationshipPlan(
                 settings: settings, relationship: relationship, fieldIndex: index(of: settings.from), match: match,
                 matchConverter: try ValueConverter(attribute: match, field: matchField, nulls: step.source.nulls),
-                matchValidator: AttributeValidator(match)))
+                matchValidator: AttributeValidator(match), store: storeType))
         }
         self.relationships = relationships
         readerFields = fields
+        var unkeepable: [(Int?, String, String)] = []
+        if let storeType {
+            for attribute in model.attributes(of: entity.name) where !attribute.isTransient {
+                guard let value = attribute.defaultValue, let refusal = storeType.refusal(of: value) else { continue }
+                unkeepable.append((plans.firstIndex { $0.attribute.name == attribute.name }, attribute.name,
+                                   "a new \(entity.name) would take \(attribute.name)'s default (\(ValueConverter.clip(value.canonicalText))), which \(refusal)"))
+            }
+        }
+        unkeepableDefaults = unkeepable
     }
 
     /// Checks listed fields against a source's columns (a CSV header; JSON sources name no

@@ -15,7 +15,7 @@ struct ImportStack {
         let model = try job.model.load()
         for warning in model.warnings { onWarning?(warning.description) }
         self.model = model
-        plans = try job.steps.map { try ImportPlan(step: $0, model: model) }
+        plans = try job.steps.map { try ImportPlan(step: $0, model: model, storeType: job.store.kind) }
     }
 
     /// The store open in a coordinator, and a context on it (call with the store's lock held).

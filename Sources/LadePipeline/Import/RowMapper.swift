@@ -57,15 +57,24 @@ public struct MappedBatch: Sendable {
 }
 
 /// Maps records to rows on the reader's thread, so the writer's thread only does object work.
-/// Everything a row can be rejected for without the store is found here: unreadable records,
-/// values that do not parse, values that break the model's rules, missing keys.
+/// Everything a row can be rejected for without looking in the store is found here, once for
+/// both writers: unreadable records, values that do not parse, values that break the model's
+/// rules or that the store could not keep exactly (a Decimal of more than 15 significant digits
+/// on SQLite), missing keys, keys a destination cannot be created with. So a row is judged by
+/// its values first: under `mode: update` a row with such a value is rejected for it, whether
+/// an object has its key or not, and a row is rejected for its own values even when a later
+/// row of the batch sets the same object's. What the store holds decides the rest
+/// (`RowRules`).
 public struct RowMapper {
     public let plan: ImportPlan
     /// Per reader field: its column number in a CSV header (for messages).
     private let columnNumbers: [Int?]
+    /// `plan.creating`, worked out once.
+    private let creating: [Int]
 
     public init(plan: ImportPlan, columns: [String]?) {
         self.plan = plan
+        creating = plan.creating
         let positions = Dictionary((columns ?? []).enumerated().map { ($0.element, $0.offset + 1) }, uniquingKeysWith: { first, _ in first })
         columnNumbers = plan.readerFields.map { positions[$0.components.joined(separator: ".")] }
     }
@@ -178,6 +187,9 @@ public struct RowMapper {
                     // A missing required value on update leaves the stored one; clearing it is the error.
                     return reject(record, sourceIndex, source, "\(attributes[position].attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
                 }
+                if let value, let store = attributes[position].refusingStore, let refusal = store.refusal(of: value) {
+                    return reject(record, sourceIndex, source, "\(attributes[position].attribute.name) \(refusal) (value: \(ValueConverter.clip(value.canonicalText)))")
+                }
                 values.append(.some(value))
             case .failure(let reason):
                 return reject(record, sourceIndex, source, reason)
@@ -227,6 +239,14 @@ public struct RowMapper {
                 }
             }
             links.append(keys)
+        }
+        for index in creating {
+            // A destination made from a key must itself be valid (checked whether or not one has the key).
+            for key in links[index] ?? [] {
+                if let problem = plan.relationships[index].creationProblem(key) {
+                    return reject(record, plan.relationships[index].fieldIndex, .string(key.canonicalText), problem)
+                }
+            }
         }
         return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
     }

@@ -26,7 +26,7 @@ public struct JobValidation {
         var lines = ["\(job.file): \(job.kind.rawValue) job, model \(job.model.url.path) (\(model.entities.count) entities)"]
         var plans: [ImportPlan] = []
         for (number, step) in job.steps.enumerated() {
-            let plan = try ImportPlan(step: step, model: model)
+            let plan = try ImportPlan(step: step, model: model, storeType: job.store.kind)
             plans.append(plan)
             let prefix = job.steps.count > 1 ? "step \(number + 1): " : ""
             let (reader, _, matched) = try ImportStack.source(plan)

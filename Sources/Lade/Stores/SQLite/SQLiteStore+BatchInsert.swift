@@ -100,6 +100,19 @@ final class SQLiteBatchInsertTransaction {
         /// uniqueness constraint than the key, or its table holds rows of entities outside it
         /// (a row of one of those found by the key is refused).
         let refusesAnyRow: Bool
+        /// Model defaults a new row would take that the store cannot keep exactly (a Decimal
+        /// default of more than 15 significant digits): `position` among the target's
+        /// attributes (taken when the row gives none), nil when the target does not set it.
+        let refusedDefaults: [(position: Int?, name: String, reason: String, value: String)]
+
+        /// The default a new row for `row` would take and the store cannot keep, if any.
+        func refusedDefault(for row: BatchInsertSession.Row) -> (name: String, reason: String, value: String)? {
+            for refused in refusedDefaults {
+                if let position = refused.position, case .some = row.values[position] { continue }
+                return (refused.name, refused.reason, refused.value)
+            }
+            return nil
+        }
         /// Whether the last batch found most of its rows in the store (then rows are looked
         /// up before being inserted, not inserted first).
         var mostlyExisting = false
@@ -111,7 +124,7 @@ final class SQLiteBatchInsertTransaction {
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
              policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
              insertFirstSQL: String?, lookupSQL: String?, prefetchSQL: String?, rangeSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
-             refusesAnyRow: Bool) {
+             refusesAnyRow: Bool, refusedDefaults: [(position: Int?, name: String, reason: String, value: String)]) {
             self.entity = entity
             self.entityNumber = number
             self.rootNumber = rootNumber
@@ -137,6 +150,7 @@ final class SQLiteBatchInsertTransaction {
             self.toOneColumns = toOneColumns
             self.toOneEntityColumns = toOneEntityColumns
             self.refusesAnyRow = refusesAnyRow
+            self.refusedDefaults = refusedDefaults
         }
     }
 
@@ -193,9 +207,13 @@ final class SQLiteBatchInsertTransaction {
         let positionOfAttribute = Dictionary(uniqueKeysWithValues: attributePositions.enumerated().map { ($0.element, $0.offset) })
         let positionOfToOne = Dictionary(uniqueKeysWithValues: toOnePositions.enumerated().map { ($0.element, $0.offset) })
         var sources: [Plan.Source] = []
+        var refusedDefaults: [(position: Int?, name: String, reason: String, value: String)] = []
         for column in write.columns {
             switch column.kind {
-            case .attribute(_, let index):
+            case .attribute(let name, let index):
+                if let value = layout.defaultValues[index], let reason = SQLiteValueCoding.refusal(value) {
+                    refusedDefaults.append((positionOfAttribute[index], name, "takes the model's default, which \(reason)", "\(value)"))
+                }
                 let defaultValue = SQLiteValueCoding.encode(layout.defaultValues[index])
                 sources.append(positionOfAttribute[index].map { .attribute($0, default: defaultValue) } ?? .fixed(defaultValue))
             case .toOne(_, let index): sources.append(positionOfToOne[index].map { .toOne($0) } ?? .fixed(.null))
@@ -218,7 +236,7 @@ final class SQLiteBatchInsertTransaction {
             prefetchSQL: prefetchSQL,
             rangeSQL: prefetchSQL == nil ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE Z_PK BETWEEN ? AND ?",
             attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns,
-            refusesAnyRow: otherConstraint || (!keyColumns.isEmpty && !tableNumbers.isSubset(of: numbers)))
+            refusesAnyRow: otherConstraint || (!keyColumns.isEmpty && !tableNumbers.isSubset(of: numbers)), refusedDefaults: refusedDefaults)
     }
 
     // MARK: Writing
@@ -230,7 +248,7 @@ final class SQLiteBatchInsertTransaction {
         var possible = 0
         for row in rows {
             let mayMiss = !row.mayInsert || (!plan.keyPositions.isEmpty && !plan.insertsMissing)
-            if mayMiss || row.refusal != nil {
+            if mayMiss || row.refusal != nil || (!plan.refusedDefaults.isEmpty && plan.refusedDefault(for: row) != nil) {
                 possible += 1
                 if possible > limit { return true }
             }
@@ -352,15 +370,24 @@ final class SQLiteBatchInsertTransaction {
         if let (index, reason) = row.refusal {
             return .refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" })
         }
+        // A new row would take a default the store cannot keep: the row may only change an
+        // existing one, and is refused where it would insert.
+        let refusedDefault = plan.refusedDefaults.isEmpty ? nil : plan.refusedDefault(for: row)
+        let mayInsert = row.mayInsert && refusedDefault == nil
+        func notInserted() -> BatchInsertSession.Outcome {
+            guard let refusedDefault, row.mayInsert else { return .missing }
+            return .refused(property: refusedDefault.name, message: refusedDefault.reason, value: refusedDefault.value)
+        }
         if plan.keyPositions.isEmpty {
-            guard row.mayInsert else { return .missing }
+            guard mayInsert else { return notInserted() }
             return try insert(row, plan: plan, conflictFree: false, connection) ?? .refused(property: "", message: "the row could not be inserted", value: nil)
         }
-        if !plan.looksUpFirst && row.mayInsert {
+        if !plan.looksUpFirst && mayInsert {
             if let inserted = try insert(row, plan: plan, conflictFree: true, connection) { return inserted }
         }
         guard let found = try prefetched ?? lookup(row, plan: plan, connection) else {
-            guard plan.insertsMissing && row.mayInsert else { return .missing }
+            guard plan.insertsMissing else { return .missing }
+            guard mayInsert else { return notInserted() }
             return try insert(row, plan: plan, conflictFree: false, connection) ?? .refused(property: "", message: "the row could not be inserted", value: nil)
         }
         guard plan.acceptedNumbers.contains(found.entity) else {
@@ -370,7 +397,8 @@ final class SQLiteBatchInsertTransaction {
         let id = ManagedObjectID(entityName: store.schema.entityName(number: found.entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: found.key)
         let start = try startingKey(root: plan.rootNumber, connection)
         let seen = found.key > start || (touched[plan.rootNumber]?.contains(found.key) ?? false)
-        if plan.policy == .keep && !seen { return .kept(id) }
+        // Kept also when a row of this session inserted it: the first row for a key wins.
+        if plan.policy == .keep { return .kept(id) }
         if let damage = found.damage { throw damage }
         guard let changed = found.changed else {
             markTouched(root: plan.rootNumber, found.key)

@@ -26,6 +26,9 @@ enum SQLiteValueCoding {
     /// Affinity"): a longer one would come back rounded, so the store refuses it.
     static let decimalDigitsKept = 15
 
+    /// Whether some value of `type` cannot be kept exactly (`refusal` says which): Decimals only.
+    static func mayRefuse(_ type: AttributeType) -> Bool { type == .decimal }
+
     /// Why the store cannot keep `value` exactly; nil when it can.
     static func refusal(_ value: AttributeValue?) -> String? {
         guard case .decimal(let decimal)? = value else { return nil }
