@@ -28,7 +28,7 @@ import Foundation
 /// ```
 public final class StoreTransaction {
     let context: ManagedObjectContext
-    let sqlite: SQLiteStore
+    let held: any HeldSaves
     let generation: Int
     let undoableSaves: Bool
     private var open = true
@@ -41,28 +41,28 @@ public final class StoreTransaction {
 
     /// Call with the store's transaction begun (`beginHeldSaves`): an initializer that threw
     /// after its properties were set would still run `deinit`, rolling back another's.
-    private init(context: ManagedObjectContext, store: SQLiteStore, generation: Int, undoableSaves: Bool) {
+    private init(context: ManagedObjectContext, store: any HeldSaves, generation: Int, undoableSaves: Bool) {
         self.context = context
-        self.sqlite = store
+        self.held = store
         self.generation = generation
         self.undoableSaves = undoableSaves
     }
 
-    static func begin(context: ManagedObjectContext, store: SQLiteStore, undoableSaves: Bool) throws -> StoreTransaction {
+    static func begin(context: ManagedObjectContext, store: any HeldSaves, undoableSaves: Bool) throws -> StoreTransaction {
         let generation = try store.beginHeldSaves(undoable: undoableSaves)
         return StoreTransaction(context: context, store: store, generation: generation, undoableSaves: undoableSaves)
     }
 
     deinit {
-        if open { sqlite.rollbackHeldSaves(generation) }
+        if open { held.rollbackHeldSaves(generation) }
     }
 
     /// The store whose saves the transaction holds.
-    public var store: PersistentStore { sqlite }
+    public var store: PersistentStore { held }
 
     /// Whether the transaction is still open (not committed, rolled back, or ended by a save
     /// that failed with `undoableSaves: false`).
-    public var isOpen: Bool { open && sqlite.isHoldingSaves(generation) }
+    public var isOpen: Bool { open && held.isHoldingSaves(generation) }
 
     /// Commits every save since the transaction began, with the metadata staged for the store
     /// on the coordinator. The transaction is over afterwards, also when the commit fails:
@@ -74,12 +74,12 @@ public final class StoreTransaction {
             throw ContextError.storeTransactionEnded
         }
         let coordinator = try context.coordinator()
-        let metadata = coordinator.takeStagedMetadata(for: sqlite)
         open = false
         do {
-            try sqlite.commitHeldSaves(generation, metadata: metadata)
+            try coordinator.withStagedMetadata(for: held) { metadata in
+                try held.commitHeldSaves(generation, metadata: metadata)
+            }
         } catch {
-            if let metadata { coordinator.stageMetadata(metadata, for: sqlite) }
             context.reset()
             throw error
         }
@@ -94,10 +94,10 @@ public final class StoreTransaction {
     /// `between` runs after the commit, where another process could write (tests write there).
     func commitAndBeginNext(between: () throws -> Void) throws -> StoreTransaction {
         try commit()
-        let committed = try sqlite.dataVersion()
+        let committed = try held.dataVersion()
         try between()
-        let next = try StoreTransaction.begin(context: context, store: sqlite, undoableSaves: undoableSaves)
-        next.othersWroteBetween = try sqlite.dataVersion() != committed
+        let next = try StoreTransaction.begin(context: context, store: held, undoableSaves: undoableSaves)
+        next.othersWroteBetween = try held.dataVersion() != committed
         return next
     }
 
@@ -107,7 +107,7 @@ public final class StoreTransaction {
         context.assertOnQueue()
         guard open else { return }
         open = false
-        sqlite.rollbackHeldSaves(generation)
+        held.rollbackHeldSaves(generation)
         context.reset()
     }
 }
@@ -128,9 +128,9 @@ extension ManagedObjectContext {
         assertOnQueue()
         _ = try model.requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
-        guard let sqlite = store as? SQLiteStore else {
-            throw ContextError.storeTransactionUnsupported("store transactions hold SQLite stores' saves; this store is \(type(of: store)), whose saves each write the whole file")
+        guard let held = store.heldSaves else {
+            throw ContextError.storeTransactionUnsupported("store transactions hold the saves of stores that can keep them uncommitted (SQLite); this store (\(store.type)) writes its whole file at each save")
         }
-        return try StoreTransaction.begin(context: self, store: sqlite, undoableSaves: undoableSaves)
+        return try StoreTransaction.begin(context: self, store: held, undoableSaves: undoableSaves)
     }
 }

@@ -348,7 +348,7 @@ public final class ImportRunner {
         /// The commit that ends the run, whatever the reason: it also builds the indexes kept
         /// out while loading (in its transaction, with the last rows and the checkpoint).
         func endingCommit(complete: Bool) throws -> String? {
-            if !report.deferredIndexes.isEmpty { (store as? SQLiteStore)?.buildDeferredIndexesAtNextCommit() }
+            if !report.deferredIndexes.isEmpty { store.bulkLoading?.buildDeferredIndexesAtNextCommit() }
             return try commit(complete: complete)
         }
 

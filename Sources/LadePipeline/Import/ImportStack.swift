@@ -43,8 +43,8 @@ struct ImportStack {
     /// Gives a SQLite store the job's page cache for the run (`BatchSettings.cacheMiB`, else
     /// the writer's default); other stores keep everything in memory anyway.
     static func setPageCache(of store: PersistentStore, job: Job, writer: ImportWriterChoice) throws {
-        guard let sqlite = store as? SQLiteStore else { return }
-        try sqlite.setPageCacheSize(kibibytes: job.batch.cacheMiB(for: writer) * 1024)
+        guard let loading = store.bulkLoading else { return }
+        try loading.setPageCacheSize(kibibytes: job.batch.cacheMiB(for: writer) * 1024)
     }
 
     /// On a SQLite store, keeps the fetch indexes of the plan's entity table out while the load
@@ -52,13 +52,13 @@ struct ImportStack {
     /// missing after a killed load), except those the run looks rows up by: the key, and the
     /// match attribute of a relationship into the same table. Returns the indexes kept out.
     static func deferIndexes(of store: PersistentStore, plan: ImportPlan, model: ManagedObjectModel) throws -> [String] {
-        guard let sqlite = store as? SQLiteStore else { return [] }
+        guard let loading = store.bulkLoading else { return [] }
         let root = model.rootEntity(of: plan.entity.name)?.name
         var lookups = Set(plan.step.key)
         for relationship in plan.relationships where model.rootEntity(of: relationship.relationship.destinationEntityName)?.name == root {
             lookups.insert(relationship.match.name)
         }
-        return try sqlite.deferFetchIndexes(ofEntity: plan.entity.name, keeping: lookups)
+        return try loading.deferFetchIndexes(ofEntity: plan.entity.name, keeping: lookups)
     }
 
     /// A step's source opened (from `resume` when given) and checked against its plan (a CSV

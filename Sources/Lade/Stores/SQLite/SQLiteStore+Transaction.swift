@@ -54,7 +54,7 @@ extension SQLiteStore {
 
     /// Opens the transaction that saves are written in until `commitHeldSaves` or
     /// `rollbackHeldSaves` (`BEGIN IMMEDIATE`: the write lock is taken now).
-    func beginHeldSaves(undoable: Bool) throws -> Int {
+    package func beginHeldSaves(undoable: Bool) throws -> Int {
         guard !isReadOnly else { throw StoreError(.readOnly, path: fileURL.path, "the store was opened read-only") }
         return try withConnection { connection in
             guard !connection.isInTransaction else {
@@ -72,7 +72,7 @@ extension SQLiteStore {
     /// Commits every save since `beginHeldSaves`, with `metadata` (when given) in the same
     /// transaction. When the commit fails, everything is rolled back; either way the
     /// transaction is over.
-    func commitHeldSaves(_ generation: Int, metadata: [String: PropertyListValue]?) throws {
+    package func commitHeldSaves(_ generation: Int, metadata: [String: PropertyListValue]?) throws {
         do {
             // Inside: a refusal here ends the transaction too, or it would hold the store's
             // write lock with no one left to end it.
@@ -115,7 +115,7 @@ extension SQLiteStore {
     }
 
     /// Takes back every save since `beginHeldSaves`, metadata included.
-    func rollbackHeldSaves(_ generation: Int) {
+    package func rollbackHeldSaves(_ generation: Int) {
         try? withConnection { connection in
             guard heldSaves?.generation == generation else { return }
             endHeldSaves(connection)

@@ -470,7 +470,7 @@ public final class SQLiteStore: @unchecked Sendable {
 
     /// SQLite's `PRAGMA data_version`: differs between two calls when another connection
     /// committed a change to the store in between.
-    func dataVersion() throws -> Int64 {
+    package func dataVersion() throws -> Int64 {
         try withConnection { connection in
             guard case .integer(let version)? = try connection.rows("PRAGMA data_version").first?.first else {
                 throw StoreError(.io, path: fileURL.path, "PRAGMA data_version gave no number")
@@ -516,5 +516,7 @@ public final class SQLiteStore: @unchecked Sendable {
 
     /// Whether the `StoreTransaction` begun as number `generation` holds the store's
     /// transaction open still.
-    func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { heldSaves?.generation == generation } }
+    package func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { heldSaves?.generation == generation } }
 }
+
+extension SQLiteStore: HeldSaves, BulkLoading {}
