@@ -183,13 +183,8 @@ public final class BatchInsertSession {
     /// coordinator (`setMetadata(_:for:)`), as a save would. The session is over afterwards.
     public func commit() throws {
         context.assertOnQueue()
-        let coordinator = try context.coordinator()
-        let metadata = coordinator.takeStagedMetadata(for: transaction.store)
-        do {
+        try context.coordinator().withStagedMetadata(for: transaction.store) { metadata in
             try transaction.commit(metadata: metadata)
-        } catch {
-            if let metadata { try? coordinator.setMetadata(metadata, for: transaction.store) }
-            throw error
         }
     }
 
