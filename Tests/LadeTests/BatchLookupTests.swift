@@ -70,7 +70,7 @@ struct BatchLookupTests {
     func write(_ parts: [Part], into context: ManagedObjectContext, together: Bool) throws -> (outcomes: [String], foundTogether: Int) {
         try context.performAndWait {
             let session = try context.beginBatchInsert(entityName: "Part")
-            session.transaction.findsRowsTogether = together
+            session.sqlite.findsRowsTogether = together
             let names = ["B0", "B1", "B2"].map { AttributeValue.string($0) }
             let bins = try session.objectIDs(entityName: "Bin", attribute: "name", values: names)
             let target = try session.target(entityName: "Part", attributes: Self.attributes, relationships: ["bin"], key: ["key"])
@@ -80,7 +80,7 @@ struct BatchLookupTests {
             }
             let outcomes = try #require(try session.write(rows, to: target))
             try session.commit()
-            return (outcomes.map(Self.shown), session.transaction.rowsFoundTogether)
+            return (outcomes.map(Self.shown), session.sqlite.rowsFoundTogether)
         }
     }
 
@@ -137,11 +137,11 @@ struct BatchLookupTests {
             #expect(!first.expectsExistingRows)
             _ = try session.write(rows, to: first)
             #expect(first.expectsExistingRows)
-            #expect(session.transaction.rowsFoundTogether == 0, "a new target tries to insert first")
+            #expect(session.sqlite.rowsFoundTogether == 0, "a new target tries to insert first")
             let second = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"])
             second.expectsExistingRows = true
             #expect(try session.write(rows, to: second)?.count == 20)
-            #expect(session.transaction.rowsFoundTogether == 20)
+            #expect(session.sqlite.rowsFoundTogether == 20)
         }
     }
 
@@ -155,7 +155,7 @@ struct BatchLookupTests {
         try store.context.performAndWait {
             let session = try store.context.beginBatchInsert(entityName: "Part")
             defer { session.rollback() }
-            session.transaction.findsRowsTogether = together
+            session.sqlite.findsRowsTogether = together
             let rows = Self.batch().map { part in BatchInsertSession.Row(values: Self.attributes.map { part.values[$0] }) }
             let update = try session.target(entityName: "Part", attributes: Self.attributes, key: ["key"])
             update.expectsExistingRows = true
@@ -186,7 +186,7 @@ struct BatchLookupTests {
             _ = try BatchInsertSessionTests().writeBatch(context, bins: BatchInsertSessionTests.firstBins, parts: (0..<1000).map(Self.stored))
             let (outcomes, inPlace, all) = try context.performAndWait {
                 let session = try context.beginBatchInsert(entityName: "Part")
-                session.transaction.findsRowsTogether = together
+                session.sqlite.findsRowsTogether = together
                 let bins = try session.objectIDs(entityName: "Bin", attribute: "name", values: ["B0", "B1", "B2"].map { AttributeValue.string($0) })
                 let target = try session.target(entityName: "Part", attributes: Self.attributes, relationships: ["bin"], key: ["key"])
                 target.plan.mostlyExisting = true
@@ -198,7 +198,7 @@ struct BatchLookupTests {
                     outcomes += try #require(try session.write(rows, to: target)).map(Self.shown)
                 }
                 try session.commit()
-                return (outcomes, session.transaction.rowsFoundInPlace, session.transaction.rowsFoundTogether)
+                return (outcomes, session.sqlite.rowsFoundInPlace, session.sqlite.rowsFoundTogether)
             }
             return (outcomes, inPlace, all, try tables(url))
         }
@@ -248,7 +248,7 @@ struct BatchLookupTests {
                 _ = try first.write(words(storedWords) { Int64($0.count) }, to: first.target(entityName: "Word", attributes: ["text", "count"], key: ["text"]))
                 try first.commit()
                 let session = try context.beginBatchInsert(entityName: "Tag")
-                session.transaction.findsRowsTogether = together
+                session.sqlite.findsRowsTogether = together
                 let tagTarget = try session.target(entityName: "Tag", attributes: ["number", "name"], key: ["number"])
                 let wordTarget = try session.target(entityName: "Word", attributes: ["text", "count"], key: ["text"])
                 tagTarget.plan.mostlyExisting = true
@@ -256,7 +256,7 @@ struct BatchLookupTests {
                 let tagOutcomes = try #require(try session.write(tags(batchNumbers) { $0 % 3 == 0 ? "changed \($0)" : "tag \($0)" }, to: tagTarget))
                 let wordOutcomes = try #require(try session.write(words(batchWords) { $0.hasSuffix("5") ? -1 : Int64($0.count) }, to: wordTarget))
                 try session.commit()
-                return ((tagOutcomes + wordOutcomes).map(Self.shown), session.transaction.rowsFoundTogether)
+                return ((tagOutcomes + wordOutcomes).map(Self.shown), session.sqlite.rowsFoundTogether)
             }
             return (result.0, result.1, try BatchRequestTests().tables(url))
         }
@@ -324,4 +324,9 @@ private extension AttributeValue {
 
 private extension Array where Element == [UInt8] {
     func isSorted() -> Bool { zip(self, dropFirst()).allSatisfy { !$1.lexicographicallyPrecedes($0) } }
+}
+
+extension BatchInsertSession {
+    /// The SQLite transaction under the session, for tests of how it finds rows.
+    var sqlite: SQLiteBatchInsertTransaction { transaction as! SQLiteBatchInsertTransaction }
 }

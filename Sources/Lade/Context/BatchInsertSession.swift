@@ -98,8 +98,8 @@ public final class BatchInsertSession {
     /// Rows of one entity with a fixed set of attributes and to-one relationships, worked out
     /// once (statements, column positions) and used for every batch.
     public final class Target {
-        let plan: SQLiteBatchInsertTransaction.Plan
-        init(plan: SQLiteBatchInsertTransaction.Plan) { self.plan = plan }
+        let plan: any BulkInsertPlan
+        init(plan: any BulkInsertPlan) { self.plan = plan }
         public var entityName: String { plan.entity }
 
         /// Whether most rows of the last batch written to this target were found in the store
@@ -114,15 +114,15 @@ public final class BatchInsertSession {
     }
 
     let context: ManagedObjectContext
-    let transaction: SQLiteBatchInsertTransaction
+    let transaction: any BulkInsertTransaction
 
-    init(context: ManagedObjectContext, transaction: SQLiteBatchInsertTransaction) {
+    init(context: ManagedObjectContext, transaction: any BulkInsertTransaction) {
         self.context = context
         self.transaction = transaction
     }
 
     /// The store the session writes to.
-    public var store: PersistentStore { transaction.store }
+    public var store: PersistentStore { transaction.persistentStore }
 
     /// Describes rows of `entityName`: `attributes` and to-one `relationships` in row order,
     /// found by `key` (attributes among `attributes` forming a uniqueness constraint of the
@@ -134,8 +134,8 @@ public final class BatchInsertSession {
         let entity = try context.model.requireEntity(entityName)
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entityName) }
         let store = try context.coordinator().store(forEntity: entityName)
-        guard store === transaction.store else {
-            throw Unsupported(reason: "\(entityName) is kept in another store than the session's (\(transaction.store.fileURL.path))")
+        guard store === transaction.persistentStore else {
+            throw Unsupported(reason: "\(entityName) is kept in another store than the session's (\(transaction.persistentStore.url?.path ?? transaction.persistentStore.type))")
         }
         return Target(plan: try transaction.plan(TargetDescription(entity: entityName, attributes: attributes, relationships: relationships,
                                                                    key: key, policy: policy, insertsMissing: insertsMissing)))
@@ -183,7 +183,7 @@ public final class BatchInsertSession {
     /// coordinator (`setMetadata(_:for:)`), as a save would. The session is over afterwards.
     public func commit() throws {
         context.assertOnQueue()
-        try context.coordinator().withStagedMetadata(for: transaction.store) { metadata in
+        try context.coordinator().withStagedMetadata(for: transaction.persistentStore) { metadata in
             try transaction.commit(metadata: metadata)
         }
     }
@@ -201,9 +201,9 @@ extension ManagedObjectContext {
         assertOnQueue()
         _ = try model.requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
-        guard let sqlite = store as? SQLiteStore else {
-            throw BatchInsertSession.Unsupported(reason: "batch insert sessions write SQLite stores; this store is \(type(of: store))")
+        guard let bulk = store.bulkInserting else {
+            throw BatchInsertSession.Unsupported(reason: "batch insert sessions write stores that take rows in bulk (SQLite); this store (\(store.type)) writes its whole file at each save")
         }
-        return BatchInsertSession(context: self, transaction: try SQLiteBatchInsertTransaction(store: sqlite))
+        return BatchInsertSession(context: self, transaction: try bulk.beginBulkInsert())
     }
 }

@@ -42,3 +42,37 @@ extension PersistentStore {
     /// The store as ``BulkLoading``, when a load can tune it.
     package var bulkLoading: (any BulkLoading)? { self as? any BulkLoading }
 }
+
+/// Rows written in bulk without managed objects, any number of batches in one transaction
+/// committed together (`BatchInsertSession`, `lade run`'s batch writer): SQLite stores.
+protocol BulkInserting: PersistentStore {
+    /// Begins the transaction (taking the store's write lock until commit or rollback).
+    func beginBulkInsert() throws -> any BulkInsertTransaction
+}
+
+/// What a bulk insert works out once per target (entity, attributes, key) and uses for every
+/// batch.
+protocol BulkInsertPlan: AnyObject {
+    var entity: String { get }
+    /// Whether most rows of the last batch were found in the store (they are then looked up
+    /// before they are inserted).
+    var mostlyExisting: Bool { get set }
+}
+
+/// One open bulk insert; see `BatchInsertSession`, which is its interface for users.
+protocol BulkInsertTransaction: AnyObject {
+    var persistentStore: PersistentStore { get }
+    func plan(_ target: BatchInsertSession.TargetDescription) throws -> any BulkInsertPlan
+    func write(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, undoable: Bool,
+               accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]?
+    func savepoint<T>(undoable: Bool, _ body: () throws -> T?) throws -> T?
+    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool
+    func objectIDs(entity: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID]
+    func commit(metadata: [String: PropertyListValue]?) throws
+    func rollback()
+}
+
+extension PersistentStore {
+    /// The store as ``BulkInserting``, when rows can be written to it in bulk.
+    var bulkInserting: (any BulkInserting)? { self as? any BulkInserting }
+}

@@ -48,7 +48,7 @@ final class SQLiteBatchInsertTransaction {
     // MARK: Targets
 
     /// What `write` needs for one target, worked out once.
-    final class Plan {
+    final class Plan: BulkInsertPlan {
         let entity: String
         let entityNumber: Int64
         let rootNumber: Int64
@@ -1001,4 +1001,28 @@ struct PrimaryKeySet {
 
     /// A key's place in its page (arithmetic shift: a negative key has a page too).
     private static func offset(_ key: Int64) -> UInt16 { UInt16(key & ((1 << pageShift) - 1)) }
+}
+
+extension SQLiteBatchInsertTransaction: BulkInsertTransaction {
+    var persistentStore: PersistentStore { store }
+
+    func plan(_ target: BatchInsertSession.TargetDescription) throws -> any BulkInsertPlan {
+        let made: Plan = try plan(target)
+        return made
+    }
+
+    func write(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, undoable: Bool,
+               accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
+        try write(rows, plan: plan as! Plan, undoable: undoable, accept: accept)
+    }
+
+    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool {
+        mayRefuse(rows, plan: plan as! Plan, moreThan: limit)
+    }
+}
+
+extension SQLiteStore: BulkInserting {
+    func beginBulkInsert() throws -> any BulkInsertTransaction {
+        try SQLiteBatchInsertTransaction(store: self)
+    }
 }
