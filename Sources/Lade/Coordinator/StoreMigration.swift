@@ -103,19 +103,7 @@ extension PersistentStoreCoordinator {
     /// (`lade convert` holds the store's lock when it does).
     @discardableResult
     public static func removeInterruptedWrites(beside url: URL) -> [String] {
-        let resolved = URL(fileURLWithPath: FileSystem.resolvedPath(url.path))
-        var removed: [String] = []
-        for place in resolved.path == url.path ? [url] : [url, resolved] {
-            let directory = place.deletingLastPathComponent()
-            // `.NAME.lade-…`, and what building those left beside them in turn (a new SQLite
-            // store is itself made beside its path and renamed: `..NAME.lade-convert-….lade-…`).
-            let prefixes = [".\(place.lastPathComponent).lade-", "..\(place.lastPathComponent).lade-"]
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
-            for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
-                if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
-            }
-        }
-        return removed
+        StagedFile.removeInterruptedWrites(beside: url)
     }
 }
 
@@ -242,54 +230,19 @@ struct StoreMigration {
     // MARK: To SQLite
 
     private func copyToSQLite(from source: PersistentStore, at url: URL, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
-        let temporary = try Self.temporaryURL(beside: url)
-        var movedIntoPlace = false
-        defer {
-            if !movedIntoPlace { removeFileAndCompanions(temporary.path) }
-        }
-        let summary = try fillSQLite(at: temporary, for: url, from: source, identifier: identifier, metadata: metadata)
-        try moveIntoPlace(temporary, at: url)
-        movedIntoPlace = true
+        let temporary = try StagedFile(beside: url)
+        defer { temporary.remove() }
+        let summary = try fillSQLite(at: temporary.url, for: url, from: source, identifier: identifier, metadata: metadata)
+        try moveIntoPlace(temporary)
         return summary
     }
 
-    /// A temporary name beside `url` (beside the file it names, when it is a symbolic link) for
-    /// a new store built there (`.NAME.lade-convert-UUID`, which `removeInterruptedWrites(beside:)`
-    /// removes after a kill): in the directory it will be renamed into, on the same file system.
-    static func temporaryURL(beside given: URL) throws -> URL {
-        let url = try FileSystem.resolvingLink(given)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
-    }
-
-    /// Moves the closed SQLite store at `temporary` to `url`, durably: refused while its
-    /// `-wal` or `-journal` holds anything; with `overwrite`, over the store there (retired
-    /// first), else only where no file is. A symbolic link at `url` stays: the file it names
-    /// is replaced.
-    func moveIntoPlace(_ temporary: URL, at given: URL) throws {
-        let url = try FileSystem.resolvingLink(given)
-        let directory = url.deletingLastPathComponent()
-        for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path + suffix)[.size] as? Int) ?? 0
-            guard size == 0 else {
-                throw StoreError(.io, path: url.path, "the new store's \(suffix) was not emptied when it was closed; nothing was moved into place")
-            }
-        }
-        removeCompanions(temporary.path)
-        try FileSystem.fsync(path: temporary.path)
-        if options.overwrite && FileManager.default.fileExists(atPath: url.path) {
-            try retireIfOverwriting(url)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw StoreError(.io, path: url.path, "cannot move the new store into place: \(String(cString: strerror(errno))); the source is unchanged")
-            }
-        } else {
-            guard link(temporary.path, url.path) == 0 else {
-                let code = errno
-                if code == EEXIST { throw StoreError(.alreadyExists, path: url.path, "another process created a file here meanwhile; nothing was written") }
-                throw StoreError(.io, path: url.path, "cannot move the new store into place: \(String(cString: strerror(code))); the source is unchanged")
-            }
-            unlink(temporary.path)
-        }
-        try FileSystem.fsync(path: directory.path)
+    /// Moves the closed SQLite store `temporary` into place: with `overwrite`, over the store
+    /// there (retired first), else only where no file is.
+    func moveIntoPlace(_ temporary: StagedFile) throws {
+        let replacing = options.overwrite && FileManager.default.fileExists(atPath: temporary.target.path)
+        if replacing { try retireIfOverwriting(temporary.target) }
+        try temporary.moveIntoPlace(replacing ? .replace : .create, subject: "the source")
     }
 
     /// Builds the new store at `temporary` and closes it (the store goes out of scope here).
@@ -437,10 +390,10 @@ struct StoreMigration {
         let url = try FileSystem.resolvingLink(given)
         try FileSystem.requireWritableStore(url, directoryUse: "the new store is moved there over the old one")
         guard (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite else {
-            removeCompanions(url.path)
+            FileSystem.removeCompanions(of: url.path)
             return
         }
-        if FileManager.default.fileExists(atPath: url.path + "-wal") {
+        if FileManager.default.fileExists(atPath: FileSystem.Companion.wal.path(beside: url.path)) {
             do {
                 let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
                 let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -451,15 +404,6 @@ struct StoreMigration {
                 throw StoreError(path: url.path, sqlite: error)
             }
         }
-        removeCompanions(url.path)
-    }
-
-    private func removeCompanions(_ path: String) {
-        for suffix in ["-wal", "-shm", "-journal"] { unlink(path + suffix) }
-    }
-
-    func removeFileAndCompanions(_ path: String) {
-        unlink(path)
-        removeCompanions(path)
+        FileSystem.removeCompanions(of: url.path)
     }
 }

@@ -87,13 +87,12 @@ public struct MigrationManager: Sendable {
         let made = StoreMetadata.make(for: destination, storeType: storeType == .sqlite ? StoreMetadata.sqliteStoreType : StoreMetadata.xmlStoreType)
         let counts: [String: Int]
         if storeType == .sqlite {
-            let temporary = try StoreMigration.temporaryURL(beside: url)
-            var placed = false
-            defer { if !placed { placement.removeFileAndCompanions(temporary.path) } }
+            let temporary = try StagedFile(beside: url)
+            defer { temporary.remove() }
             do {
                 let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
                 metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
-                let created = try SQLiteStore.create(at: temporary, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
+                let created = try SQLiteStore.create(at: temporary.url, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
                 // One snapshot of the old store for the whole read; a change another process
                 // commits meanwhile would be lost by the replacement, so it stops the migration.
                 let reader = sourceStore as? WholeStoreReading
@@ -106,8 +105,7 @@ public struct MigrationManager: Sendable {
                 try created.checkpoint()
             }
             progress?("moving the new store into place")
-            try placement.moveIntoPlace(temporary, at: url)
-            placed = true
+            try placement.moveIntoPlace(temporary)
         } else {
             let built: InMemoryStore
             do {

@@ -54,20 +54,13 @@ public final class SQLiteStore: @unchecked Sendable {
     /// keeps its source's); nil for a new UUID and Core Data's metadata for `model`.
     static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?) throws -> SQLiteStore {
         let path = url.path
-        let manager = FileManager.default
         // A symbolic link that leads nowhere is refused as such, not linked over.
         _ = try FileSystem.resolvingLink(url)
-        guard !manager.fileExists(atPath: path) else {
+        guard !FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
         }
-        let directory = url.deletingLastPathComponent()
-        guard manager.fileExists(atPath: directory.path) else {
-            throw StoreError(.notFound, path: path, "the directory \(directory.path) does not exist")
-        }
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).lade-\(UUID().uuidString)")
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
-        }
+        let temporary = try StagedFile(beside: url)
+        defer { temporary.remove() }
         do {
             let connection = try SQLiteConnection(path: temporary.path, mode: .readWrite(create: true))
             // Core Data's stores: 4 KiB pages, incremental auto-vacuum ("_NSAutoVacuumLevel" 2).
@@ -90,13 +83,7 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
         }
-        try FileSystem.fsync(path: temporary.path)
-        guard link(temporary.path, path) == 0 else {
-            let code = errno
-            if code == EEXIST { throw StoreError(.alreadyExists, path: path, "another process created a file here meanwhile") }
-            throw StoreError(.io, path: path, "cannot move the new store into place: \(String(cString: strerror(code)))")
-        }
-        try FileSystem.fsync(path: directory.path)
+        try temporary.moveIntoPlace(.create)
         return try SQLiteStore(url: url, model: model)
     }
 
