@@ -317,13 +317,13 @@ public final class SQLiteStore: @unchecked Sendable {
 
     // MARK: Migration
 
-    /// Sets each hierarchy's `Z_MAX` to its largest `Z_PK`, after rows were inserted with keys
-    /// of their own (a migration keeps its source's keys).
+    /// Raises each hierarchy's `Z_MAX` to its largest `Z_PK`, after rows were inserted with keys
+    /// of their own (a conversion keeps its source's keys).
     func adoptPrimaryKeys() throws {
         try withConnection { connection in
             try connection.transaction {
                 for entity in schema.entities where entity.name == entity.rootName {
-                    try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName)) WHERE Z_ENT = ?")
+                    try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, (SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName))) WHERE Z_ENT = ?")
                         .run([.integer(entity.number)])
                 }
             }
@@ -377,6 +377,22 @@ public final class SQLiteStore: @unchecked Sendable {
                 throw StoreError(.io, path: fileURL.path, "PRAGMA data_version gave no number")
             }
             return version
+        }
+    }
+
+    /// Copies the pages of the `-wal` beside the store file at `url`, if it has one, into the
+    /// file and empties it, so the file alone holds the whole store; refused while another
+    /// process has the store open.
+    static func emptyWriteAheadLog(ofFileAt url: URL) throws {
+        guard FileManager.default.fileExists(atPath: FileSystem.Companion.wal.path(beside: url.path)) else { return }
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+            let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            if case .integer(let busy) = rows.first?.first, busy != 0 {
+                throw StoreError(.io, path: url.path, "the store is in use by another process; try again when it is closed")
+            }
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
         }
     }
 
