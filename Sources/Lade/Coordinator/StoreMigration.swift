@@ -108,11 +108,9 @@ struct StoreMigration {
 
     private var batchSize: Int { max(1, options.batchSize) }
 
-    /// Copies `source` to a new store of `type` at `url`; an in-memory destination (no `url`)
-    /// is returned as `built`. The new store takes `source`'s metadata, or `metadata` (a
-    /// mapping migration's: the old store's, with the new version's hashes).
-    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType,
-              metadata given: [String: PropertyListValue]? = nil) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
+    /// Copies `source` to a new store of `type` at `url`, with `source`'s metadata; an
+    /// in-memory destination (no `url`) is returned as `built`.
+    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
         if let url {
             try checkDestination(url, source: source)
         } else if type != .inMemory {
@@ -123,7 +121,7 @@ struct StoreMigration {
             // refused, with counts, before anything is written.
             let damage = try source.damage(thorough: false)
             guard damage.isEmpty else { throw StoreError.damaged(damage, path: source.url?.path ?? source.type) }
-            var metadata = given ?? source.metadata
+            var metadata = source.metadata
             metadata[StoreMetadata.Key.storeUUID] = .string(metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? source.identifier)
             let writer = try type.wholeStoreWriter(at: url, model: model, metadata: metadata, overwrite: options.overwrite)
             defer { writer.discard() }
@@ -151,14 +149,24 @@ struct StoreMigration {
             try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
                 var objects: [WholeStoreObject] = []
                 objects.reserveCapacity(rows.count)
+                var carried = 0
                 for row in rows {
                     let owner = keys.id(row.objectID)
                     var object = WholeStoreObject(row: StoreRow(objectID: owner, version: row.version, layout: row.layout,
                                                                 values: row.values, toOneIDs: row.toOneIDs.map { $0.map(keys.id) }))
                     object.toMany = try destinations(of: row.objectID, owner: owner, withObjects, in: source, keys: keys, counting: &summary)
                     objects.append(object)
+                    // Objects with many to-many destinations (the one side of a large
+                    // one-to-many) go out before the batch is read, so a batch holds at most
+                    // about `batchSize` destinations besides its rows.
+                    carried += object.toMany.reduce(0) { $0 + $1.destinations.count }
+                    if carried >= batchSize {
+                        try writer.write(objects)
+                        objects.removeAll(keepingCapacity: true)
+                        carried = 0
+                    }
                 }
-                try writer.write(objects)
+                if !objects.isEmpty { try writer.write(objects) }
                 summary.objects[entity.name, default: 0] += rows.count
                 options.progress?(summary)
             }

@@ -13,7 +13,8 @@ import Foundation
 /// removes what a writer that did not finish made.
 ///
 /// ```swift
-/// let writer = try StoreType.xml.wholeStoreWriter(at: url, model: model, metadata: metadata, overwrite: false)
+/// let writer = try PersistentStoreCoordinator.StoreType.xml
+///     .wholeStoreWriter(at: url, model: model, metadata: metadata, overwrite: false)
 /// defer { writer.discard() }
 /// try writer.write(objects)
 /// try writer.finish()
