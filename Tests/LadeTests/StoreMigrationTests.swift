@@ -150,6 +150,23 @@ struct StoreMigrationTests {
         #expect(try StoreDump(url: destination, model: model) == expected)
     }
 
+    @Test("a store file replaced with overwrite keeps its permissions, whatever type the new store has", arguments: [StoreType.sqlite, .xml, .binary])
+    func overwriteKeepsPermissions(type: StoreType) throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try EveryType.model()
+        let source = directory.appendingPathComponent("source.sqlite")
+        let destination = directory.appendingPathComponent(Self.fileName(type, "destination"))
+        for url in [source, destination] {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: url == source ? .sqlite : type, at: url)
+        }
+        #expect(chmod(destination.path, 0o600) == 0)
+        try PersistentStoreCoordinator.migrateStore(at: source, to: destination, type: type, model: model, options: .init(overwrite: true))
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: destination.path)[.posixPermissions] as? Int)
+        #expect(String(mode, radix: 8) == "600")
+    }
+
     @Test("a missing source, the source as its own destination, a missing directory and an in-memory target are refused with a reason")
     func refusals() throws {
         let directory = try Fixtures.temporaryDirectory()

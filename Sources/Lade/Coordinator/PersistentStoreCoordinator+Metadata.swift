@@ -13,10 +13,7 @@ extension PersistentStoreCoordinator {
     /// metadata["NSStoreType"]   // .string("XML")
     /// ```
     public static func metadataForPersistentStore(ofType type: StoreType? = nil, at url: URL) throws -> [String: PropertyListValue] {
-        switch try fileType(type, at: url) {
-        case .sqlite: return try SQLiteStore.readMetadata(at: url)
-        case let other: return try other.atomicFileFormat!.readMetadata(at: url)
-        }
+        try fileType(type, at: url).readMetadata(at: url)
     }
 
     /// Replaces the metadata of the store file at `url` with `metadata`, writing only the
@@ -46,10 +43,7 @@ extension PersistentStoreCoordinator {
                 .reservedMetadataKey, path: url.path,
                 "\(key) belongs to the stack and cannot be \(change) (it is \(current[key].map(describe) ?? "absent")); start from the store's current metadata and change only other keys")
         }
-        switch resolved {
-        case .sqlite: try SQLiteStore.writeMetadata(metadata, at: url)
-        case let other: try other.atomicFileFormat!.writeMetadata(metadata, at: url)
-        }
+        try resolved.writeMetadata(metadata, at: url)
     }
 
     /// The type of an existing store file: the one given (checked against the file) or detected.

@@ -1,5 +1,4 @@
 import Foundation
-import OrderedCollections
 
 /// How `migratePersistentStore(_:to:options:type:)` and `migrateStore(at:…)` work.
 public struct StoreMigrationOptions: Sendable {
@@ -16,17 +15,6 @@ public struct StoreMigrationOptions: Sendable {
         self.batchSize = batchSize
         self.progress = progress
     }
-}
-
-/// What a migration copied.
-public struct StoreMigrationSummary: Sendable, Equatable {
-    /// Objects copied, by entity (exactly that entity, not counting subentities).
-    public var objects: [String: Int] = [:]
-    /// Destinations copied for to-many relationships that the destination keeps apart from
-    /// the objects' rows (many-to-many links, ordered relationships' positions).
-    public var relationshipLinks = 0
-
-    public var objectCount: Int { objects.values.reduce(0, +) }
 }
 
 extension PersistentStoreCoordinator {
@@ -56,7 +44,7 @@ extension PersistentStoreCoordinator {
             throw StoreError(.notFound, path: store.url?.path ?? store.type, "this store is not added to the coordinator; add it before migrating it")
         }
         // A SQLite store is read through a connection of its own, so the copy reads one snapshot.
-        let reader = try (store as? WholeStoreReading)?.separateReader(model: managedObjectModel) ?? store
+        let reader = try store.wholeStoreReading.separateReader(model: managedObjectModel)
         let (_, built) = try StoreMigration(model: managedObjectModel, options: options).copy(from: reader, to: url, type: type)
         let added = try built ?? Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: false)
         remove(store)
@@ -103,19 +91,7 @@ extension PersistentStoreCoordinator {
     /// (`lade convert` holds the store's lock when it does).
     @discardableResult
     public static func removeInterruptedWrites(beside url: URL) -> [String] {
-        let resolved = URL(fileURLWithPath: FileSystem.resolvedPath(url.path))
-        var removed: [String] = []
-        for place in resolved.path == url.path ? [url] : [url, resolved] {
-            let directory = place.deletingLastPathComponent()
-            // `.NAME.lade-…`, and what building those left beside them in turn (a new SQLite
-            // store is itself made beside its path and renamed: `..NAME.lade-convert-….lade-…`).
-            let prefixes = [".\(place.lastPathComponent).lade-", "..\(place.lastPathComponent).lade-"]
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
-            for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
-                if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
-            }
-        }
-        return removed
+        StagedFile.removeInterruptedWrites(beside: url)
     }
 }
 
@@ -132,53 +108,96 @@ struct StoreMigration {
 
     private var batchSize: Int { max(1, options.batchSize) }
 
-    /// Copies `source` to a new store of `type` at `url`; an in-memory destination (no `url`)
-    /// is returned as `built`. The new store takes `source`'s metadata, or `metadata` (a
-    /// mapping migration's: the old store's, with the new version's hashes).
-    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType,
-              metadata given: [String: PropertyListValue]? = nil) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
+    /// Copies `source` to a new store of `type` at `url`, with `source`'s metadata; an
+    /// in-memory destination (no `url`) is returned as `built`.
+    func copy(from source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
         if let url {
             try checkDestination(url, source: source)
         } else if type != .inMemory {
             throw StoreError(.notFound, path: type.rawValue, "a \(type.rawValue) store needs a file URL to migrate to")
         }
-        guard let whole = source as? WholeStoreReading else { return try copyReading(source, to: url, type: type, metadata: given) }
-        return try whole.readingOneSnapshot { try copyReading(source, to: url, type: type, metadata: given) }
+        return try source.wholeStoreReading.readingOneSnapshot {
+            // What the copy would skip (an unknown Z_ENT) or carry as a key to nothing is
+            // refused, with counts, before anything is written.
+            let damage = try source.damage(thorough: false)
+            guard damage.isEmpty else { throw StoreError.damaged(damage, path: source.url?.path ?? source.type) }
+            var metadata = source.metadata
+            metadata[StoreMetadata.Key.storeUUID] = .string(metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? source.identifier)
+            let writer = try type.wholeStoreWriter(at: url, model: model, metadata: metadata, overwrite: options.overwrite)
+            defer { writer.discard() }
+            let summary = try write(source, into: writer)
+            return (summary, try writer.finish())
+        }
     }
 
-    /// `copy`, its source read in one snapshot.
-    private func copyReading(_ source: PersistentStore, to url: URL?, type: PersistentStoreCoordinator.StoreType,
-                             metadata given: [String: PropertyListValue]?) throws -> (summary: StoreMigrationSummary, built: PersistentStore?) {
-        // What the copy would skip (an unknown Z_ENT) or carry as a key to nothing is refused,
-        // with counts, before anything is written.
-        let damage = try source.damage(thorough: false)
-        guard damage.isEmpty else { throw StoreError.damaged(damage, path: source.url?.path ?? source.type) }
-        var metadata = given ?? source.metadata
-        let identifier = metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? source.identifier
-        switch type {
-        case .sqlite:
-            metadata[StoreMetadata.Key.storeType] = .string(StoreMetadata.sqliteStoreType)
-            metadata[StoreMetadata.Key.autoVacuumLevel] = metadata[StoreMetadata.Key.autoVacuumLevel] ?? .string("2")
-            return (try copyToSQLite(from: source, at: url!, identifier: identifier, metadata: metadata), nil)
-        case .xml, .binary, .inMemory:
-            let storeType = switch type {
-            case .xml: StoreMetadata.xmlStoreType
-            case .binary: StoreMetadata.binaryStoreType
-            default: StoreMetadata.inMemoryStoreType
-            }
-            metadata[StoreMetadata.Key.storeType] = .string(storeType)
-            metadata[StoreMetadata.Key.autoVacuumLevel] = nil
-            metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
-            let (contents, summary) = try atomicContents(from: source, metadata: metadata, firstKey: type.atomicFileFormat?.firstKey ?? 1)
-            guard let format = type.atomicFileFormat, let url else {
-                return (summary, try InMemoryStore(model: model, contents: contents))
-            }
-            try format.check(model, path: url.path)
-            try retireIfOverwriting(url)
-            let write: (FileOutput) throws -> Void = { try format.write(contents, model: model, to: $0) }
-            try options.overwrite ? AtomicFileWriter.replace(url, write) : AtomicFileWriter.create(url, write)
-            return (summary, nil)
+    // MARK: Objects
+
+    /// Writes every object of `source` into `writer`: as they are when the writer keeps them
+    /// as the source does, else batch by batch in key order, entity by entity, each with the
+    /// to-many destinations the writer takes with its objects, then, once every object is in,
+    /// those it keeps apart from them.
+    private func write(_ source: PersistentStore, into writer: WholeStoreWriting) throws -> StoreMigrationSummary {
+        let whole = source.wholeStoreReading
+        if let summary = try whole.writeObjectsAsTheyAre(into: writer) {
+            options.progress?(summary)
+            return summary
         }
+        let keys = try keyMap(for: whole, into: writer)
+        var summary = StoreMigrationSummary()
+        for entity in model.entities where !entity.isAbstract {
+            let withObjects = model.relationships(of: entity.name).filter { writer.toManyWriting(of: $0) == .withObjects }
+            try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
+                var objects: [WholeStoreObject] = []
+                objects.reserveCapacity(rows.count)
+                var carried = 0
+                for row in rows {
+                    let owner = keys.id(row.objectID)
+                    var object = WholeStoreObject(row: StoreRow(objectID: owner, version: row.version, layout: row.layout,
+                                                                values: row.values, toOneIDs: row.toOneIDs.map { $0.map(keys.id) }))
+                    object.toMany = try destinations(of: row.objectID, owner: owner, withObjects, in: source, keys: keys, counting: &summary)
+                    objects.append(object)
+                    // Objects with many to-many destinations (the one side of a large
+                    // one-to-many) go out before the batch is read, so a batch holds at most
+                    // about `batchSize` destinations besides its rows.
+                    carried += object.toMany.reduce(0) { $0 + $1.destinations.count }
+                    if carried >= batchSize {
+                        try writer.write(objects)
+                        objects.removeAll(keepingCapacity: true)
+                        carried = 0
+                    }
+                }
+                if !objects.isEmpty { try writer.write(objects) }
+                summary.objects[entity.name, default: 0] += rows.count
+                options.progress?(summary)
+            }
+        }
+        for entity in model.entities where !entity.isAbstract {
+            let afterObjects = model.relationships(of: entity.name).filter { writer.toManyWriting(of: $0) == .afterObjects }
+            guard !afterObjects.isEmpty else { continue }
+            try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
+                var toMany: [WholeStoreObject.ToMany] = []
+                for row in rows {
+                    toMany += try destinations(of: row.objectID, owner: keys.id(row.objectID), afterObjects, in: source, keys: keys, counting: &summary)
+                }
+                try writer.writeToMany(toMany)
+                options.progress?(summary)
+            }
+        }
+        return summary
+    }
+
+    /// The destinations of `relationships` of the source object `id` (those it has), as the
+    /// new store's objects; counted in `summary` as `StoreMigrationSummary` counts them.
+    private func destinations(of id: ManagedObjectID, owner: ManagedObjectID, _ relationships: [RelationshipDescription], in source: PersistentStore,
+                              keys: KeyMap, counting summary: inout StoreMigrationSummary) throws -> [WholeStoreObject.ToMany] {
+        var result: [WholeStoreObject.ToMany] = []
+        for relationship in relationships {
+            let destinations = try source.relatedObjectIDs(of: id, relationship: relationship.name)
+            guard !destinations.isEmpty else { continue }
+            result.append(.init(owner: owner, relationship: relationship, destinations: destinations.map(keys.id)))
+            if model.countsLinks(relationship) { summary.relationshipLinks += destinations.count }
+        }
+        return result
     }
 
     // MARK: Destination checks
@@ -218,248 +237,30 @@ struct StoreMigration {
     // MARK: Keys
 
     /// Primary keys in the destination: kept, or (SQLite to atomic) shifted per hierarchy so
-    /// keys stay unique across entities.
+    /// keys stay unique across entities; object IDs of the destination store.
     private struct KeyMap {
         var offsets: [String: Int64] = [:]
         let rootOf: [String: String]
+        let storeIdentifier: String
 
         func key(_ id: ManagedObjectID) -> Int64 {
             id.primaryKey! + (offsets.isEmpty ? 0 : offsets[rootOf[id.entityName] ?? id.entityName] ?? 0)
         }
+
+        func id(_ id: ManagedObjectID) -> ManagedObjectID {
+            ManagedObjectID(entityName: id.entityName, storeIdentifier: storeIdentifier, primaryKey: key(id))
+        }
     }
 
-    private func keyMap(for source: PersistentStore, uniqueAcrossEntities: Bool, firstKey: Int64) throws -> KeyMap {
-        var map = KeyMap(rootOf: Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, model.rootEntity(of: $0.name)!.name) }))
-        guard uniqueAcrossEntities, let largest = try (source as? WholeStoreReading)?.largestKeysPerHierarchy() else { return map }
-        var next = firstKey - 1
+    private func keyMap(for source: WholeStoreReading, into writer: WholeStoreWriting) throws -> KeyMap {
+        var map = KeyMap(rootOf: Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, model.rootEntity(of: $0.name)!.name) }),
+                         storeIdentifier: writer.store.identifier)
+        guard writer.keysUniqueAcrossEntities, let largest = try source.largestKeysPerHierarchy() else { return map }
+        var next = writer.firstKey - 1
         for (root, keys) in largest {
             map.offsets[root] = next
             next += keys
         }
         return map
-    }
-
-    // MARK: To SQLite
-
-    private func copyToSQLite(from source: PersistentStore, at url: URL, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
-        let temporary = try Self.temporaryURL(beside: url)
-        var movedIntoPlace = false
-        defer {
-            if !movedIntoPlace { removeFileAndCompanions(temporary.path) }
-        }
-        let summary = try fillSQLite(at: temporary, for: url, from: source, identifier: identifier, metadata: metadata)
-        try moveIntoPlace(temporary, at: url)
-        movedIntoPlace = true
-        return summary
-    }
-
-    /// A temporary name beside `url` (beside the file it names, when it is a symbolic link) for
-    /// a new store built there (`.NAME.lade-convert-UUID`, which `removeInterruptedWrites(beside:)`
-    /// removes after a kill): in the directory it will be renamed into, on the same file system.
-    static func temporaryURL(beside given: URL) throws -> URL {
-        let url = try FileSystem.resolvingLink(given)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).lade-convert-\(UUID().uuidString)")
-    }
-
-    /// Moves the closed SQLite store at `temporary` to `url`, durably: refused while its
-    /// `-wal` or `-journal` holds anything; with `overwrite`, over the store there (retired
-    /// first), else only where no file is. A symbolic link at `url` stays: the file it names
-    /// is replaced.
-    func moveIntoPlace(_ temporary: URL, at given: URL) throws {
-        let url = try FileSystem.resolvingLink(given)
-        let directory = url.deletingLastPathComponent()
-        for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: temporary.path + suffix) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: temporary.path + suffix)[.size] as? Int) ?? 0
-            guard size == 0 else {
-                throw StoreError(.io, path: url.path, "the new store's \(suffix) was not emptied when it was closed; nothing was moved into place")
-            }
-        }
-        removeCompanions(temporary.path)
-        try FileSystem.fsync(path: temporary.path)
-        if options.overwrite && FileManager.default.fileExists(atPath: url.path) {
-            try retireIfOverwriting(url)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw StoreError(.io, path: url.path, "cannot move the new store into place: \(String(cString: strerror(errno))); the source is unchanged")
-            }
-        } else {
-            guard link(temporary.path, url.path) == 0 else {
-                let code = errno
-                if code == EEXIST { throw StoreError(.alreadyExists, path: url.path, "another process created a file here meanwhile; nothing was written") }
-                throw StoreError(.io, path: url.path, "cannot move the new store into place: \(String(cString: strerror(code))); the source is unchanged")
-            }
-            unlink(temporary.path)
-        }
-        try FileSystem.fsync(path: directory.path)
-    }
-
-    /// Builds the new store at `temporary` and closes it (the store goes out of scope here).
-    private func fillSQLite(at temporary: URL, for url: URL, from source: PersistentStore, identifier: String, metadata: [String: PropertyListValue]) throws -> StoreMigrationSummary {
-        let destination = try SQLiteStore.create(at: temporary, model: model, identifier: identifier, metadata: metadata)
-        let keys = try keyMap(for: source, uniqueAcrossEntities: false, firstKey: 1)
-        var summary = StoreMigrationSummary()
-        do {
-            for entity in model.entities where !entity.isAbstract {
-                try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
-                    var request = StoreSaveRequest()
-                    request.inserted.reserveCapacity(rows.count)
-                    for row in rows {
-                        let toOne = row.toOneIDs.map { $0.map { ManagedObjectID(entityName: $0.entityName, storeIdentifier: identifier, primaryKey: keys.key($0)) } }
-                        request.inserted.append(.init(
-                            objectID: ManagedObjectID(entityName: row.objectID.entityName, storeIdentifier: identifier, primaryKey: keys.key(row.objectID)),
-                            positional: .init(layout: row.layout, values: row.values, toOneIDs: toOne, changedAttributes: nil, changedToOne: nil)))
-                    }
-                    try destination.save(request)
-                    summary.objects[entity.name, default: 0] += rows.count
-                    options.progress?(summary)
-                }
-            }
-            // Relationships the destination keeps apart from the rows, once every row is in.
-            for entity in model.entities where !entity.isAbstract {
-                let separate = model.relationships(of: entity.name).filter(keptApart)
-                guard !separate.isEmpty else { continue }
-                try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
-                    var request = StoreSaveRequest()
-                    for row in rows {
-                        let owner = ManagedObjectID(entityName: row.objectID.entityName, storeIdentifier: identifier, primaryKey: keys.key(row.objectID))
-                        for relationship in separate {
-                            let destinations = try source.relatedObjectIDs(of: row.objectID, relationship: relationship.name)
-                                .map { ManagedObjectID(entityName: $0.entityName, storeIdentifier: identifier, primaryKey: keys.key($0)) }
-                            guard !destinations.isEmpty else { continue }
-                            if linksCopied(from: relationship) {
-                                request.links.append(.init(source: owner, relationship: relationship.name, added: destinations, removed: []))
-                            }
-                            if relationship.isOrdered {
-                                request.orders.append(.init(owner: owner, relationship: relationship.name, destinations: destinations))
-                            }
-                            if countsLinks(relationship) { summary.relationshipLinks += destinations.count }
-                        }
-                    }
-                    try destination.save(request)
-                    options.progress?(summary)
-                }
-            }
-            try destination.adoptPrimaryKeys()
-            try destination.checkpoint()
-        } catch let error as StoreError {
-            throw diskFull(error, destination: url)
-        }
-        return summary
-    }
-
-    /// To-many relationships whose destinations a SQLite store keeps outside the owner's row
-    /// and the destination's foreign key: many-to-many (and inverse-less) links, and the
-    /// positions of ordered ones.
-    private func keptApart(_ relationship: RelationshipDescription) -> Bool {
-        guard relationship.isToMany, !relationship.isTransient else { return false }
-        if relationship.isOrdered { return true }
-        guard let inverse = model.inverse(of: relationship) else { return true }
-        return inverse.isToMany
-    }
-
-    /// Whether the links of a to-many relationship are copied from its side: always when it
-    /// is ordered or has no to-many inverse; of an unordered many-to-many pair, from one side
-    /// only (unless the other side is ordered and copies them).
-    private func linksCopied(from relationship: RelationshipDescription) -> Bool {
-        guard let inverse = model.inverse(of: relationship) else { return true }
-        guard inverse.isToMany else { return false }
-        if relationship.isOrdered { return true }
-        if inverse.isOrdered { return false }
-        return (relationship.destinationEntityName, relationship.name) <= (inverse.destinationEntityName, inverse.name)
-    }
-
-    /// Whether a relationship's destinations count in `StoreMigrationSummary.relationshipLinks`
-    /// (each link or position once, whatever the destination type).
-    private func countsLinks(_ relationship: RelationshipDescription) -> Bool {
-        keptApart(relationship) && (relationship.isOrdered || linksCopied(from: relationship))
-    }
-
-    /// A write that failed for want of space says so, and that nothing was moved into place.
-    private func diskFull(_ error: StoreError, destination: URL) -> Error {
-        if case .sqlite(let code) = error.kind, code & 0xFF == 13 {
-            return StoreError(.io, path: destination.path, "the disk is full; free some space and convert again: the source is unchanged and nothing was written here (\(error.message))")
-        }
-        return error
-    }
-
-    // MARK: To atomic stores
-
-    private func atomicContents(from source: PersistentStore, metadata: [String: PropertyListValue], firstKey: Int64) throws -> (AtomicStoreContents, StoreMigrationSummary) {
-        if let graph = (source as? WholeStoreReading)?.objectGraph {
-            // Atomic to atomic: the same keys, so the source's objects are taken as they are
-            // (shared until either store changes), versions and both sides of relationships included.
-            var summary = StoreMigrationSummary()
-            for entity in model.entities where !entity.isAbstract {
-                let keys = graph.keys(ofEntities: [entity.name], sorted: false)
-                summary.objects[entity.name] = keys.count
-                let separate = model.relationships(of: entity.name).filter(countsLinks)
-                for key in keys where !separate.isEmpty {
-                    for relationship in separate { summary.relationshipLinks += graph[key]?.toMany[relationship.name]?.count ?? 0 }
-                }
-            }
-            options.progress?(summary)
-            return (AtomicStoreContents(metadata: metadata, graph: graph), summary)
-        }
-        let keys = try keyMap(for: source, uniqueAcrossEntities: true, firstKey: firstKey)
-        var graph = AtomicObjectGraph(nextKey: firstKey)
-        var summary = StoreMigrationSummary()
-        for entity in model.entities where !entity.isAbstract {
-            let toMany = model.relationships(of: entity.name).filter { $0.isToMany && !$0.isTransient }
-            try source.forEachBatch(ofEntity: entity.name, batchSize: batchSize) { rows in
-                for row in rows {
-                    var object = AtomicObject(entity: row.objectID.entityName, attributes: row.attributes)
-                    for (index, destination) in row.toOneIDs.enumerated() {
-                        if let destination { object.toOne[row.layout.relationships[index].name] = keys.key(destination) }
-                    }
-                    for relationship in toMany {
-                        let destinations = try source.relatedObjectIDs(of: row.objectID, relationship: relationship.name)
-                        guard !destinations.isEmpty else { continue }
-                        object.toMany[relationship.name] = OrderedSet(destinations.map(keys.key))
-                        if countsLinks(relationship) { summary.relationshipLinks += destinations.count }
-                    }
-                    graph.set(object, for: keys.key(row.objectID))
-                }
-                summary.objects[entity.name, default: 0] += rows.count
-                options.progress?(summary)
-            }
-        }
-        return (AtomicStoreContents(metadata: metadata, graph: graph), summary)
-    }
-
-    // MARK: Files
-
-    /// Before a new store replaces the file at `url` (with `overwrite`): when that file is a
-    /// SQLite store, empties its `-wal` into it (a stale `-wal` beside the new file would be
-    /// read as the new file's); then removes its `-wal`, `-shm` and `-journal`. The old store
-    /// stays whole until the rename replaces it.
-    private func retireIfOverwriting(_ given: URL) throws {
-        guard options.overwrite, FileManager.default.fileExists(atPath: given.path) else { return }
-        // Through a symbolic link, the companions SQLite made are beside the file it names.
-        let url = try FileSystem.resolvingLink(given)
-        try FileSystem.requireWritableStore(url, directoryUse: "the new store is moved there over the old one")
-        guard (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite else {
-            removeCompanions(url.path)
-            return
-        }
-        if FileManager.default.fileExists(atPath: url.path + "-wal") {
-            do {
-                let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
-                let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
-                if case .integer(let busy) = rows.first?.first, busy != 0 {
-                    throw StoreError(.io, path: url.path, "the store being overwritten is in use by another process; try again when it is closed")
-                }
-            } catch let error as SQLiteError {
-                throw StoreError(path: url.path, sqlite: error)
-            }
-        }
-        removeCompanions(url.path)
-    }
-
-    private func removeCompanions(_ path: String) {
-        for suffix in ["-wal", "-shm", "-journal"] { unlink(path + suffix) }
-    }
-
-    func removeFileAndCompanions(_ path: String) {
-        unlink(path)
-        removeCompanions(path)
     }
 }

@@ -55,15 +55,6 @@ extension PersistentStoreCoordinator.StoreType {
     private static func looksLikeXMLStore(_ bytes: [UInt8]) -> Bool {
         startsLikeXML(bytes) && String(decoding: bytes, as: UTF8.self).contains("<database")
     }
-
-    /// The file format behind an atomic store type.
-    var atomicFileFormat: AtomicStoreFileFormat.Type? {
-        switch self {
-        case .xml: XMLStoreFile.self
-        case .binary: BinaryStoreFile.self
-        case .sqlite, .inMemory: nil
-        }
-    }
 }
 
 extension PersistentStoreCoordinator {
@@ -71,23 +62,13 @@ extension PersistentStoreCoordinator {
     /// Without a type, the file's is detected; a file of another type than the one given is
     /// refused, naming the type it has.
     static func openStore(type: StoreType?, at url: URL?, model: ManagedObjectModel, readOnly: Bool) throws -> PersistentStore {
-        if type == .inMemory { return try InMemoryStore(model: model) }
+        if type == .inMemory { return try StoreType.inMemory.openStore(at: nil, model: model, readOnly: readOnly, creating: true) }
         guard let url else {
             throw StoreError(.notFound, path: type?.rawValue ?? "store", "a \(type?.rawValue ?? "file") store needs a file URL; use the type .inMemory for a store without a file")
         }
         let exists = FileManager.default.fileExists(atPath: url.path)
         let resolved = try resolvedType(type, at: url, exists: exists)
-        let creating = !readOnly && !exists
-        switch resolved {
-        case .sqlite:
-            return creating ? try SQLiteStore.create(at: url, model: model) : try SQLiteStore(url: url, model: model, readOnly: readOnly)
-        case .xml:
-            return creating ? try XMLStore.create(at: url, model: model) : try XMLStore(url: url, model: model, readOnly: readOnly)
-        case .binary:
-            return creating ? try BinaryStore.create(at: url, model: model) : try BinaryStore(url: url, model: model, readOnly: readOnly)
-        case .inMemory:
-            return try InMemoryStore(model: model)
-        }
+        return try resolved.openStore(at: url, model: model, readOnly: readOnly, creating: !readOnly && !exists)
     }
 
     /// The type to use for the file at `url`: the one given, which must be the file's when it

@@ -70,55 +70,33 @@ public struct MigrationManager: Sendable {
     /// Runs the migration; returns the number of objects of each destination entity (exactly
     /// that entity). On any failure the store is as it was.
     ///
-    /// A SQLite store's destination is a SQLite store built beside it, batch by batch (the
-    /// objects of a batch forgotten once saved; the links from each source object to its new
-    /// one kept as two numbers), then validated, batch by batch, and moved over the old file.
-    /// An XML or binary store, which is read whole anyway, is rebuilt in memory and written
-    /// anew by the atomic writer.
+    /// The destination is a store of the same type written whole (`WholeStoreWriting`): a
+    /// SQLite store is built beside the old one, batch by batch (the objects of a batch
+    /// forgotten once saved; the links from each source object to its new one kept as two
+    /// numbers), then validated, batch by batch, and moved over the old file; an XML or binary
+    /// store, which is read whole anyway, is rebuilt in memory and its file written anew
+    /// beside the old one and renamed over it.
     @discardableResult
     public func run(progress: (@Sendable (String) -> Void)? = nil) throws -> [String: Int] {
         // A store that cannot be replaced is refused before the new one is built.
         try FileSystem.requireWritableStore(try FileSystem.resolvingLink(url), directoryUse: "the new store is built there and moved over the old one")
-        var options = StoreMigrationOptions()
-        options.overwrite = true
-        let placement = StoreMigration(model: destination, options: options)
         let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: source)
-        var metadata: [String: PropertyListValue] = [:]
-        let made = StoreMetadata.make(for: destination, storeType: storeType == .sqlite ? StoreMetadata.sqliteStoreType : StoreMetadata.xmlStoreType)
-        let counts: [String: Int]
-        if storeType == .sqlite {
-            let temporary = try StoreMigration.temporaryURL(beside: url)
-            var placed = false
-            defer { if !placed { placement.removeFileAndCompanions(temporary.path) } }
-            do {
-                let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
-                metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
-                let created = try SQLiteStore.create(at: temporary, model: destination, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
-                // One snapshot of the old store for the whole read; a change another process
-                // commits meanwhile would be lost by the replacement, so it stops the migration.
-                let reader = sourceStore as? WholeStoreReading
-                let version = try reader?.changeCounter()
-                let migrate = { try self.migrate(from: sourceStore, sourceCoordinator, to: created, progress: progress) }
-                counts = try reader?.readingOneSnapshot(migrate) ?? migrate()
-                if let version, try reader?.changeCounter() != version {
-                    throw MigrationFailure(store: url.path, "another process changed the store while it was migrated, so the new version was not moved into place; run lade migrate again while nothing else writes to the store")
-                }
-                try created.checkpoint()
-            }
-            progress?("moving the new store into place")
-            try placement.moveIntoPlace(temporary, at: url)
-            placed = true
-        } else {
-            let built: InMemoryStore
-            do {
-                let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
-                metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), made)
-                built = try InMemoryStore(model: destination)
-                counts = try migrate(from: sourceStore, sourceCoordinator, to: built, progress: progress)
-            }
-            progress?("writing \(url.lastPathComponent)")
-            _ = try placement.copy(from: built, to: url, type: storeType, metadata: metadata)
+        let sourceStore = try sourceCoordinator.addPersistentStore(type: storeType, at: url, readOnly: true)
+        let metadata = Self.carried(sourceCoordinator.metadata(for: sourceStore), StoreMetadata.make(for: destination, storeType: storeType.rawValue))
+        let writer = try storeType.wholeStoreWriter(at: url, model: destination, metadata: metadata, overwrite: true)
+        defer { writer.discard() }
+        // One snapshot of the old store for the whole read; a change another process commits
+        // meanwhile would be lost by the replacement, so it stops the migration.
+        let reader = sourceStore.wholeStoreReading
+        let version = try reader.changeCounter()
+        let counts = try reader.readingOneSnapshot {
+            try migrate(from: sourceStore, sourceCoordinator, to: writer.store, progress: progress)
         }
+        if let version, try reader.changeCounter() != version {
+            throw MigrationFailure(store: url.path, "another process changed the store while it was migrated, so the new version was not moved into place; run lade migrate again while nothing else writes to the store")
+        }
+        progress?("moving the new store into place")
+        try writer.finish()
         return counts
     }
 

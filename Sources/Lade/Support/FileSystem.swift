@@ -14,6 +14,52 @@ package enum FileSystem {
         }
     }
 
+    // MARK: Companion files
+
+    /// The files SQLite keeps beside a database, named by the suffix added to its path. They
+    /// belong to the file: they travel with it and go when it goes, and a new file moved to a
+    /// path never takes over the old file's (a stale `-wal` would be read as the new file's).
+    /// The one list of them.
+    package enum Companion: String, CaseIterable, Sendable {
+        /// Writes committed in WAL mode and not yet copied into the file.
+        case wal = "-wal"
+        /// The index of the `-wal`, shared by the connections that have the file open.
+        case shm = "-shm"
+        /// A rollback journal: the pages a transaction in progress changed, as they were.
+        case journal = "-journal"
+
+        /// Whether it may hold writes the file alone does not have (`-wal`, `-journal`).
+        package var holdsWrites: Bool { self != .shm }
+
+        /// Its path beside the file at `path`.
+        package func path(beside path: String) -> String { path + rawValue }
+    }
+
+    /// Whether any companion of the file at `path` exists.
+    package static func hasCompanions(_ path: String) -> Bool {
+        Companion.allCases.contains { access($0.path(beside: path), F_OK) == 0 }
+    }
+
+    /// The first companion of the file at `path` that holds writes (`-wal` or `-journal`, not
+    /// empty), or nil when the file alone holds everything.
+    package static func companionHoldingWrites(_ path: String) -> Companion? {
+        Companion.allCases.first { companion in
+            var info = stat()
+            return companion.holdsWrites && stat(companion.path(beside: path), &info) == 0 && info.st_size > 0
+        }
+    }
+
+    /// Removes the companions of the file at `path` (not the file).
+    package static func removeCompanions(of path: String) {
+        for companion in Companion.allCases { unlink(companion.path(beside: path)) }
+    }
+
+    /// Removes the file at `path` and its companions.
+    package static func removeWithCompanions(_ path: String) {
+        unlink(path)
+        removeCompanions(of: path)
+    }
+
     /// Reads a whole input file that must be a regular file of at most `limit` bytes (a model,
     /// a mapping model): a device, pipe or socket would block or never end, so it is refused
     /// before it is opened for reading, as is a larger file. The reason, for the caller's error.

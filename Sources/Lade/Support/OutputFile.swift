@@ -36,7 +36,7 @@ public enum OutputFile {
         let resolved = FileSystem.resolvedPath(store.path)
         let bases = resolved == store.path ? [store.path] : [store.path, resolved]
         return [Read(store, "the store")] + bases.flatMap { base in
-            ["-wal", "-shm", "-journal", ".lade-lock"].map { Read(URL(fileURLWithPath: base + $0), "the store's \($0.dropFirst()) file") }
+            (FileSystem.Companion.allCases.map(\.rawValue) + [".lade-lock"]).map { Read(URL(fileURLWithPath: base + $0), "the store's \($0.dropFirst()) file") }
         }
     }
 

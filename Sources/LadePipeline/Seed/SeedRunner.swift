@@ -228,9 +228,7 @@ public final class SeedRunner {
 
     /// Removes a store this run created and did not seed, with SQLite's companions.
     private func removeStore() {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? FileManager.default.removeItem(atPath: storeURL.path + suffix)
-        }
+        FileSystem.removeWithCompanions(storeURL.path)
     }
 
     /// `products.ndjson:7:3: field 'price': value '-1': price must be at least 0`.

@@ -132,6 +132,12 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         lock.withLock { graph }
     }
 
+    /// Changes the objects in place, under the store's lock, without a save: how a store being
+    /// written whole (`AtomicStoreWriter`) is filled.
+    func modifyGraph<T>(_ body: (inout AtomicObjectGraph) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&graph) }
+    }
+
     /// The number of objects in the store.
     public var objectCount: Int {
         lock.withLock { graph.count }

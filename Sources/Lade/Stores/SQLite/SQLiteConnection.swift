@@ -127,14 +127,10 @@ public final class SQLiteConnection {
         guard stat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .readOnly }
         let directory = (file as NSString).deletingLastPathComponent
         if FileSystem.writeProtection(ofFile: file) == nil && FileSystem.writeProtection(ofDirectory: directory) == nil {
-            return ["-wal", "-shm", "-journal"].allSatisfy { access(file + $0, F_OK) != 0 } ? .queryOnly : .readOnly
+            return FileSystem.hasCompanions(file) ? .readOnly : .queryOnly
         }
-        let pending = ["-wal", "-journal"].contains { suffix in
-            var companion = stat()
-            return stat(file + suffix, &companion) == 0 && companion.st_size > 0
-        }
-        guard pending else { return .immutable(uri: immutableURI(file)) }
-        if access(file + "-shm", F_OK) != 0, let reason = FileSystem.writeProtection(ofDirectory: directory) {
+        guard FileSystem.companionHoldingWrites(file) != nil else { return .immutable(uri: immutableURI(file)) }
+        if access(FileSystem.Companion.shm.path(beside: file), F_OK) != 0, let reason = FileSystem.writeProtection(ofDirectory: directory) {
             throw StoreError(.io, path: path, "cannot read the store: its -wal holds changes not yet in the file, and SQLite reads them only with a -shm file beside it, which it cannot make: \(reason); let a user who may write the store and its directory empty the -wal into the file (sqlite3 STORE 'PRAGMA wal_checkpoint(TRUNCATE)'), then read it again")
         }
         return .readOnly

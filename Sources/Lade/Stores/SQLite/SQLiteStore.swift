@@ -69,20 +69,13 @@ public final class SQLiteStore: @unchecked Sendable {
     static func createFile(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?,
                            schemaBatchSize: Int = schemaBatchSize) throws -> String {
         let path = url.path
-        let manager = FileManager.default
         // A symbolic link that leads nowhere is refused as such, not linked over.
         _ = try FileSystem.resolvingLink(url)
-        guard !manager.fileExists(atPath: path) else {
+        guard !FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
         }
-        let directory = url.deletingLastPathComponent()
-        guard manager.fileExists(atPath: directory.path) else {
-            throw StoreError(.notFound, path: path, "the directory \(directory.path) does not exist")
-        }
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).lade-\(UUID().uuidString)")
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? manager.removeItem(atPath: temporary.path + suffix) }
-        }
+        let temporary = try StagedFile(beside: url)
+        defer { temporary.remove() }
         let uuid = identifier ?? UUID().uuidString
         do {
             let connection = try SQLiteConnection(path: temporary.path, mode: .readWrite(create: true))
@@ -105,13 +98,7 @@ public final class SQLiteStore: @unchecked Sendable {
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
         }
-        try FileSystem.fsync(path: temporary.path)
-        guard link(temporary.path, path) == 0 else {
-            let code = errno
-            if code == EEXIST { throw StoreError(.alreadyExists, path: path, "another process created a file here meanwhile") }
-            throw StoreError(.io, path: path, "cannot move the new store into place: \(String(cString: strerror(code)))")
-        }
-        try FileSystem.fsync(path: directory.path)
+        try temporary.moveIntoPlace(.create)
         return uuid
     }
 
@@ -416,13 +403,13 @@ public final class SQLiteStore: @unchecked Sendable {
 
     // MARK: Migration
 
-    /// Sets each hierarchy's `Z_MAX` to its largest `Z_PK`, after rows were inserted with keys
-    /// of their own (a migration keeps its source's keys).
+    /// Raises each hierarchy's `Z_MAX` to its largest `Z_PK`, after rows were inserted with keys
+    /// of their own (a conversion keeps its source's keys).
     func adoptPrimaryKeys() throws {
         try withConnection { connection in
             try connection.transaction {
                 for entity in schema.entities where entity.name == entity.rootName {
-                    try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName)) WHERE Z_ENT = ?")
+                    try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, (SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.tableName))) WHERE Z_ENT = ?")
                         .run([.integer(entity.number)])
                 }
             }
@@ -476,6 +463,22 @@ public final class SQLiteStore: @unchecked Sendable {
                 throw StoreError(.io, path: fileURL.path, "PRAGMA data_version gave no number")
             }
             return version
+        }
+    }
+
+    /// Copies the pages of the `-wal` beside the store file at `url`, if it has one, into the
+    /// file and empties it, so the file alone holds the whole store; refused while another
+    /// process has the store open.
+    static func emptyWriteAheadLog(ofFileAt url: URL) throws {
+        guard FileManager.default.fileExists(atPath: FileSystem.Companion.wal.path(beside: url.path)) else { return }
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+            let rows = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            if case .integer(let busy) = rows.first?.first, busy != 0 {
+                throw StoreError(.io, path: url.path, "the store is in use by another process; try again when it is closed")
+            }
+        } catch let error as SQLiteError {
+            throw StoreError(path: url.path, sqlite: error)
         }
     }
 

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Writes a new SQLite store whole (`WholeStoreWriting`): the store is made beside its path
+/// (`StagedFile`), filled a transaction per batch, its keys' counters set and its `-wal`
+/// emptied into the file, then closed and moved into place. Rows keep the keys they are given
+/// (SQLite's count per hierarchy, so an atomic store's, unique across entities, fit as they are).
+final class SQLiteStoreWriter: WholeStoreWriting {
+    private let temporary: StagedFile
+    private var built: SQLiteStore?
+    private let model: ManagedObjectModel
+    private let overwrite: Bool
+    private var finished = false
+
+    /// A writer of a store at `url` with `metadata` (its `NSStoreUUID` made the store's
+    /// `Z_UUID`; a new one when it has none).
+    init(at url: URL, model: ManagedObjectModel, metadata given: [String: PropertyListValue], overwrite: Bool) throws {
+        var metadata = given
+        metadata[StoreMetadata.Key.storeType] = .string(StoreMetadata.sqliteStoreType)
+        metadata[StoreMetadata.Key.autoVacuumLevel] = metadata[StoreMetadata.Key.autoVacuumLevel] ?? .string("2")
+        temporary = try StagedFile(beside: url)
+        do {
+            built = try SQLiteStore.create(at: temporary.url, model: model, identifier: metadata[StoreMetadata.Key.storeUUID]?.stringValue, metadata: metadata)
+        } catch {
+            temporary.remove()
+            throw error
+        }
+        self.model = model
+        self.overwrite = overwrite
+    }
+
+    var store: PersistentStore { open }
+
+    private var open: SQLiteStore {
+        guard let built else { preconditionFailure("the new store for \(temporary.target.path) was finished or discarded") }
+        return built
+    }
+
+    var keysUniqueAcrossEntities: Bool { false }
+    var firstKey: Int64 { 1 }
+
+    /// A to-one's inverse is its foreign key; a many-to-many pair's links go into their join
+    /// table from one side; ordered positions go into their own columns.
+    func toManyWriting(of relationship: RelationshipDescription) -> ToManyWriting {
+        guard model.keepsLinksApart(relationship) else { return .never }
+        return relationship.isOrdered || model.linksTakenFromThisSide(relationship) ? .afterObjects : .never
+    }
+
+    func write(_ objects: [WholeStoreObject]) throws {
+        var request = StoreSaveRequest()
+        request.inserted.reserveCapacity(objects.count)
+        for object in objects {
+            let row = object.row
+            request.inserted.append(.init(
+                objectID: row.objectID,
+                positional: .init(layout: row.layout, values: row.values, toOneIDs: row.toOneIDs, changedAttributes: nil, changedToOne: nil)))
+        }
+        try filling { try $0.save(request) }
+    }
+
+    func writeToMany(_ destinations: [WholeStoreObject.ToMany]) throws {
+        var request = StoreSaveRequest()
+        for toMany in destinations {
+            let relationship = toMany.relationship
+            if model.linksTakenFromThisSide(relationship) {
+                request.links.append(.init(source: toMany.owner, relationship: relationship.name, added: toMany.destinations, removed: []))
+            }
+            if relationship.isOrdered {
+                request.orders.append(.init(owner: toMany.owner, relationship: relationship.name, destinations: toMany.destinations))
+            }
+        }
+        try filling { try $0.save(request) }
+    }
+
+    func finish() throws -> PersistentStore? {
+        try filling { store in
+            try store.adoptPrimaryKeys()
+            try store.checkpoint()
+        }
+        // Closed here (the last reference): the file alone holds the store.
+        built = nil
+        let replacing = overwrite && FileManager.default.fileExists(atPath: temporary.target.path)
+        if replacing { try StoreFiles.retire(temporary.target) }
+        try temporary.moveIntoPlace(replacing ? .replace : .create, subject: "the store there")
+        finished = true
+        return nil
+    }
+
+    func discard() {
+        guard !finished else { return }
+        built = nil
+        temporary.remove()
+    }
+
+    /// Runs a write into the new store; one that failed for want of space says so, and that
+    /// nothing was moved into place.
+    private func filling(_ body: (SQLiteStore) throws -> Void) throws {
+        do {
+            try body(open)
+        } catch let error as StoreError {
+            if case .sqlite(let code) = error.kind, code & 0xFF == 13 {
+                throw StoreError(.io, path: temporary.target.path, "the disk is full; free some space and try again: the source is unchanged and nothing was written here (\(error.message))")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The one place that maps a store type (`PersistentStoreCoordinator.StoreType`, the one table
+/// of store types) to what implements it: opening or creating a store, its file format, its
+/// metadata read and written alone, a new store written whole. Outside `Stores/`, code asks a
+/// type for these, or a store for a capability, and never names a concrete store.
+extension PersistentStoreCoordinator.StoreType {
+    /// The file format behind an atomic store type.
+    var atomicFileFormat: AtomicStoreFileFormat.Type? {
+        switch self {
+        case .xml: XMLStoreFile.self
+        case .binary: BinaryStoreFile.self
+        case .sqlite, .inMemory: nil
+        }
+    }
+
+    /// Opens the store of this type at `url` (none for the in-memory store, which is always
+    /// new), or, `creating`, makes it empty there first for `model`.
+    func openStore(at url: URL?, model: ManagedObjectModel, readOnly: Bool, creating: Bool) throws -> PersistentStore {
+        if self == .inMemory { return try InMemoryStore(model: model) }
+        guard let url else { throw Self.needsFile(self) }
+        switch self {
+        case .sqlite:
+            return creating ? try SQLiteStore.create(at: url, model: model) : try SQLiteStore(url: url, model: model, readOnly: readOnly)
+        case .xml:
+            return creating ? try XMLStore.create(at: url, model: model) : try XMLStore(url: url, model: model, readOnly: readOnly)
+        case .binary:
+            return creating ? try BinaryStore.create(at: url, model: model) : try BinaryStore(url: url, model: model, readOnly: readOnly)
+        case .inMemory:
+            return try InMemoryStore(model: model)
+        }
+    }
+
+    /// The metadata of the store file of this type at `url`, reading only what holds it.
+    func readMetadata(at url: URL) throws -> [String: PropertyListValue] {
+        switch self {
+        case .sqlite: return try SQLiteStore.readMetadata(at: url)
+        case .xml, .binary: return try atomicFileFormat!.readMetadata(at: url)
+        case .inMemory: throw Self.noFile(url)
+        }
+    }
+
+    /// Replaces the metadata of the store file of this type at `url`, writing only the metadata.
+    func writeMetadata(_ metadata: [String: PropertyListValue], at url: URL) throws {
+        switch self {
+        case .sqlite: try SQLiteStore.writeMetadata(metadata, at: url)
+        case .xml, .binary: try atomicFileFormat!.writeMetadata(metadata, at: url)
+        case .inMemory: throw Self.noFile(url)
+        }
+    }
+
+    /// A writer of a new store of this type for `model`, at `url` (nil for the in-memory
+    /// store), with `metadata` (its `NSStoreUUID` kept; `NSStoreType` and the type's own keys
+    /// set by the writer). With `overwrite`, `finish()` replaces a store file there; else it
+    /// refuses to replace any file.
+    func wholeStoreWriter(at url: URL?, model: ManagedObjectModel, metadata: [String: PropertyListValue], overwrite: Bool) throws -> WholeStoreWriting {
+        if self == .inMemory {
+            return try AtomicStoreWriter(format: nil, at: nil, model: model, metadata: metadata, overwrite: false)
+        }
+        guard let url else { throw Self.needsFile(self) }
+        switch self {
+        case .sqlite: return try SQLiteStoreWriter(at: url, model: model, metadata: metadata, overwrite: overwrite)
+        case .xml, .binary, .inMemory: return try AtomicStoreWriter(format: atomicFileFormat, at: url, model: model, metadata: metadata, overwrite: overwrite)
+        }
+    }
+
+    private static func needsFile(_ type: Self) -> StoreError {
+        StoreError(.notFound, path: type.rawValue, "a \(type.rawValue) store needs a file URL; use the type .inMemory for a store without a file")
+    }
+
+    private static func noFile(_ url: URL) -> StoreError {
+        StoreError(.wrongStoreType, path: url.path, "an in-memory store has no file; ask its coordinator for its metadata (metadata(for:))")
+    }
+}
+
+/// A store's file at a path, whatever its type.
+enum StoreFiles {
+    /// Readies the store file at `url` (when there is one) to be replaced by a new file renamed
+    /// over it: refused when it is write-protected; a SQLite store's `-wal` emptied into it
+    /// first (a stale `-wal` beside the new file would be read as the new file's, and the old
+    /// store stays whole until the rename replaces it); then its companions removed.
+    static func retire(_ given: URL) throws {
+        guard FileManager.default.fileExists(atPath: given.path) else { return }
+        // Through a symbolic link, the companions SQLite made are beside the file it names.
+        let url = try FileSystem.resolvingLink(given)
+        try FileSystem.requireWritableStore(url, directoryUse: "the new store is moved there over the old one")
+        if (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite {
+            try SQLiteStore.emptyWriteAheadLog(ofFileAt: url)
+        }
+        FileSystem.removeCompanions(of: url.path)
+    }
+}
