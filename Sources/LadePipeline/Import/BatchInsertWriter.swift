@@ -5,10 +5,10 @@ import Lade
 /// store, no managed objects: each batch is found by key and inserted, updated or left in
 /// one savepoint, to-one relationships become foreign keys looked up per batch (destinations
 /// with `create: true` inserted first), and the batches since the last commit stay in one
-/// transaction that `commit(metadata:)` ends with the checkpoint. Counts, rejects and what
+/// transaction that `commit(last:)` ends with the checkpoint. Counts, rejects and what
 /// is written equal `BatchWriter`'s (the object path) with the same commits. Used on the
 /// context's queue only.
-final class BatchInsertWriter {
+final class BatchInsertWriter: ImportWriter {
     let context: ManagedObjectContext
     let plan: ImportPlan
     let model: ManagedObjectModel
@@ -55,9 +55,12 @@ final class BatchInsertWriter {
         return nil
     }
 
-    /// A session shared with other writers (a seed's steps, one transaction), which the caller
-    /// commits or rolls back; nil: this writer begins its own at its first batch.
+    /// A session shared with other writers (a seed's steps, one transaction committed once, by
+    /// the last step's writer); nil: this writer begins its own at its first batch, and another
+    /// after each commit.
     private let shared: BatchInsertSession?
+    /// The number of the last batch written.
+    private(set) var currentBatch = 0
 
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel, session: BatchInsertSession? = nil) {
         self.context = context
@@ -92,8 +95,14 @@ final class BatchInsertWriter {
     }
 
     /// Commits the batches since the last commit with the metadata staged on the
-    /// coordinator (the checkpoint), in one transaction.
-    func commit() throws {
+    /// coordinator (the checkpoint, a seed's flag), in one transaction.
+    func commit(last: Bool) throws {
+        if let shared {
+            session = nil
+            target = nil
+            try shared.commit()
+            return
+        }
         let (session, target) = try openSession()
         expectsExistingRows = target.expectsExistingRows
         self.session = nil
@@ -103,7 +112,7 @@ final class BatchInsertWriter {
 
     /// Takes back everything since the last commit.
     func rollback() {
-        session?.rollback()
+        (session ?? shared)?.rollback()
         session = nil
         target = nil
         destinations.removeAll(keepingCapacity: true)
@@ -114,9 +123,25 @@ final class BatchInsertWriter {
         destinations.removeAll(keepingCapacity: true)
     }
 
+    /// Forgets looked-up destinations every `resetEvery` batches, right after a commit (as the
+    /// object writer resets its context); on a shared session, which commits once at the end,
+    /// after every batch.
+    func trimMemory(batchesSinceReset: Int, resetEvery: Int, justCommitted: Bool) -> MemoryTrim {
+        guard shared != nil || (batchesSinceReset >= resetEvery && justCommitted) else { return .kept }
+        forgetDestinations()
+        return .forgotLookups
+    }
+
+    /// Never: the store refuses rows as they are written, and they are rejected then.
+    func takeBackRefused(_ error: Error) -> RefusedRows? { nil }
+
+    /// Never: a refused commit is never retried (`takeBackRefused`).
+    func dropBatches(from first: Int) -> Bool { false }
+
     /// Writes one batch unless more than `allowedRejects` of its rows are rejected (then
     /// nothing of it is written). Returns the rows rejected and whether it was written.
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
+        currentBatch += 1
         let (session, target) = try openSession()
         let rows = batch.rows
         let order = batch.keyOrder

@@ -46,9 +46,11 @@ public struct ImportCounts: Sendable, Equatable, Codable {
     }
 }
 
-/// Writes mapped batches into one context: finds or creates objects by key with one fetch
-/// per batch, wires relationships through per-context lookup caches, sets values, and leaves
-/// saving and resetting to its caller. Used on the context's queue only.
+/// Writes mapped batches into one context as managed objects: finds or creates objects by key
+/// with one fetch per batch, wires relationships through per-context lookup caches, and sets
+/// values. As an import session's writer (`BatchWriter+ImportWriter.swift`) it saves each batch
+/// into a store transaction held open until the commit, or everything at the commit. Used on
+/// the context's queue only.
 final class BatchWriter {
     let context: ManagedObjectContext
     let plan: ImportPlan
@@ -135,10 +137,22 @@ final class BatchWriter {
     private let relationshipNames: [String]
     private let relationshipIsToMany: [Bool]
 
-    init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel) {
+    /// The store transaction each batch is saved into, held open until the commit (`lade run`
+    /// on SQLite; see `BatchWriter+ImportWriter.swift`); nil once the last commit ended it.
+    var transaction: StoreTransaction?
+    /// Whether batches are saved into `transaction` as they are written; otherwise everything
+    /// is saved at the commit (an XML or binary store, a seed).
+    let savesHeld: Bool
+    /// Set when the context must be reset before the next batch, whatever `resetEvery` says.
+    var resetSoon = false
+
+    /// `savingInto`: a transaction to save each batch into; nil, everything is saved at the commit.
+    init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel, savingInto transaction: StoreTransaction? = nil) {
         self.context = context
         self.plan = plan
         self.model = model
+        self.transaction = transaction
+        savesHeld = transaction != nil
         attributeNames = plan.attributes.map(\.attribute.name)
         entityLayout = model.layout(of: plan.entity.name)!
         attributePositions = plan.attributes.map { [entityLayout] in entityLayout.attributeIndex(of: $0.attribute.name)! }
@@ -327,8 +341,8 @@ final class BatchWriter {
 
     /// Decides every row of the batch, then applies them unless more than `allowedRejects` rows
     /// were rejected (then nothing of the batch is changed). Returns the rows rejected here and
-    /// whether the batch was applied.
-    func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
+    /// whether the batch was applied. Saves nothing (`write` saves when `savesHeld`).
+    func apply(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         let rows = batch.rows
         // Key order: inserts reach the unique index in order, which SQLite writes far faster.
         let order = batch.keyOrder

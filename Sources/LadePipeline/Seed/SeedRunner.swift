@@ -24,11 +24,11 @@ public struct SeedOptions: Sendable {
 
 /// Runs a seed job: default data loaded into a store once, guarded by a metadata flag.
 ///
-/// When the store's metadata lacks the job's flag, every step is read, mapped and written
-/// with the import machinery (`RecordReader`, `RowMapper`, `BatchWriter`: find-or-create by
-/// key with one query per batch, relationships by key) into one context, and the flag is set
-/// in the same save: one SQLite transaction, or one atomic file write for XML and binary
-/// stores. So a store has the flag and all the seed's rows, or neither. A store that carries
+/// When the store's metadata lacks the job's flag, every step is read on the reader thread,
+/// mapped and written with `lade run`'s machinery (an `ImportSession` that commits once, and
+/// either writer: batch inserts, or managed objects found or created by key with one query per
+/// batch, relationships by key), and the flag is set in the same commit: one SQLite
+/// transaction, or one atomic file write for XML and binary stores. So a store has the flag and all the seed's rows, or neither. A store that carries
 /// the flag is left untouched. A missing store is created with the job's model.
 ///
 /// ```swift
@@ -113,33 +113,56 @@ public final class SeedRunner {
 
     // MARK: The seed
 
+    /// Every step read on the reader thread and written through one `ImportSession` that
+    /// commits once (`CommitPolicy.once`), with the flag.
     private func seed(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
         var report = report
         let model = setup.model
         let stack = try setup.open(job, contextName: "lade seed")
-        let coordinator = stack.coordinator, store = stack.store, context = stack.context
-        defer { coordinator.remove(store) }
+        let context = stack.context
+        defer { stack.coordinator.remove(stack.store) }
 
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plans: setup.plans, model: model)
-        try ImportStack.setPageCache(of: store, job: job, writer: report.writer ?? .objects)
+        try ImportStack.setPageCache(of: stack.store, job: job, writer: report.writer ?? .objects)
+        let session = ImportSession(job: job, stack: stack, policy: .once, progressInterval: options.progressInterval, progressOutput: options.progressOutput)
+        session.signals = signals
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }
-            let writing: SeedWriting = report.writer == .batch ? try BatchInsertsSeed(context: context, setup: setup) : ObjectsSeed(context: context, model: model)
-            defer { writing.abandon() }
+            defer { session.close() }
+            // Batch inserts: one session holding every step's rows and the flag. No managed
+            // objects: memory stays flat whatever the seed's size, and a later step finds an
+            // earlier step's rows in the open transaction.
+            let shared = report.writer == .batch ? try context.beginBatchInsert(entityName: setup.plans[0].entity.name) : nil
+            defer { shared?.rollback() }
+            var objectWriters: [(step: ImportStep, writer: BatchWriter)] = []
             for plan in setup.plans {
                 let (reader, mapper, _) = try ImportStack.source(plan)
-                guard try load(plan, reader: reader, mapper: mapper, signals: signals, report: &report, write: try writing.writer(for: plan)) else { return report }
+                let writer: ImportWriter
+                if let shared {
+                    writer = BatchInsertWriter(context: context, plan: plan, model: model, session: shared)
+                } else {
+                    // Managed objects in one context, saved once: later steps find earlier steps'
+                    // unsaved objects through an index of them.
+                    let objects = BatchWriter(context: context, plan: plan, model: model)
+                    if !objectWriters.isEmpty { objects.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model) }
+                    objectWriters.append((plan.step, objects))
+                    writer = objects
+                }
+                guard try load(plan, reader: reader, mapper: mapper, writer: writer, session: session, report: &report) else { return report }
             }
             if let signal = signals?.received {
                 report.status = .interrupted(signal: signal)
                 return report
             }
             // The one commit: every step's rows and the flag.
-            ProgressReporter.note("lade seed: committing \(writing.pending) and \(flag)", interval: options.progressInterval, output: options.progressOutput)
-            let value = try stageFlag(flag, report: report, coordinator: coordinator, store: store)
-            if let refused = try writing.commit() {
-                report.status = .aborted(reason: refused)
+            let pending = shared != nil ? "every step's rows" : "\(context.insertedObjects.count + context.updatedObjects.count) objects"
+            ProgressReporter.note("lade seed: committing \(pending) and \(flag)", interval: options.progressInterval, output: options.progressOutput)
+            let value = try stageFlag(flag, report: report, coordinator: stack.coordinator, store: stack.store)
+            do {
+                _ = try session.finish(complete: true)
+            } catch let error where shared == nil {
+                report.status = .aborted(reason: Self.describe(saveError: error, context: context, writers: objectWriters))
                 return report
             }
             report.status = .seeded
@@ -158,37 +181,30 @@ public final class SeedRunner {
         return value
     }
 
-    /// One step's source, batch by batch, through `write` (which returns the rows it
-    /// rejected), its summary added to the report. False when the seed ends here: a rejected
-    /// row (the report aborted, naming it) or a stop signal (interrupted).
-    private func load(_ plan: ImportPlan, reader: RecordReader, mapper: RowMapper, signals: StopSignals?, report: inout SeedReport,
-                      write: (MappedBatch, inout ImportCounts) throws -> [RejectedRow]) throws -> Bool {
+    /// One step's source, read on the reader thread and written batch by batch by `writer`,
+    /// its summary added to the report. False when the seed ends here: a rejected row (the
+    /// report aborted, naming it) or a stop signal (interrupted).
+    private func load(_ plan: ImportPlan, reader: RecordReader, mapper: RowMapper, writer: ImportWriter, session: ImportSession,
+                      report: inout SeedReport) throws -> Bool {
         let source = plan.step.source.displayPath
-        var summary = SeedFlag.Step(entity: plan.entity.name, source: source)
-        var counts = ImportCounts()
-        let progress = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: source, output: options.progressOutput)
-        defer { progress.finish() }
-        // The records are a temporary: freed once mapped, not held while the batch is written.
-        while let mapped = try mapper.nextBatch(from: reader, maxRecords: job.batch.size) {
-            var rejects = mapped.rejects
-            if rejects.isEmpty { rejects = try write(mapped, &counts) }
-            if let first = rejects.min(by: { $0.line < $1.line }) {
-                report.status = .aborted(reason: Self.describe(first, source: source, others: rejects.count - 1))
-                return false
-            }
-            summary.rows += Int64(mapped.recordCount)
-            progress.update(rows: summary.rows, bytes: mapped.bytesRead, totalBytes: reader.totalBytes)
-            if let signal = signals?.received {
-                report.status = .interrupted(signal: signal)
-                return false
-            }
+        let before = session.counts
+        try session.read(plan, reader: reader, mapper: mapper, writer: writer)
+        defer { session.endReading() }
+        switch try session.load() {
+        case .sourceEnded:
+            break
+        case .interrupted(let signal):
+            report.status = .interrupted(signal: signal)
+            return false
+        case .rejected(let rows):
+            report.status = .aborted(reason: rows.first.map { Self.describe($0, source: source, others: rows.count - 1) } ?? "\(source): a row was rejected")
+            return false
         }
-        summary.inserted = counts.inserted
-        summary.updated = counts.updated
-        summary.unchanged = counts.unchanged
-        summary.createdDestinations = counts.createdDestinations
-        summary.unresolved = counts.unresolved
-        report.steps.append(summary)
+        var counts = session.counts
+        counts.subtract(before)
+        report.steps.append(SeedFlag.Step(
+            entity: plan.entity.name, source: source, rows: session.rowsRead, inserted: counts.inserted, updated: counts.updated,
+            unchanged: counts.unchanged, createdDestinations: counts.createdDestinations, unresolved: counts.unresolved))
         return true
     }
 
@@ -250,90 +266,5 @@ public final class SeedRunner {
             }
         }
         return "the store refused the seed: \(message)"
-    }
-}
-
-/// How a seed's steps reach the store: one write per batch, and the one commit.
-private protocol SeedWriting: AnyObject {
-    /// What writes one step's batches (returning the rows it rejected).
-    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow]
-    /// What the commit will write, for the progress note.
-    var pending: String { get }
-    /// Commits every step's rows with the flag staged on the coordinator; a reason when the
-    /// store refused them (nothing written).
-    func commit() throws -> String?
-    /// Takes back whatever was not committed.
-    func abandon()
-}
-
-/// Managed objects in one context, saved once; later steps find earlier steps' unsaved
-/// objects through an index of them.
-private final class ObjectsSeed: SeedWriting {
-    let context: ManagedObjectContext
-    let model: ManagedObjectModel
-    private var writers: [(step: ImportStep, writer: BatchWriter)] = []
-
-    init(context: ManagedObjectContext, model: ManagedObjectModel) {
-        self.context = context
-        self.model = model
-    }
-
-    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow] {
-        let writer = BatchWriter(context: context, plan: plan, model: model)
-        if !writers.isEmpty {
-            // Nothing is saved before the end: later steps find earlier steps' objects here.
-            writer.unsaved = UnsavedObjectIndex(objects: context.insertedObjects, model: model)
-        }
-        writers.append((plan.step, writer))
-        return { mapped, counts in try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects }
-    }
-
-    var pending: String { "\(context.insertedObjects.count + context.updatedObjects.count) objects" }
-
-    func commit() throws -> String? {
-        do {
-            try context.save()
-            return nil
-        } catch {
-            return SeedRunner.describe(saveError: error, context: context, writers: writers)
-        }
-    }
-
-    func abandon() {}
-}
-
-/// Batch inserts into one `BatchInsertSession`: one transaction holding every step's rows and
-/// the flag. No managed objects: memory stays flat whatever the seed's size, and a later step
-/// finds an earlier step's rows in the open transaction.
-private final class BatchInsertsSeed: SeedWriting {
-    let context: ManagedObjectContext
-    let setup: ImportStack
-    private let session: BatchInsertSession
-    private var committed = false
-
-    init(context: ManagedObjectContext, setup: ImportStack) throws {
-        self.context = context
-        self.setup = setup
-        session = try context.beginBatchInsert(entityName: setup.plans[0].entity.name)
-    }
-
-    func writer(for plan: ImportPlan) throws -> (MappedBatch, inout ImportCounts) throws -> [RejectedRow] {
-        let writer = BatchInsertWriter(context: context, plan: plan, model: setup.model, session: session)
-        return { mapped, counts in
-            defer { writer.forgetDestinations() }
-            return try writer.write(mapped, allowedRejects: 0, counts: &counts).rejects
-        }
-    }
-
-    var pending: String { "every step's rows" }
-
-    func commit() throws -> String? {
-        try session.commit()
-        committed = true
-        return nil
-    }
-
-    func abandon() {
-        if !committed { session.rollback() }
     }
 }
