@@ -38,6 +38,52 @@ struct ImportPipelineThreadTests {
         #expect(try connection.rows("SELECT COUNT(*) FROM ZCATEGORY") == [[.integer(13)]])
     }
 
+    @Test("a seed reads its source on the reader thread: the next batch is read while the writer waits after the last", .slow,
+          arguments: [ImportWriterChoice.batch, .objects])
+    func seedReadsAhead(writer: ImportWriterChoice) throws {
+        let directory = try PipelineFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("categories.csv")
+        try #require(mkfifo(fifo.path, 0o600) == 0, "mkfifo")
+        let job = try PipelineFixtures.job("""
+            kind: seed
+            flag: com.example.read-ahead
+            model: \(PipelineFixtures.catalog.path)
+            store: { path: catalog.sqlite }
+            writer: \(writer.rawValue)
+            batch: { size: 100 }
+            steps:
+              - { source: categories.csv, entity: Category, key: [name] }
+            """, directory: directory)
+        // The second batch (500 KB) is more than the reader's first fill (256 KiB, taken before
+        // the first batch is parsed) and a pipe (64 KiB) hold: the feeder gets all of it in only
+        // while the source is read after the first batch.
+        let secondBatchIn = DispatchSemaphore(value: 0)
+        let feeder = Thread {
+            guard let handle = FileHandle(forWritingAtPath: fifo.path) else { return }
+            let padding = String(repeating: "x", count: 5_000)
+            handle.write(Data(("name,note\n" + (0..<100).map { "Category \($0),\n" }.joined()).utf8))
+            handle.write(Data((100..<200).map { "Category \($0),\(padding)\n" }.joined().utf8))
+            secondBatchIn.signal()
+            try? handle.close()
+        }
+        feeder.start()
+        let readAhead = NSLock()
+        nonisolated(unsafe) var waits: [Bool] = []
+        var options = SeedOptions(progressInterval: 0, handlesSignals: false)
+        options.progressOutput = { _ in
+            // Told on the writer's thread after each batch: after the first, wait here for the
+            // feeder, whose second batch gets in only if another thread reads it meanwhile.
+            readAhead.withLock {
+                if waits.isEmpty { waits.append(secondBatchIn.wait(timeout: .now() + 10) == .success) }
+            }
+        }
+        let report = try SeedRunner(job: job, options: options).run()
+        #expect(report.status == .seeded, "\(report.text())")
+        #expect(report.steps.first?.inserted == 200)
+        #expect(readAhead.withLock { waits } == [true], "the source was not read while the writer waited after its first batch")
+    }
+
     @Test("put untilTaken returns only once the consumer has taken the item; cancel releases it with false")
     func handOff() throws {
         let queue = BoundedQueue<Int>(capacity: 1)
