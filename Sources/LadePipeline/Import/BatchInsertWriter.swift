@@ -143,27 +143,74 @@ final class BatchInsertWriter: ImportWriter {
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         currentBatch += 1
         let (session, target) = try openSession()
+        var prepared = try prepare(batch, session: session)
+        // Past the limit already, the batch is still written (and undone) to find which rows
+        // have no object: the object writer knows that of every row before it gives up.
+        try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, problems: prepared.newObjectProblem, session: session)
+        let created = destinationsToCreate(prepared, rows: batch.rows)
+        var local = ImportCounts()
+        var attempted: [BatchInsertSession.Outcome] = []
+        // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
+        // then keeps no statement journal: 19 s → 15 s for 1M rows). An error while writing
+        // it rolls back everything since the last commit, as the run's end does anyway.
+        let undoable = prepared.rejects.count > allowedRejects
+            || session.mayRefuse(prepared.sessionRows, to: target, moreThan: allowedRejects - prepared.rejects.count)
+        let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
+            // Destinations first, in the order rows need them, so rows find them.
+            try createDestinations(created, for: &prepared, rows: batch.rows, session: session, undoable: undoable, counts: &local)
+            return try session.write(prepared.sessionRows, to: target, undoable: undoable) { outcomes in
+                attempted = outcomes
+                let refused = outcomes.count { outcome in
+                    switch outcome {
+                    case .refused, .missing: true
+                    default: false
+                    }
+                }
+                return prepared.rejects.count + refused <= allowedRejects
+            }
+        }
+        guard let outcomes else {
+            return (overLimitRejects(prepared, attempted: attempted, batch: batch, allowedRejects: allowedRejects), false)
+        }
+        var written = prepared.rejects
+        tally(outcomes, of: prepared, batch: batch, counts: &local, rejects: &written)
+        local.rejected = written.count
+        counts.add(local)
+        return (written, true)
+    }
+
+    /// A batch made ready for the session: the rows the rules let through, in key order, each
+    /// with the destinations found for it, and what the rules found.
+    private struct PreparedBatch {
+        /// Per relationship, per row: its destination, a known miss, or (.none) one to create.
+        var known: [[ManagedObjectID??]]
+        /// Rows rejected before writing.
+        var rejects: [RejectedRow] = []
+        /// The rows to write (positions in `batch.rows`), and their session rows (same order).
+        var ordered: [Int] = []
+        var sessionRows: [BatchInsertSession.Row] = []
+        /// What a new object would lack, by position in `batch.rows`: such a row is written
+        /// only when its object exists.
+        var newObjectProblem: [Int: RejectedRow] = [:]
+    }
+
+    /// The batch's rows in key order with their destinations, less those missing a required
+    /// link. Each row is read in place (`rows[index].…`): a copy of it retained and released
+    /// its arrays.
+    private func prepare(_ batch: MappedBatch, session: BatchInsertSession) throws -> PreparedBatch {
         let rows = batch.rows
-        let order = batch.keyOrder
-        // Per relationship, per row: its destination, a known miss, or (.none) one to create.
-        var known = try resolveDestinations(rows, session: session)
+        let known = try resolveDestinations(rows, session: session)
+        var prepared = PreparedBatch(known: known)
+        prepared.sessionRows.reserveCapacity(rows.count)
+        prepared.ordered.reserveCapacity(rows.count)
         /// Whether the row's destination for `position` was looked up and none has the key.
         func absent(_ position: Int, _ index: Int) -> Bool {
             if case .some(nil) = known[position][index] { return true }
             return false
         }
-
-        // Rows rejected by the destinations found; what a new object would lack. Each row is
-        // read in place (`rows[index].…`): a copy of it retained and released its arrays.
-        var rejects: [RejectedRow] = []
-        var ordered: [Int] = []
-        var newObjectProblem: [Int: RejectedRow] = [:]
-        var sessionRows: [BatchInsertSession.Row] = []
-        sessionRows.reserveCapacity(rows.count)
-        ordered.reserveCapacity(rows.count)
-        for index in order {
+        for index in batch.keyOrder {
             if let problem = rules.missingRequiredLink(in: rows[index], absent: { position, _ in absent(position, index) }) {
-                rejects.append(problem.rejected(rows[index], raw: batch.raw))
+                prepared.rejects.append(problem.rejected(rows[index], raw: batch.raw))
                 continue
             }
             var links: [ManagedObjectID??] = []
@@ -174,96 +221,87 @@ final class BatchInsertWriter: ImportWriter {
             }
             // What a new object would lack: the row is then written only when its object exists.
             let problem = rules.newObjectProblem(in: rows[index], absent: { position, _ in absent(position, index) })?.rejected(rows[index], raw: batch.raw)
-            if let problem { newObjectProblem[index] = problem }
-            ordered.append(index)
-            sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
+            if let problem { prepared.newObjectProblem[index] = problem }
+            prepared.ordered.append(index)
+            prepared.sessionRows.append(BatchInsertSession.Row(values: rows[index].values, destinations: links, mayInsert: problem == nil))
         }
-        // Past the limit already, the batch is still written (and undone) to find which rows
-        // have no object: the object writer knows that of every row before it gives up.
-        try rejectMissingNewObjects(&rejects, &ordered, &sessionRows, rows: rows, problems: newObjectProblem, session: session)
-        // Destinations to create, in the order rows (in key order) first need them.
-        var created: [(Int, [AttributeValue])] = []
+        return prepared
+    }
+
+    /// Per relationship with `create: true`, the keys of the destinations to create, in the
+    /// order rows (in key order) first need them.
+    private func destinationsToCreate(_ prepared: PreparedBatch, rows: [MappedRow]) -> [(position: Int, keys: [AttributeValue])] {
+        var created: [(position: Int, keys: [AttributeValue])] = []
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
             var keys: [AttributeValue] = []
             var seen = Set<AttributeValue>()
-            for index in ordered {
-                guard case .none = known[position][index], let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
+            for index in prepared.ordered {
+                guard case .none = prepared.known[position][index], let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
                 keys.append(key)
             }
             if !keys.isEmpty { created.append((position, keys)) }
         }
+        return created
+    }
 
-        var local = ImportCounts()
-        var written = rejects
-        var attempted: [BatchInsertSession.Outcome] = []
-        // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
-        // then keeps no statement journal: 19 s → 15 s for 1M rows). An error while writing
-        // it rolls back everything since the last commit, as the run's end does anyway.
-        let undoable = rejects.count > allowedRejects || session.mayRefuse(sessionRows, to: target, moreThan: allowedRejects - rejects.count)
-        let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
-            // Destinations first, in the order rows need them, so rows find them.
-            for (position, keys) in created {
-                guard let destinationTarget = destinationTargets[position] else { continue }
-                let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget, undoable: undoable)!
-                for (key, outcome) in zip(keys, made) {
-                    guard case .inserted(let id) = outcome else { continue }
-                    destinations[position, default: [:]][key] = .some(id)
-                    local.createdDestinations += 1
-                }
-                for (offset, index) in ordered.enumerated() {
-                    guard case .none = known[position][index] else { continue }
-                    if let key = rows[index].links[position]?.first, let id = destinations[position]?[key] ?? nil {
-                        sessionRows[offset].destinations[position] = .some(id)
-                        known[position][index] = .some(id)
-                    }
-                }
+    /// Inserts the destinations to create and points the rows that name them at them.
+    private func createDestinations(_ created: [(position: Int, keys: [AttributeValue])], for prepared: inout PreparedBatch, rows: [MappedRow],
+                                    session: BatchInsertSession, undoable: Bool, counts: inout ImportCounts) throws {
+        for (position, keys) in created {
+            guard let destinationTarget = destinationTargets[position] else { continue }
+            let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget, undoable: undoable)!
+            for (key, outcome) in zip(keys, made) {
+                guard case .inserted(let id) = outcome else { continue }
+                destinations[position, default: [:]][key] = .some(id)
+                counts.createdDestinations += 1
             }
-            return try session.write(sessionRows, to: target, undoable: undoable) { outcomes in
-                attempted = outcomes
-                var refused = 0
-                for outcome in outcomes {
-                    switch outcome {
-                    case .refused, .missing: refused += 1
-                    default: break
-                    }
+            for (offset, index) in prepared.ordered.enumerated() {
+                guard case .none = prepared.known[position][index] else { continue }
+                if let key = rows[index].links[position]?.first, let id = destinations[position]?[key] ?? nil {
+                    prepared.sessionRows[offset].destinations[position] = .some(id)
+                    prepared.known[position][index] = .some(id)
                 }
-                return rejects.count + refused <= allowedRejects
             }
         }
-        guard let outcomes else {
-            // Over the limit: report this batch's rejects as the object path would. It finds the
-            // rows the rules reject (no object to update, what a new object lacks) before it saves,
-            // and gives up then when they are too many, before the store refuses any row.
-            var refusals: [RejectedRow] = []
-            for (offset, index) in ordered.enumerated() {
-                let outcome = offset < attempted.count ? attempted[offset] : nil
-                guard let problem = rejection(rows[index], outcome: outcome, newObjectProblem[index], batch: batch) else { continue }
-                if case .refused? = outcome { refusals.append(problem) } else { written.append(problem) }
-            }
-            return (written.count > allowedRejects ? written : written + refusals, false)
+    }
+
+    /// The rejects of a batch over the limit, reported as the object path would: it finds the
+    /// rows the rules reject (no object to update, what a new object lacks) before it saves,
+    /// and gives up then when they are too many, before the store refuses any row.
+    private func overLimitRejects(_ prepared: PreparedBatch, attempted: [BatchInsertSession.Outcome], batch: MappedBatch, allowedRejects: Int) -> [RejectedRow] {
+        var written = prepared.rejects
+        var refusals: [RejectedRow] = []
+        for (offset, index) in prepared.ordered.enumerated() {
+            let outcome = offset < attempted.count ? attempted[offset] : nil
+            guard let problem = rejection(batch.rows[index], outcome: outcome, prepared.newObjectProblem[index], batch: batch) else { continue }
+            if case .refused? = outcome { refusals.append(problem) } else { written.append(problem) }
         }
-        for (offset, index) in ordered.enumerated() {
+        return written.count > allowedRejects ? written : written + refusals
+    }
+
+    /// Counts what each written row became; the rows the store refused, or that found no
+    /// object, join `rejects`.
+    private func tally(_ outcomes: [BatchInsertSession.Outcome], of prepared: PreparedBatch, batch: MappedBatch, counts: inout ImportCounts, rejects: inout [RejectedRow]) {
+        let rows = batch.rows
+        for (offset, index) in prepared.ordered.enumerated() {
             switch outcomes[offset] {
-            case .inserted: local.inserted += 1
-            case .updated: local.updated += 1
-            case .unchanged: local.unchanged += 1
-            case .duplicate: local.duplicates += 1
-            case .kept: local.existing += 1; continue
+            case .inserted: counts.inserted += 1
+            case .updated: counts.updated += 1
+            case .unchanged: counts.unchanged += 1
+            case .duplicate: counts.duplicates += 1
+            case .kept: counts.existing += 1; continue
             case .missing, .refused:
-                written.append(rejection(rows[index], outcome: outcomes[offset], newObjectProblem[index], batch: batch)!)
+                rejects.append(rejection(rows[index], outcome: outcomes[offset], prepared.newObjectProblem[index], batch: batch)!)
                 continue
             }
             // A key no destination has leaves the relationship empty.
             for position in plan.relationships.indices {
                 guard rows[index].links[position]?.isEmpty == false else { continue }
-                if case .some(.some) = sessionRows[offset].destinations[position] { continue }
-                local.unresolved += 1
+                if case .some(.some) = prepared.sessionRows[offset].destinations[position] { continue }
+                counts.unresolved += 1
                 break
             }
         }
-        local.rejected = written.count
-        counts.add(local)
-        return (written, true)
     }
 
     /// Why a row was not written: the store's refusal, a new object's lack, or `mode: update`.

@@ -344,8 +344,6 @@ final class BatchWriter {
     /// whether the batch was applied. Saves nothing (`write` saves when `savesHeld`).
     func apply(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         let rows = batch.rows
-        // Key order: inserts reach the unique index in order, which SQLite writes far faster.
-        let order = batch.keyOrder
         batchNumber += 1
         rawBatches[batchNumber] = batch.raw
         try fetchExisting(rows)
@@ -353,17 +351,30 @@ final class BatchWriter {
             for (key, object) in objectsByKey { registerAsDestination(object, key: key) }
         }
         let missing = try resolveDestinations(rows, batchKeys: selfKeyed.isEmpty ? [] : Set(rows.compactMap { $0.key.count == 1 ? $0.key[0] : nil }))
+        var localCounts = ImportCounts()
+        let (decisions, rejects) = decisions(for: batch, missing: missing, counts: &localCounts)
+        if rejects.count > allowedRejects { return (rejects, false) }
+        // First every row's object (found or new), then values and relationships: a row may
+        // name, as a destination, an object another row of the batch makes.
+        let (objects, isNew) = try objects(for: batch, decisions)
+        try applyRows(of: batch, to: objects, isNew: isNew, counts: &localCounts)
+        localCounts.rejected = rejects.count
+        counts.add(localCounts)
+        return (rejects, true)
+    }
 
+    /// What to do with each row of the batch (by row index), and the rows rejected.
+    private func decisions(for batch: MappedBatch, missing: [Int: Set<AttributeValue>], counts: inout ImportCounts) -> ([Decision], [RejectedRow]) {
+        let rows = batch.rows
         var decisions = [Decision](repeating: .leave, count: rows.count)
         var rejects: [RejectedRow] = []
-        var localCounts = ImportCounts()
         // In key order, as the rows are applied (and as the batch writer writes them): a row
         // whose key an earlier row of the batch makes an object for (rows with one key are
         // next to each other) is for that object, not a new one.
         var madeKey: KeyList?
-        for index in order {
+        for index in batch.keyOrder {
             let follows = madeKey != nil && madeKey == rows[index].key
-            let decision = decide(rows[index], batch: batch, missing: missing, follows: follows, counts: &localCounts)
+            let decision = decide(rows[index], batch: batch, missing: missing, follows: follows, counts: &counts)
             if !follows { madeKey = nil }
             switch decision {
             case .reject(let reject): rejects.append(reject)
@@ -374,13 +385,17 @@ final class BatchWriter {
             }
             decisions[index] = decision
         }
-        if rejects.count > allowedRejects { return (rejects, false) }
+        return (decisions, rejects)
+    }
 
-        // First every row's object (found or new), then values and relationships: a row may
-        // name, as a destination, an object another row of the batch makes.
+    /// Each row's object (by row index): the one found, or a new one (its key set, so that
+    /// rows naming it as a destination find it); and which are new.
+    private func objects(for batch: MappedBatch, _ decisions: [Decision]) throws -> (objects: [ManagedObject?], isNew: [Bool]) {
+        let rows = batch.rows
         var objects = [ManagedObject?](repeating: nil, count: rows.count)
         var isNew = [Bool](repeating: false, count: rows.count)
-        for index in order {
+        // Key order: inserts reach the unique index in order, which SQLite writes far faster.
+        for index in batch.keyOrder {
             switch decisions[index] {
             case .leave, .reject: continue
             case .apply(let found): objects[index] = found
@@ -403,25 +418,32 @@ final class BatchWriter {
                 }
             }
         }
-        for index in order {
+        return (objects, isNew)
+    }
+
+    /// Applies each row to its object, in key order, counting what it did and keeping where
+    /// the object came from (`origins`).
+    private func applyRows(of batch: MappedBatch, to objects: [ManagedObject?], isNew: [Bool], counts: inout ImportCounts) throws {
+        let rows = batch.rows
+        for index in batch.keyOrder {
             guard let object = objects[index] else { continue }
             let id = ObjectIdentifier(object)
             let firstTouch = touched.insert(id).inserted && !savedSinceCommit(object)
             let hadChanges = object.hasChanges
-            try apply(rows[index], to: object, counts: &localCounts)
+            try apply(rows[index], to: object, counts: &counts)
             let outcome: Outcome
             if !firstTouch {
                 outcome = .duplicate
-                localCounts.duplicates += 1
+                counts.duplicates += 1
             } else if isNew[index] {
                 outcome = .inserted
-                localCounts.inserted += 1
+                counts.inserted += 1
             } else if object.hasChanges && !hadChanges {
                 outcome = .updated
-                localCounts.updated += 1
+                counts.updated += 1
             } else {
                 outcome = .unchanged
-                localCounts.unchanged += 1
+                counts.unchanged += 1
             }
             // One lookup when the object has no origin yet (a new object; the first row for it).
             let origin = Origin(object: object, line: rows[index].line, recordIndex: rows[index].recordIndex, rawRange: rows[index].rawRange,
@@ -431,9 +453,6 @@ final class BatchWriter {
                 if previous.outcome != .createdDestination { earlierRows[id, default: []].append(previous) }
             }
         }
-        localCounts.rejected = rejects.count
-        counts.add(localCounts)
-        return (rejects, true)
     }
 
     /// `follows`: an earlier row of the batch (in key order) makes the object for the row's key.
