@@ -108,79 +108,113 @@ public struct ImportPlan: Sendable {
     public init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
         self.step = step
         self.storeType = storeType
-        let where_ = step.location
+        let entity = try Self.entity(of: step, model: model)
+        self.entity = entity
+        // Fields are numbered as they are first named: attributes, name matches, relationships.
+        var fields = ReaderFields()
+        attributes = try Self.attributePlans(step, entity: entity, model: model, storeType: storeType, fields: &fields)
+        keyIndices = try Self.keyIndices(step, entity: entity, model: model, attributes: attributes)
+        relationships = try Self.relationshipPlans(step, entity: entity, model: model, storeType: storeType, fields: &fields)
+        readerFields = fields.paths
+        unkeepableDefaults = Self.unkeepableDefaults(entity: entity, model: model, attributes: attributes, storeType: storeType)
+    }
+
+    /// The fields the reader is asked for, each once, numbered in the order they are first named.
+    private struct ReaderFields {
+        private(set) var paths: [FieldPath] = []
+        private var positions: [FieldPath: Int] = [:]
+
+        mutating func index(of path: FieldPath) -> Int {
+            if let known = positions[path] { return known }
+            paths.append(path)
+            positions[path] = paths.count - 1
+            return paths.count - 1
+        }
+    }
+
+    /// The step's entity, which must exist and not be abstract.
+    private static func entity(of step: ImportStep, model: ManagedObjectModel) throws -> EntityDescription {
         guard let entity = model.entity(named: step.entity) else {
-            throw JobError(file: where_, field: "entity", UnknownEntityError(step.entity, in: model).description)
+            throw JobError(file: step.location, field: "entity", UnknownEntityError(step.entity, in: model).description)
         }
         guard !entity.isAbstract else {
-            throw JobError(file: where_, field: "entity", "'\(entity.name)' is abstract: import into one of its subentities (\(model.subentities(of: entity.name).map(\.name).joined(separator: ", ")))")
+            throw JobError(file: step.location, field: "entity", "'\(entity.name)' is abstract: import into one of its subentities (\(model.subentities(of: entity.name).map(\.name).joined(separator: ", ")))")
         }
-        self.entity = entity
-        var fields: [FieldPath] = []
-        var fieldIndex: [FieldPath: Int] = [:]
-        func index(of path: FieldPath) -> Int {
-            if let known = fieldIndex[path] { return known }
-            fields.append(path)
-            fieldIndex[path] = fields.count - 1
-            return fields.count - 1
-        }
+        return entity
+    }
 
+    /// The listed fields' attributes (a column or a constant), then with `autoMatch` every other
+    /// attribute, from a column spelling its name.
+    private static func attributePlans(_ step: ImportStep, entity: EntityDescription, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType?,
+                                       fields: inout ReaderFields) throws -> [AttributePlan] {
         var plans: [AttributePlan] = []
         for field in step.fields {
-            guard let attribute = model.attribute(field.attribute, of: entity.name) else {
-                let isRelationship = model.relationship(field.attribute, of: entity.name) != nil
-                throw JobError(file: field.location, field: "fields.\(field.attribute)", isRelationship
-                    ? "'\(field.attribute)' is a relationship: wire it under 'relationships:' with from/match"
-                    : "\(entity.name) has no attribute '\(field.attribute)'; its attributes are \(model.attributes(of: entity.name).map(\.name).joined(separator: ", "))")
-            }
-            let converter = try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls)
-            switch field.origin {
-            case .field(let path):
-                plans.append(AttributePlan(attribute: attribute, fieldIndices: [index(of: path)], converter: converter, constant: nil, listed: true, validator: AttributeValidator(attribute),
-                                           store: storeType))
-            case .constant(let text):
-                let value: AttributeValue?
-                switch converter.convert(.string(text)) {
-                case .value(let parsed): value = parsed
-                case .absent: value = nil
-                case .failure(let reason): throw JobError(file: field.location, field: "fields.\(field.attribute).value", reason)
-                }
-                if let value, let problem = AttributeValidator(attribute).violation(of: value)?.message ?? storeType?.refusal(of: value) {
-                    throw JobError(file: field.location, field: "fields.\(field.attribute).value", "\(attribute.name) \(problem)")
-                }
-                plans.append(AttributePlan(attribute: attribute, fieldIndices: [], converter: converter, constant: value, listed: true, validator: AttributeValidator(attribute),
-                                           store: storeType))
-            }
+            plans.append(try listedAttributePlan(field, step: step, entity: entity, model: model, storeType: storeType, fields: &fields))
         }
-        if step.autoMatch {
-            let listed = Set(step.fields.map(\.attribute))
-            for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined {
-                let candidates = ImportPlan.columnSpellings(of: attribute.name).map { index(of: FieldPath(components: [$0])) }
-                let field = FieldSettings(attribute: attribute.name, origin: .field(FieldPath(components: [attribute.name])), dateFormat: nil,
-                                          timeZone: .utc, empty: nil, listed: false, location: step.location)
-                plans.append(AttributePlan(
-                    attribute: attribute, fieldIndices: candidates,
-                    converter: try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls),
-                    constant: nil, listed: false, validator: AttributeValidator(attribute), store: storeType))
-            }
+        guard step.autoMatch else { return plans }
+        let listed = Set(step.fields.map(\.attribute))
+        for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined {
+            let candidates = ImportPlan.columnSpellings(of: attribute.name).map { fields.index(of: FieldPath(components: [$0])) }
+            let field = FieldSettings(attribute: attribute.name, origin: .field(FieldPath(components: [attribute.name])), dateFormat: nil,
+                                      timeZone: .utc, empty: nil, listed: false, location: step.location)
+            plans.append(AttributePlan(
+                attribute: attribute, fieldIndices: candidates,
+                converter: try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls),
+                constant: nil, listed: false, validator: AttributeValidator(attribute), store: storeType))
         }
-        attributes = plans
+        return plans
+    }
 
+    /// A listed field's attribute: from a column, or a constant parsed and checked now.
+    private static func listedAttributePlan(_ field: FieldSettings, step: ImportStep, entity: EntityDescription, model: ManagedObjectModel,
+                                            storeType: PersistentStoreCoordinator.StoreType?, fields: inout ReaderFields) throws -> AttributePlan {
+        guard let attribute = model.attribute(field.attribute, of: entity.name) else {
+            let isRelationship = model.relationship(field.attribute, of: entity.name) != nil
+            throw JobError(file: field.location, field: "fields.\(field.attribute)", isRelationship
+                ? "'\(field.attribute)' is a relationship: wire it under 'relationships:' with from/match"
+                : "\(entity.name) has no attribute '\(field.attribute)'; its attributes are \(model.attributes(of: entity.name).map(\.name).joined(separator: ", "))")
+        }
+        let converter = try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls)
+        switch field.origin {
+        case .field(let path):
+            return AttributePlan(attribute: attribute, fieldIndices: [fields.index(of: path)], converter: converter, constant: nil, listed: true, validator: AttributeValidator(attribute),
+                                 store: storeType)
+        case .constant(let text):
+            let value: AttributeValue?
+            switch converter.convert(.string(text)) {
+            case .value(let parsed): value = parsed
+            case .absent: value = nil
+            case .failure(let reason): throw JobError(file: field.location, field: "fields.\(field.attribute).value", reason)
+            }
+            if let value, let problem = AttributeValidator(attribute).violation(of: value)?.message ?? storeType?.refusal(of: value) {
+                throw JobError(file: field.location, field: "fields.\(field.attribute).value", "\(attribute.name) \(problem)")
+            }
+            return AttributePlan(attribute: attribute, fieldIndices: [], converter: converter, constant: value, listed: true, validator: AttributeValidator(attribute),
+                                 store: storeType)
+        }
+    }
+
+    /// Positions in `attributes` of the step's key, each an attribute that takes its value from the source.
+    private static func keyIndices(_ step: ImportStep, entity: EntityDescription, model: ManagedObjectModel, attributes plans: [AttributePlan]) throws -> [Int] {
         var keyIndices: [Int] = []
         for name in step.key {
             guard let position = plans.firstIndex(where: { $0.attribute.name == name }) else {
                 if model.attribute(name, of: entity.name) == nil {
-                    throw JobError(file: where_, field: "key", "\(entity.name) has no attribute '\(name)'")
+                    throw JobError(file: step.location, field: "key", "\(entity.name) has no attribute '\(name)'")
                 }
-                throw JobError(file: where_, field: "key", "the key attribute '\(name)' takes no value from the source: list it under fields (or turn autoMatch on)")
+                throw JobError(file: step.location, field: "key", "the key attribute '\(name)' takes no value from the source: list it under fields (or turn autoMatch on)")
             }
             guard plans[position].constant == nil else {
-                throw JobError(file: where_, field: "key", "the key attribute '\(name)' is a constant, so every row would be the same object")
+                throw JobError(file: step.location, field: "key", "the key attribute '\(name)' is a constant, so every row would be the same object")
             }
             keyIndices.append(position)
         }
-        self.keyIndices = keyIndices
+        return keyIndices
+    }
 
+    /// The step's relationships, each wired by a source field to its destination's match attribute.
+    private static func relationshipPlans(_ step: ImportStep, entity: EntityDescription, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType?,
+                                          fields: inout ReaderFields) throws -> [RelationshipPlan] {
         var relationships: [RelationshipPlan] = []
         for settings in step.relationships {
             let field = "relationships.\(settings.relationship)"
@@ -191,39 +225,47 @@ public struct ImportPlan: Sendable {
             guard let match = model.attribute(settings.match, of: destination) else {
                 throw JobError(file: settings.location, field: "\(field).match", "\(destination) has no attribute '\(settings.match)'")
             }
-            if settings.create {
-                guard !(model.entity(named: destination)?.isAbstract ?? true) else {
-                    throw JobError(file: settings.location, field: "\(field).create", "\(destination) is abstract, so missing ones cannot be created")
-                }
-                let others = model.attributes(of: destination).filter {
-                    $0.name != match.name && !$0.isOptional && $0.defaultValue == nil && !$0.isTransient
-                }
-                if let other = others.first {
-                    throw JobError(file: settings.location, field: "\(field).create", "a \(destination) made from a key has only '\(match.name)', but \(destination).\(other.name) is required and has no default")
-                }
-                let requiredRelationships = model.relationships(of: destination).filter { !$0.isOptional && !$0.isTransient }
-                if let other = requiredRelationships.first {
-                    throw JobError(file: settings.location, field: "\(field).create", "a \(destination) made from a key cannot have its required relationship '\(other.name)'")
-                }
-            }
+            if settings.create { try checkCreatable(destination, from: match, settings: settings, model: model) }
             let matchField = FieldSettings(attribute: match.name, origin: .field(settings.from), dateFormat: nil, timeZone: .utc,
                                            empty: nil, listed: true, location: settings.location)
             relationships.append(RelationshipPlan(
-                settings: settings, relationship: relationship, fieldIndex: index(of: settings.from), match: match,
+                settings: settings, relationship: relationship, fieldIndex: fields.index(of: settings.from), match: match,
                 matchConverter: try ValueConverter(attribute: match, field: matchField, nulls: step.source.nulls),
                 matchValidator: AttributeValidator(match), store: storeType))
         }
-        self.relationships = relationships
-        readerFields = fields
-        var unkeepable: [(Int?, String, String)] = []
-        if let storeType {
-            for attribute in model.attributes(of: entity.name) where !attribute.isTransient {
-                guard let value = attribute.defaultValue, let refusal = storeType.refusal(of: value) else { continue }
-                unkeepable.append((plans.firstIndex { $0.attribute.name == attribute.name }, attribute.name,
-                                   "a new \(entity.name) would take \(attribute.name)'s default (\(ValueConverter.clip(value.canonicalText))), which \(refusal)"))
-            }
+        return relationships
+    }
+
+    /// Refuses `create: true` when a destination made from a key alone could not be saved: an
+    /// abstract entity, or another required attribute without a default or a required relationship.
+    private static func checkCreatable(_ destination: String, from match: AttributeDescription, settings: RelationshipSettings, model: ManagedObjectModel) throws {
+        let field = "relationships.\(settings.relationship).create"
+        guard !(model.entity(named: destination)?.isAbstract ?? true) else {
+            throw JobError(file: settings.location, field: field, "\(destination) is abstract, so missing ones cannot be created")
         }
-        unkeepableDefaults = unkeepable
+        let others = model.attributes(of: destination).filter {
+            $0.name != match.name && !$0.isOptional && $0.defaultValue == nil && !$0.isTransient
+        }
+        if let other = others.first {
+            throw JobError(file: settings.location, field: field, "a \(destination) made from a key has only '\(match.name)', but \(destination).\(other.name) is required and has no default")
+        }
+        let requiredRelationships = model.relationships(of: destination).filter { !$0.isOptional && !$0.isTransient }
+        if let other = requiredRelationships.first {
+            throw JobError(file: settings.location, field: field, "a \(destination) made from a key cannot have its required relationship '\(other.name)'")
+        }
+    }
+
+    /// The entity's model defaults `storeType` cannot keep exactly (see `unkeepableDefaults`).
+    private static func unkeepableDefaults(entity: EntityDescription, model: ManagedObjectModel, attributes plans: [AttributePlan],
+                                           storeType: PersistentStoreCoordinator.StoreType?) -> [(position: Int?, attribute: String, problem: String)] {
+        guard let storeType else { return [] }
+        var unkeepable: [(position: Int?, attribute: String, problem: String)] = []
+        for attribute in model.attributes(of: entity.name) where !attribute.isTransient {
+            guard let value = attribute.defaultValue, let refusal = storeType.refusal(of: value) else { continue }
+            unkeepable.append((plans.firstIndex { $0.attribute.name == attribute.name }, attribute.name,
+                               "a new \(entity.name) would take \(attribute.name)'s default (\(ValueConverter.clip(value.canonicalText))), which \(refusal)"))
+        }
+        return unkeepable
     }
 
     /// Checks listed fields against a source's columns (a CSV header; JSON sources name no

@@ -125,10 +125,6 @@ public struct RowMapper {
         plan.readerFields[index].components.joined(separator: ".")
     }
 
-    private func reject(_ record: Record, _ fieldIndex: Int?, _ value: SourceValue?, _ reason: String) -> Result<MappedRow, RejectedRow> {
-        .failure(rejection(record, fieldIndex, value, reason))
-    }
-
     private func rejection(_ record: Record, _ fieldIndex: Int?, _ value: SourceValue?, _ reason: String) -> RejectedRow {
         RejectedRow(
             line: record.line, recordIndex: record.recordIndex,
@@ -155,11 +151,24 @@ public struct RowMapper {
         }
     }
 
+    /// A record as a row (its values, key and links), or the first reason it is rejected.
     private func map(_ record: Record) -> Result<MappedRow, RejectedRow> {
         if let problem = record.problem {
             return .failure(RejectedRow(line: record.line, recordIndex: record.recordIndex, column: nil, field: nil, value: nil, reason: problem.description, raw: ""))
         }
         var values: [AttributeValue??] = []
+        if let rejected = mapValues(record, into: &values) { return .failure(rejected) }
+        var key = KeyList()
+        if let rejected = mapKey(record, values: values, into: &key) { return .failure(rejected) }
+        var links: [KeyList?] = []
+        if let rejected = mapLinks(record, into: &links) { return .failure(rejected) }
+        if let rejected = checkCreatable(record, links: links) { return .failure(rejected) }
+        return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
+    }
+
+    /// Each attribute's value (by position in `plan.attributes`): a constant, or the first of
+    /// its fields the record has, converted and checked; nil when that is all right, else why not.
+    private func mapValues(_ record: Record, into values: inout [AttributeValue??]) -> RejectedRow? {
         values.reserveCapacity(plan.attributes.count)
         // Each attribute's plan used in place (`attributes[position].…`): a copy of it, made
         // per attribute and row, retained and released its converter's and validator's fields.
@@ -185,26 +194,35 @@ public struct RowMapper {
             case .value(let value):
                 if let violation = attributes[position].validator.violation(of: value) {
                     // A missing required value on update leaves the stored one; clearing it is the error.
-                    return reject(record, sourceIndex, source, "\(attributes[position].attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
+                    return rejection(record, sourceIndex, source, "\(attributes[position].attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
                 }
                 if let value, let store = attributes[position].refusingStore, let refusal = store.refusal(of: value) {
-                    return reject(record, sourceIndex, source, "\(attributes[position].attribute.name) \(refusal) (value: \(ValueConverter.clip(value.canonicalText)))")
+                    return rejection(record, sourceIndex, source, "\(attributes[position].attribute.name) \(refusal) (value: \(ValueConverter.clip(value.canonicalText)))")
                 }
                 values.append(.some(value))
             case .failure(let reason):
-                return reject(record, sourceIndex, source, reason)
+                return rejection(record, sourceIndex, source, reason)
             }
         }
+        return nil
+    }
+
+    /// The row's key from its values; every key attribute must have one.
+    private func mapKey(_ record: Record, values: [AttributeValue??], into key: inout KeyList) -> RejectedRow? {
         // One key attribute (nearly always) held inline; a compound key as a list.
-        var key = KeyList()
         for index in plan.keyIndices {
             guard case .some(.some(let value)) = values[index] else {
                 let attribute = plan.attributes[index]
-                return reject(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
+                return rejection(record, attribute.fieldIndices.first, nil, "the key attribute '\(attribute.attribute.name)' has no value")
             }
             key.append(value)
         }
-        var links: [KeyList?] = []
+        return nil
+    }
+
+    /// Each relationship's destination keys (by position in `plan.relationships`): nil when the
+    /// record lacks the field, empty for a null or empty one.
+    private func mapLinks(_ record: Record, into links: inout [KeyList?]) -> RejectedRow? {
         links.reserveCapacity(plan.relationships.count)
         for relationship in plan.relationships {
             let source = record.values[relationship.fieldIndex]
@@ -217,7 +235,7 @@ public struct RowMapper {
                 texts = []
             case .array(let items):
                 guard relationship.relationship.isToMany else {
-                    return reject(record, relationship.fieldIndex, source, "\(relationship.relationship.name) is to-one: expected one key, found a list")
+                    return rejection(record, relationship.fieldIndex, source, "\(relationship.relationship.name) is to-one: expected one key, found a list")
                 }
                 texts = items
             case .string(let text) where relationship.relationship.isToMany:
@@ -227,7 +245,7 @@ public struct RowMapper {
                 // One key (a to-one's): converted as it is, without a list of one made first.
                 switch destinationKey(source, relationship, record) {
                 case .success(let key): links.append(key.map(KeyList.init) ?? [])
-                case .failure(let rejected): return .failure(rejected)
+                case .failure(let rejected): return rejected
                 }
                 continue
             }
@@ -235,19 +253,23 @@ public struct RowMapper {
             for text in texts {
                 switch destinationKey(text, relationship, record) {
                 case .success(let key): if let key { keys.append(key) }
-                case .failure(let rejected): return .failure(rejected)
+                case .failure(let rejected): return rejected
                 }
             }
             links.append(keys)
         }
+        return nil
+    }
+
+    /// A destination made from a key must itself be valid (checked whether or not one has the key).
+    private func checkCreatable(_ record: Record, links: [KeyList?]) -> RejectedRow? {
         for index in creating {
-            // A destination made from a key must itself be valid (checked whether or not one has the key).
             for key in links[index] ?? [] {
                 if let problem = plan.relationships[index].creationProblem(key) {
-                    return reject(record, plan.relationships[index].fieldIndex, .string(key.canonicalText), problem)
+                    return rejection(record, plan.relationships[index].fieldIndex, .string(key.canonicalText), problem)
                 }
             }
         }
-        return .success(MappedRow(line: record.line, recordIndex: record.recordIndex, rawRange: record.rawRange, key: key, values: values, links: links))
+        return nil
     }
 }
