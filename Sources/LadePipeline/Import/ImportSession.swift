@@ -21,7 +21,7 @@ import Lade
 /// commits when told. `read` through `finish` run on the context's queue.
 ///
 /// ```swift
-/// let session = ImportSession(job: job, stack: stack, policy: .run(job))
+/// let session = ImportSession(job: job, stack: stack, policy: .run(job), progressInterval: nil, progressOutput: nil)
 /// guard try session.resume(step, entity: plan.entity.name, force: false) != .alreadyImported else { return }
 /// try session.openRejects(kind: nil, source: step.source.displayPath)
 /// defer { session.close() }
@@ -71,6 +71,8 @@ final class ImportSession {
     /// `.once`), and the load stops. Set once reading is about to start, so that until then they
     /// end the process as they normally do.
     var signals: StopSignals?
+    /// The stop signal received, if any (and if the session honours them).
+    var stopSignal: Int32? { signals?.received }
     private let progressInterval: TimeInterval?
     private let progressOutput: ProgressReporter.Output?
 
@@ -173,6 +175,12 @@ final class ImportSession {
         stateAtCommit = BatchState(point: start, running: runningCounts, counts: counts, rejectsLength: try rejects?.length ?? 0)
     }
 
+    /// A line about the session's progress that is not a count ("committing …"), shown where
+    /// and when progress is.
+    func note(_ text: String) {
+        ProgressReporter.note(text, interval: progressInterval, output: progressOutput)
+    }
+
     /// Ends the read of the current source: its progress is finished, its reader stopped.
     func endReading() {
         reading?.stop()
@@ -229,7 +237,7 @@ final class ImportSession {
             return .rejected(try commitBeforeStop() ?? rejected)
         }
         try record(batch, rejected: rejected, counts: &batchCounts, writer: writer)
-        let stop = signals?.received
+        let stop = stopSignal
         if stop != nil {
             if let rows = try commitBeforeStop() { return .rejected(rows) }
         } else if policy.isDue(batchesSinceCommit: batchesSinceCommit, lastCommit: lastCommit) {

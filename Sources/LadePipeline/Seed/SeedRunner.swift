@@ -151,13 +151,14 @@ public final class SeedRunner {
                 }
                 guard try load(plan, reader: reader, mapper: mapper, writer: writer, session: session, report: &report) else { return report }
             }
-            if let signal = signals?.received {
+            // A signal after the last batch still stops the seed before its one commit.
+            if let signal = session.stopSignal {
                 report.status = .interrupted(signal: signal)
                 return report
             }
             // The one commit: every step's rows and the flag.
             let pending = shared != nil ? "every step's rows" : "\(context.insertedObjects.count + context.updatedObjects.count) objects"
-            ProgressReporter.note("lade seed: committing \(pending) and \(flag)", interval: options.progressInterval, output: options.progressOutput)
+            session.note("lade seed: committing \(pending) and \(flag)")
             let value = try stageFlag(flag, report: report, coordinator: stack.coordinator, store: stack.store)
             do {
                 _ = try session.finish(complete: true)
