@@ -38,7 +38,7 @@ struct ImportPipelineThreadTests {
         #expect(try connection.rows("SELECT COUNT(*) FROM ZCATEGORY") == [[.integer(13)]])
     }
 
-    @Test("a seed reads its source on the reader thread: the next batch is read while the writer waits after the last", .slow,
+    @Test("a seed reads its source on the reader thread: the next batch is read while the writer waits after the last",
           arguments: [ImportWriterChoice.batch, .objects])
     func seedReadsAhead(writer: ImportWriterChoice) throws {
         let directory = try PipelineFixtures.temporaryDirectory()
