@@ -66,6 +66,25 @@ extension StoreType {
         }
     }
 
+    // MARK: Lightweight migration
+
+    /// Carries the store file of this type at `url` as `mapping` says (planned by
+    /// `LightweightMigration`): a SQLite store with SQL in place, in one transaction; an XML
+    /// or binary store through its objects, the file written anew. `progress` is told what
+    /// is being done.
+    func executeLightweightMigration(_ mapping: InferredMapping, at url: URL, progress: (@Sendable (String) -> Void)?) throws {
+        switch self {
+        case .sqlite:
+            try mapping.executeOnSQLiteStore(at: url, progress: progress)
+        case .xml, .binary:
+            let format = atomicFileFormat!
+            progress?("rewriting \(url.lastPathComponent) (\(format.storeType))")
+            try mapping.executeOnAtomicStore(at: url, format: format)
+        case .inMemory:
+            throw Self.noFile(url)
+        }
+    }
+
     // MARK: Values kept exactly
     // Which values a store type cannot keep exactly, asked before anything is written: a SQLite
     // store keeps 15 significant digits of a Decimal, so a longer one would come back rounded.
