@@ -56,3 +56,23 @@ public enum MergePolicy: Sendable {
     /// Changes to conflicting objects are dropped; the store's state is taken.
     case rollback
 }
+
+extension ContextError: LadeError {
+    public var code: String {
+        switch self {
+        case .noCoordinator: "context.noCoordinator"
+        case .abstractEntity: "context.abstractEntity"
+        case .unknownKey: "context.unknownKey"
+        case .wrongType: "context.wrongType"
+        case .objectHasNoContext: "context.objectHasNoContext"
+        case .differentContexts: "context.differentContexts"
+        case .objectNotFound: "context.objectNotFound"
+        case .mergeConflict: "save.conflict"
+        case .uniquenessViolation: "save.notUnique"
+        case .faultFailed: "context.faultFailed"
+        case .crossStoreRelationship: "context.crossStore"
+        case .storeTransactionUnsupported: "context.storeTransactionUnsupported"
+        case .storeTransactionEnded: "context.storeTransactionEnded"
+        }
+    }
+}

@@ -227,3 +227,14 @@ public enum CoordinatorError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension CoordinatorError: LadeError {
+    public var code: String {
+        switch self {
+        case .noStores: "coordinator.noStores"
+        case .unknownStore: "coordinator.unknownStore"
+        case .noStoreForEntity: "coordinator.noStoreForEntity"
+        case .unknownConfiguration: "coordinator.unknownConfiguration"
+        }
+    }
+}

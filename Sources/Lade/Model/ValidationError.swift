@@ -33,3 +33,7 @@ public struct ValidationError: Error, Sendable, CustomStringConvertible {
             : "\(failures.count) validation failures:\n" + failures.map { "  " + $0.description }.joined(separator: "\n")
     }
 }
+
+extension ValidationError: LadeError {
+    public var code: String { "validation" }
+}

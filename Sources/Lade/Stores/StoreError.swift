@@ -41,3 +41,21 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(path): \(message)" }
 }
+
+extension StoreError: LadeError {
+    public var code: String {
+        switch kind {
+        case .notFound: "store.notFound"
+        case .alreadyExists: "store.alreadyExists"
+        case .notAStore: "store.notAStore"
+        case .wrongStoreType: "store.wrongType"
+        case .modelMismatch: "store.modelMismatch"
+        case .readOnly: "store.readOnly"
+        case .reservedMetadataKey: "store.reservedMetadataKey"
+        case .transactionOpen: "store.transactionOpen"
+        case .io: "store.io"
+        case .sqlite: "store.sqlite"
+        case .damaged: "store.damaged"
+        }
+    }
+}
