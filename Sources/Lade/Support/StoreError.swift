@@ -6,6 +6,9 @@ import Foundation
 /// do { _ = try SQLiteStore(url: url, model: model) }
 /// catch let error as StoreError { print(error) }   // "…catalog.sqlite: the store does not match the model: …"
 /// ```
+///
+/// Declared with the file helpers (`FileSystem`, `AtomicFileWriter`, `OutputFile`), which raise
+/// it for the files of every layer above; a SQLite error becomes one in `Stores/SQLite/`.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case notFound
@@ -33,10 +36,6 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.kind = kind
         self.path = path
         self.message = message
-    }
-
-    init(path: String, sqlite error: SQLiteError) {
-        self.init(.sqlite(code: error.code), path: path, error.description)
     }
 
     public var description: String { "\(path): \(message)" }
