@@ -2,7 +2,11 @@
 """Type references between the folders of Sources/Lade (one Swift module, so an "edge" is a use,
 in one folder, of a type or top-level function declared in another).
 
-Usage: .ci/layer-edges.py [SOURCES_DIR] [--names]   (default Sources/Lade; --names lists the names per edge)
+Usage: .ci/layer-edges.py [SOURCES_DIR] [--names] [--check]
+  (default Sources/Lade; --names lists the names per edge; --check exits 1 on a cycle, a
+  forbidden edge or an edge up the layer order)
+The layers, lowest first (an edge may only point down): Support, Model, Predicate, Stores,
+Coordinator, Context, Migration.
 Comments and string literals are ignored. Declarations counted: top-level class/struct/enum/
 protocol/actor/typealias/func (indent 0). Folders: the first path component under SOURCES_DIR.
 """
@@ -12,6 +16,8 @@ from collections import defaultdict
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 root = args[0] if args else "Sources/Lade"
 show_names = "--names" in sys.argv
+check = "--check" in sys.argv
+LAYERS = ["Support", "Model", "Predicate", "Stores", "Coordinator", "Context", "Migration"]
 
 def strip(text):
     out, i, n = [], 0, len(text)
@@ -95,5 +101,10 @@ for v in folders:
     if v not in index: visit(v)
 cycles = [c for c in comps if len(c) > 1]
 print("cycles (folders that reach each other):", "; ".join(" <-> ".join(c) for c in cycles) if cycles else "none")
-print("forbidden:", ", ".join(f"{a}->{b}" for a, b in [("Stores", "Context"), ("Stores", "Coordinator"), ("Stores", "Migration"),
-                                                          ("Predicate", "Stores")] if (a, b) in edges) or "none")
+forbidden = [f"{a}->{b}" for a, b in [("Stores", "Context"), ("Stores", "Coordinator"), ("Stores", "Migration"),
+                                       ("Predicate", "Stores")] if (a, b) in edges]
+print("forbidden:", ", ".join(forbidden) or "none")
+upward = [f"{a}->{b}" for a, b in sorted(edges) if a in LAYERS and b in LAYERS and LAYERS.index(b) > LAYERS.index(a)]
+print("against the layer order (" + " < ".join(LAYERS) + "):", ", ".join(upward) or "none")
+if check and (cycles or forbidden or upward):
+    sys.exit(1)
