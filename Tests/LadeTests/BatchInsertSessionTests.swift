@@ -529,4 +529,25 @@ struct BatchInsertSessionTests {
             }
         }
     }
+
+    @Test("a name the entity has no stored attribute or to-one for is the context's unknownKey, from target and from objectIDs")
+    func unknownNames() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try privateContext(model: try Self.model(), store: directory.appendingPathComponent("parts.sqlite"), type: .sqlite)
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Part")
+            defer { session.rollback() }
+            func isUnknownKey(_ error: any Error, _ key: String) -> Bool {
+                guard case ContextError.unknownKey(entity: "Part", key: key) = error else { return false }
+                return true
+            }
+            #expect(performing: { try session.target(entityName: "Part", attributes: ["key", "colour"], key: ["key"]) },
+                    throws: { isUnknownKey($0, "colour") })
+            #expect(performing: { try session.target(entityName: "Part", attributes: ["key"], relationships: ["parts"], key: ["key"]) },
+                    throws: { isUnknownKey($0, "parts") })
+            #expect(performing: { try session.objectIDs(entityName: "Part", attribute: "colour", values: [.string("red")]) },
+                    throws: { isUnknownKey($0, "colour") })
+        }
+    }
 }

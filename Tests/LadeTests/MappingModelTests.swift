@@ -127,48 +127,6 @@ struct MappingModelTests {
         }
     }
 
-    /// Every object of `entities` in the store at `url`, as text: its attributes, and each
-    /// relationship's destinations by their attributes, sorted (keys left out).
-    static func canonical(_ url: URL, model: ManagedObjectModel, entities: [String]) throws -> [String: [String]] {
-        let context = try privateContext(model: model, store: url)
-        return try context.performAndWait {
-            func attributes(_ object: ManagedObject) -> String {
-                model.attributes(of: object.entity.name).filter { !$0.isTransient }.map { "\($0.name)=\(object.attributeValue(forKey: $0.name)?.canonicalText ?? "nil")" }.joined(separator: ",")
-            }
-            var result: [String: [String]] = [:]
-            for entity in entities {
-                var request = FetchRequest(entityName: entity)
-                request.includesSubentities = false
-                result[entity] = try context.fetch(request).map { object in
-                    attributes(object) + " | " + model.relationships(of: entity).filter { !$0.isTransient }.map { relationship in
-                        let targets = relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 }
-                        return "\(relationship.name)=[" + targets.map(attributes).sorted().joined(separator: "; ") + "]"
-                    }.joined(separator: " ")
-                }.sorted()
-            }
-            return result
-        }
-    }
-
-    @Test("CoreDataPlus SampleModel_V1 → SampleModel2 by the inferred mapping model, through objects, gives the objects of Core Data's own SampleModel_V2.sqlite")
-    func inferredMatchesCoreData() throws {
-        let (v1, v2) = try Self.versions(Self.sampleModel + "SampleModel.xcdatamodeld", "SampleModel", "SampleModel2")
-        let inferred = MappingModel.inferred(from: v1, to: v2)
-        #expect(inferred.customCode == [])
-        let directory = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("SampleModel_V1.sqlite")
-        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V1.sqlite"), to: store)
-        try MigrationManager(store: store, from: v1, to: v2, mappings: [inferred]).run()
-        let entities = v2.entities.filter { !$0.isAbstract }.map(\.name)
-        let ours = try Self.canonical(store, model: v2, entities: entities)
-        let apple = directory.appendingPathComponent("SampleModel_V2.sqlite")
-        try copyWritable(at: Corpus.file(Self.sampleModel + "Fixtures/SampleModel_V2.sqlite"), to: apple)
-        let theirs = try Self.canonical(apple, model: v2, entities: entities)
-        #expect(ours.values.map(\.count).reduce(0, +) > 0)
-        for entity in entities { #expect(ours[entity] == theirs[entity], "\(entity)") }
-    }
-
     @Test("a compiled mapping's entity hashes single out its step when the versions carry Apple's hashes (a .momd)")
     func compiledHashes() throws {
         let bundle = Corpus.file(Self.sampleModel + "SampleModel.xcdatamodeld")

@@ -35,65 +35,15 @@ import Foundation
 /// try session.commit()
 /// ```
 public final class BatchInsertSession {
-    /// What happens to a row whose key an existing object has.
-    public enum ConflictPolicy: Sendable, Equatable {
-        /// The row's given values are set (an import's upsert); nothing is written when they
-        /// equal the stored ones.
-        case update
-        /// The object is left as it is, also when an earlier row of the session inserted it (an
-        /// import's `mode: insert`).
-        case keep
-    }
-
-    /// A row: per target attribute, `.none` for not given (a new object takes the default,
-    /// an existing one keeps its value) or the value (nil clears); per target to-one
-    /// relationship, the same with the destination's ID.
-    public struct Row: Sendable {
-        public var values: [AttributeValue??] {
-            didSet { refusal = SQLiteBatchInsertTransaction.refusal(in: values) }
-        }
-        public var destinations: [ManagedObjectID??]
-        /// False: the row may only change an existing object (it lacks what a new one needs);
-        /// when none has its key the outcome is `.missing`.
-        public var mayInsert: Bool
-        /// The first given value the store cannot keep exactly (its position, and why), found
-        /// once when the values are set: `mayRefuse` and `write` both ask for every row.
-        private(set) var refusal: (position: Int, reason: String)?
-
-        public init(values: [AttributeValue??], destinations: [ManagedObjectID??] = [], mayInsert: Bool = true) {
-            self.values = values
-            self.destinations = destinations
-            self.mayInsert = mayInsert
-            refusal = SQLiteBatchInsertTransaction.refusal(in: values)
-        }
-    }
-
-    /// What one row did.
-    public enum Outcome: Sendable, Equatable {
-        case inserted(ManagedObjectID)
-        case updated(ManagedObjectID)
-        case unchanged(ManagedObjectID)
-        case duplicate(ManagedObjectID)
-        case kept(ManagedObjectID)
-        case missing
-        case refused(property: String, message: String, value: String?)
-    }
-
-    /// A batch insert cannot do this (the object path can).
-    public struct Unsupported: LadeError, CustomStringConvertible {
-        public let reason: String
-        public var code: String { "batch-insert-unsupported" }
-        public var description: String { reason }
-    }
-
-    struct TargetDescription {
-        let entity: String
-        let attributes: [String]
-        let relationships: [String]
-        let key: [String]
-        let policy: ConflictPolicy
-        let insertsMissing: Bool
-    }
+    /// What happens to a row whose key an existing object has (``BulkInsert/ConflictPolicy``).
+    public typealias ConflictPolicy = BulkInsert.ConflictPolicy
+    /// A row (``BulkInsert/Row``).
+    public typealias Row = BulkInsert.Row
+    /// What one row did (``BulkInsert/Outcome``).
+    public typealias Outcome = BulkInsert.Outcome
+    /// A batch insert cannot do this (``BulkInsert/Unsupported``).
+    public typealias Unsupported = BulkInsert.Unsupported
+    typealias TargetDescription = BulkInsert.TargetDescription
 
     /// Rows of one entity with a fixed set of attributes and to-one relationships, worked out
     /// once (statements, column positions) and used for every batch.
@@ -137,8 +87,10 @@ public final class BatchInsertSession {
         guard store === transaction.persistentStore else {
             throw Unsupported(reason: "\(entityName) is kept in another store than the session's (\(transaction.persistentStore.url?.path ?? transaction.persistentStore.type))")
         }
-        return Target(plan: try transaction.plan(TargetDescription(entity: entityName, attributes: attributes, relationships: relationships,
-                                                                   key: key, policy: policy, insertsMissing: insertsMissing)))
+        return Target(plan: try Self.reportingUnknownKeys {
+            try transaction.plan(TargetDescription(entity: entityName, attributes: attributes, relationships: relationships,
+                                                   key: key, policy: policy, insertsMissing: insertsMissing))
+        })
     }
 
     /// Writes one batch in key order as given, in a savepoint: when `accept` says no to the
@@ -176,7 +128,17 @@ public final class BatchInsertSession {
     /// The objects of `entityName` (and its subentities) whose `attribute` has one of `values`.
     public func objectIDs(entityName: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID] {
         context.assertOnQueue()
-        return try transaction.objectIDs(entity: entityName, attribute: attribute, values: values)
+        return try Self.reportingUnknownKeys { try transaction.objectIDs(entity: entityName, attribute: attribute, values: values) }
+    }
+
+    /// Runs `body`, a call into the store, reporting a name the store has no property for as
+    /// a misuse of the session (`ContextError.unknownKey`), as a context reports it.
+    private static func reportingUnknownKeys<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let unknown as BulkInsert.UnknownProperty {
+            throw ContextError.unknownKey(entity: unknown.entity, key: unknown.name)
+        }
     }
 
     /// Commits every batch written in one transaction, with the store metadata staged on the

@@ -43,38 +43,6 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why objects may not be saved: every failure of one save, together.
-public struct ValidationError: Error, Sendable, CustomStringConvertible {
-    public enum Rule: String, Sendable {
-        case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
-        /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
-        case precision
-        /// A string the attribute's regular expression could not be decided for: neither a
-        /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.
-        case patternUndecided
-    }
-
-    public struct Failure: Sendable, CustomStringConvertible {
-        public let objectID: ManagedObjectID
-        public let property: String
-        public let rule: Rule
-        /// The offending value as text (nil when missing).
-        public let value: String?
-        public let message: String
-
-        public var description: String {
-            "\(objectID.entityName) \(objectID): \(property): \(message)" + (value.map { " (value: \($0))" } ?? "")
-        }
-    }
-
-    public let failures: [Failure]
-
-    public var description: String {
-        failures.count == 1 ? failures[0].description
-            : "\(failures.count) validation failures:\n" + failures.map { "  " + $0.description }.joined(separator: "\n")
-    }
-}
-
 /// How a save resolves objects changed in the store since they were read (Core Data's merge policies).
 public enum MergePolicy: Sendable {
     /// Fail the save with the conflicts (Core Data's default, NSErrorMergePolicy).
@@ -87,4 +55,24 @@ public enum MergePolicy: Sendable {
     case overwrite
     /// Changes to conflicting objects are dropped; the store's state is taken.
     case rollback
+}
+
+extension ContextError: LadeError {
+    public var code: String {
+        switch self {
+        case .noCoordinator: "context.noCoordinator"
+        case .abstractEntity: "context.abstractEntity"
+        case .unknownKey: "context.unknownKey"
+        case .wrongType: "context.wrongType"
+        case .objectHasNoContext: "context.objectHasNoContext"
+        case .differentContexts: "context.differentContexts"
+        case .objectNotFound: "context.objectNotFound"
+        case .mergeConflict: "save.conflict"
+        case .uniquenessViolation: "save.notUnique"
+        case .faultFailed: "context.faultFailed"
+        case .crossStoreRelationship: "context.crossStore"
+        case .storeTransactionUnsupported: "context.storeTransactionUnsupported"
+        case .storeTransactionEnded: "context.storeTransactionEnded"
+        }
+    }
 }

@@ -10,51 +10,9 @@ import Foundation
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 public final class PersistentStoreCoordinator: @unchecked Sendable {
-    /// The store types a coordinator can add (`NSStoreType` values), and the one table of how
-    /// users name them: in `--type`, in a job's `store.type`, and by a file's extension.
-    public enum StoreType: String, Sendable, CaseIterable {
-        case sqlite = "SQLite"
-        case xml = "XML"
-        case binary = "Binary"
-        case inMemory = "InMemory"
-
-        /// The types a store file can have, in the order messages list them.
-        public static let fileTypes: [StoreType] = [.sqlite, .xml, .binary]
-
-        /// The name users write: `sqlite`, `xml`, `binary` (`memory` for the in-memory store).
-        public var name: String {
-            switch self {
-            case .sqlite: "sqlite"
-            case .xml: "xml"
-            case .binary: "binary"
-            case .inMemory: "memory"
-            }
-        }
-
-        /// "sqlite, xml or binary", for messages.
-        public static let fileTypeNames = "sqlite, xml or binary"
-
-        /// The file type a user named (`sqlite`, `xml`, `binary`), nil for anything else.
-        public init?(name: String) {
-            guard let type = Self.fileTypes.first(where: { $0.name == name }) else { return nil }
-            self = type
-        }
-
-        /// The file type a store's name implies: `.sqlite`, `.sqlite3`, `.db`, `.store` are
-        /// SQLite, `.xml` XML, `.binary` and `.ladebin` binary; nil when the name says nothing.
-        public init?(fileExtensionOf url: URL) {
-            switch url.pathExtension.lowercased() {
-            case "sqlite", "sqlite3", "db", "store": self = .sqlite
-            case "xml": self = .xml
-            case "binary", "ladebin": self = .binary
-            default: return nil
-            }
-        }
-
-        /// Atomic stores (XML, binary, in-memory) hold every object in memory and rewrite
-        /// their whole file at each save.
-        public var isAtomic: Bool { self != .sqlite }
-    }
+    /// The store types a coordinator can add (`NSStoreType` values); declared with the stores
+    /// (``Lade/StoreType``), named here as Core Data users know it.
+    public typealias StoreType = Lade.StoreType
 
     public let managedObjectModel: ManagedObjectModel
     private let lock = NSLock()
@@ -90,64 +48,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// between objects of two stores is refused at save. Without one (or with "Default") the
     /// store holds every entity.
     ///
-    /// With `migration` (Core Data's `shouldMigrateStoreAutomatically`), a store file written
-    /// with another version of the model's `.xcdatamodeld` is first carried to this
-    /// coordinator's version by a ``StagedMigration`` (lightweight steps when
-    /// `inferMappingModelAutomatically`, the given mapping models where they apply), then opened.
+    /// To migrate a store written with another version of the model first, add it with
+    /// `migration` (`addPersistentStore(type:at:configuration:readOnly:migration:)`).
     @discardableResult
-    public func addPersistentStore(type: StoreType? = nil, at url: URL?, configuration: String? = nil, readOnly: Bool = false,
-                                   migration: MigrationOptions? = nil) throws -> PersistentStore {
+    public func addPersistentStore(type: StoreType? = nil, at url: URL?, configuration: String? = nil, readOnly: Bool = false) throws -> PersistentStore {
         let entities = try entityNames(ofConfiguration: configuration)
-        let store: PersistentStore
-        do {
-            store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
-        } catch let error as StoreError {
-            guard case .modelMismatch = error.kind, let migration, let url, !readOnly else { throw error }
-            try migration.migrate(storeAt: url, to: managedObjectModel)
-            store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
-        }
+        let store = try Self.openStore(type: type, at: url, model: managedObjectModel, readOnly: readOnly)
         try appendStore(store, entities: entities)
         return store
-    }
-
-    /// Automatic migration when a store is added (Core Data's `NSPersistentStoreDescription`
-    /// `shouldMigrateStoreAutomatically` and `shouldInferMappingModelAutomatically`).
-    ///
-    /// ```swift
-    /// var migration = PersistentStoreCoordinator.MigrationOptions(modelBundle: URL(fileURLWithPath: "App.xcdatamodeld"))
-    /// migration.mappingModels = [try MappingModel(contentsOf: URL(fileURLWithPath: "V2toV3.xcmappingmodel"))]
-    /// try coordinator.addPersistentStore(type: .sqlite, at: url, migration: migration)
-    /// ```
-    public struct MigrationOptions: Sendable {
-        /// The versioned model holding the version that wrote the store and the coordinator's.
-        public var modelBundle: URL
-        /// Infer (lightweight) the steps no mapping model covers; else such a step is refused.
-        public var inferMappingModelAutomatically = true
-        /// Mapping models for the steps between the versions they name.
-        public var mappingModels: [MappingModel] = []
-        /// A compiled `.momd` of the bundle, for Apple's version hashes.
-        public var compiledModel: URL?
-
-        public init(modelBundle: URL, inferMappingModelAutomatically: Bool = true, mappingModels: [MappingModel] = [], compiledModel: URL? = nil) {
-            self.modelBundle = modelBundle
-            self.inferMappingModelAutomatically = inferMappingModelAutomatically
-            self.mappingModels = mappingModels
-            self.compiledModel = compiledModel
-        }
-
-        /// Carries the store at `url` to the bundle's version that is `model` (the one whose
-        /// entity hashes are `model`'s).
-        func migrate(storeAt url: URL, to model: ManagedObjectModel) throws {
-            let versions = try ManagedObjectModel.versions(at: modelBundle)
-            let target = try versions.names.first { name in
-                try ManagedObjectModel(contentsOf: modelBundle, version: name, compiledModel: compiledModel).versionHashes == model.versionHashes
-            }
-            guard let target else {
-                throw StoreError(.modelMismatch(entities: []), path: modelBundle.path, "no version of this model bundle is the coordinator's model, so the store cannot be migrated to it")
-            }
-            try StagedMigration(store: url, bundle: modelBundle, to: target, compiledModel: compiledModel,
-                                mappingModels: mappingModels, inferring: inferMappingModelAutomatically).run()
-        }
     }
 
     /// The entities a store of `configuration` holds: nil for all.
@@ -266,6 +174,17 @@ public enum CoordinatorError: Error, Sendable, CustomStringConvertible {
         case .noStoreForEntity(let entity): "no added store's configuration has entity '\(entity)'; add a store for a configuration that has it, or for Default"
         case .unknownConfiguration(let name, let known):
             "the model has no configuration '\(name)'" + (known.isEmpty ? "; it has none but Default" : "; it has Default, \(known.joined(separator: ", "))")
+        }
+    }
+}
+
+extension CoordinatorError: LadeError {
+    public var code: String {
+        switch self {
+        case .noStores: "coordinator.noStores"
+        case .unknownStore: "coordinator.unknownStore"
+        case .noStoreForEntity: "coordinator.noStoreForEntity"
+        case .unknownConfiguration: "coordinator.unknownConfiguration"
         }
     }
 }

@@ -315,9 +315,9 @@ private struct Carried {
             var relationshipNames = Dictionary(last.relationships(of: entity.name).map { ($0.name, Optional($0.name)) }, uniquingKeysWith: { a, _ in a })
             for stage in stages.reversed() {
                 guard let current = name else { break }
-                attributeNames = attributeNames.mapValues { $0.flatMap { stage.attributeMap[current]?[$0] } }
-                relationshipNames = relationshipNames.mapValues { $0.flatMap { stage.relationshipMap[current]?[$0] } }
-                name = stage.entityMap[current]
+                attributeNames = attributeNames.mapValues { $0.flatMap { stage.mapping.attributeMap[current]?[$0] } }
+                relationshipNames = relationshipNames.mapValues { $0.flatMap { stage.mapping.relationshipMap[current]?[$0] } }
+                name = stage.mapping.entityMap[current]
             }
             guard let origin = name else { continue }
             origins.entities[entity.name] = origin
@@ -331,17 +331,17 @@ private struct Carried {
     func lost(comparedWith direct: LightweightMigration) -> [String] {
         var lost: [String] = []
         let widening: [AttributeType: Set<AttributeType>] = [.integer16: [.integer32, .integer64, .decimal], .integer32: [.integer64, .decimal], .integer64: [.decimal]]
-        for (entity, origin) in direct.entityMap.sorted(by: { $0.key < $1.key }) {
+        for (entity, origin) in direct.mapping.entityMap.sorted(by: { $0.key < $1.key }) {
             guard origins.entities[entity] == origin else {
                 lost.append("the objects of \(entity)")
                 continue
             }
-            for (name, from) in (direct.attributeMap[entity] ?? [:]).sorted(by: { $0.key < $1.key }) where origins.attributes[entity]?[name] != from {
+            for (name, from) in (direct.mapping.attributeMap[entity] ?? [:]).sorted(by: { $0.key < $1.key }) where origins.attributes[entity]?[name] != from {
                 guard let new = direct.destination.attribute(name, of: entity), let old = direct.source.attribute(from, of: origin),
                       new.type == old.type || widening[old.type]?.contains(new.type) == true else { continue }
                 lost.append("\(entity).\(name)")
             }
-            for (name, from) in (direct.relationshipMap[entity] ?? [:]).sorted(by: { $0.key < $1.key }) where origins.relationships[entity]?[name] != from {
+            for (name, from) in (direct.mapping.relationshipMap[entity] ?? [:]).sorted(by: { $0.key < $1.key }) where origins.relationships[entity]?[name] != from {
                 lost.append("\(entity).\(name)")
             }
         }

@@ -277,3 +277,7 @@ extension AttributeValue {
         }
     }
 }
+
+extension ValueParseError: LadeError {
+    public var code: String { "value" }
+}

@@ -70,3 +70,7 @@ struct ModelSourceMap: Sendable {
         return lines[entity]
     }
 }
+
+extension ModelError: LadeError {
+    public var code: String { "model" }
+}

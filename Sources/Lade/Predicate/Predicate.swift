@@ -206,3 +206,17 @@ public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 }
+
+extension PredicateError: LadeError {
+    public var code: String {
+        switch self {
+        case .missingVariable: "predicate.missingVariable"
+        case .unknownKey: "predicate.unknownKey"
+        case .unsupported: "predicate.unsupported"
+        case .notACollection: "predicate.notACollection"
+        case .invalidRegularExpression: "predicate.regex"
+        case .unknownTemplate: "predicate.unknownTemplate"
+        case .invalidTemplate: "predicate.invalidTemplate"
+        }
+    }
+}

@@ -25,3 +25,7 @@ public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConv
 
     public var description: String { "\(message) at column \(column)" }
 }
+
+extension PredicateSyntaxError: LadeError {
+    public var code: String { "predicate.syntax" }
+}

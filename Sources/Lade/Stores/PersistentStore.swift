@@ -306,3 +306,13 @@ extension Collection<ManagedObjectID> {
         return first...last
     }
 }
+
+extension StoreSaveError: LadeError {
+    public var code: String {
+        switch self {
+        case .conflicts: "save.conflict"
+        case .uniquenessViolation: "save.notUnique"
+        case .crossStoreRelationship: "save.crossStore"
+        }
+    }
+}

@@ -147,3 +147,7 @@ public struct PropertyListError: Error, CustomStringConvertible, Sendable {
     init(damaged reason: String) { description = "damaged binary property list: \(reason)" }
 }
 
+
+extension PropertyListError: LadeError {
+    public var code: String { "plist" }
+}

@@ -62,11 +62,11 @@ protocol BulkInsertPlan: AnyObject {
 /// One open bulk insert; see `BatchInsertSession`, which is its interface for users.
 protocol BulkInsertTransaction: AnyObject {
     var persistentStore: PersistentStore { get }
-    func plan(_ target: BatchInsertSession.TargetDescription) throws -> any BulkInsertPlan
-    func write(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, undoable: Bool,
-               accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]?
+    func plan(_ target: BulkInsert.TargetDescription) throws -> any BulkInsertPlan
+    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool,
+               accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]?
     func savepoint<T>(undoable: Bool, _ body: () throws -> T?) throws -> T?
-    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool
+    func mayRefuse(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool
     func objectIDs(entity: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID]
     func commit(metadata: [String: PropertyListValue]?) throws
     func rollback()

@@ -1,10 +1,12 @@
 import Foundation
 
-/// The one place that maps a store type (`PersistentStoreCoordinator.StoreType`, the one table
-/// of store types) to what implements it: opening or creating a store, its file format, its
-/// metadata read and written alone, a new store written whole. Outside `Stores/`, code asks a
-/// type for these, or a store for a capability, and never names a concrete store.
-extension PersistentStoreCoordinator.StoreType {
+/// The one place that maps a store type (``StoreType``, known to users as
+/// `PersistentStoreCoordinator.StoreType`: the one table of store types) to what implements it:
+/// opening or creating a store, its file format, its metadata read and written alone, a new
+/// store written whole, the values it keeps exactly, a lightweight migration of its file.
+/// Outside `Stores/`, code asks a type for these, or a store for a capability, and never names
+/// a concrete store.
+extension StoreType {
     /// The file format behind an atomic store type.
     var atomicFileFormat: AtomicStoreFileFormat.Type? {
         switch self {
@@ -64,6 +66,59 @@ extension PersistentStoreCoordinator.StoreType {
         }
     }
 
+    // MARK: Lightweight migration
+
+    /// Carries the store file of this type at `url` as `mapping` says (planned by
+    /// `LightweightMigration`): a SQLite store with SQL in place, in one transaction; an XML
+    /// or binary store through its objects, the file written anew. `progress` is told what
+    /// is being done.
+    func executeLightweightMigration(_ mapping: InferredMapping, at url: URL, progress: (@Sendable (String) -> Void)?) throws {
+        switch self {
+        case .sqlite:
+            try mapping.executeOnSQLiteStore(at: url, progress: progress)
+        case .xml, .binary:
+            let format = atomicFileFormat!
+            progress?("rewriting \(url.lastPathComponent) (\(format.storeType))")
+            try mapping.executeOnAtomicStore(at: url, format: format)
+        case .inMemory:
+            throw Self.noFile(url)
+        }
+    }
+
+    // MARK: Values kept exactly
+    // Which values a store type cannot keep exactly, asked before anything is written: a SQLite
+    // store keeps 15 significant digits of a Decimal, so a longer one would come back rounded.
+    // Its saves and batch inserts refuse such a value; `lade run` rejects the row that carries
+    // it while mapping, with the same reason, before either writer sees it.
+
+    /// Whether a store of this type keeps every value of `type` exactly (then `refusal(of:)`
+    /// is nil for all of them, and need not be asked per value).
+    ///
+    /// ```swift
+    /// PersistentStoreCoordinator.StoreType.sqlite.keepsEveryValue(of: .decimal)   // false
+    /// PersistentStoreCoordinator.StoreType.xml.keepsEveryValue(of: .decimal)      // true
+    /// ```
+    public func keepsEveryValue(of type: AttributeType) -> Bool {
+        switch self {
+        case .sqlite: !SQLiteValueCoding.mayRefuse(type)
+        case .xml, .binary, .inMemory: true
+        }
+    }
+
+    /// Why a store of this type cannot keep `value` exactly (what follows the attribute's name
+    /// in a message: "has 16 significant digits; a SQLite store keeps 15 …"); nil when it can.
+    ///
+    /// ```swift
+    /// PersistentStoreCoordinator.StoreType.sqlite.refusal(of: .decimal(Decimal(string: "1234567890123456")!))
+    /// // "has 16 significant digits; a SQLite store keeps 15 of a Decimal exactly …"
+    /// ```
+    public func refusal(of value: AttributeValue) -> String? {
+        switch self {
+        case .sqlite: SQLiteValueCoding.refusal(value)
+        case .xml, .binary, .inMemory: nil
+        }
+    }
+
     private static func needsFile(_ type: Self) -> StoreError {
         StoreError(.notFound, path: type.rawValue, "a \(type.rawValue) store needs a file URL; use the type .inMemory for a store without a file")
     }
@@ -84,7 +139,7 @@ enum StoreFiles {
         // Through a symbolic link, the companions SQLite made are beside the file it names.
         let url = try FileSystem.resolvingLink(given)
         try FileSystem.requireWritableStore(url, directoryUse: "the new store is moved there over the old one")
-        if (try? PersistentStoreCoordinator.StoreType(detectingFileAt: url)) == .sqlite {
+        if (try? StoreType(detectingFileAt: url)) == .sqlite {
             try SQLiteStore.emptyWriteAheadLog(ofFileAt: url)
         }
         FileSystem.removeCompanions(of: url.path)

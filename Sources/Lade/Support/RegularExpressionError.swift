@@ -28,3 +28,7 @@ public struct RegularExpressionError: Error, Hashable, Sendable, CustomStringCon
         "Invalid regular expression /\(pattern)/ at offset \(offset): \(reason)."
     }
 }
+
+extension RegularExpressionError: LadeError {
+    public var code: String { "regex" }
+}

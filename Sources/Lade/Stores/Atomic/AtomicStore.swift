@@ -250,7 +250,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
 /// An atomic store kept in a file (`XMLStore`, `BinaryStore`): what creating one takes.
 public protocol AtomicFileStore: AtomicStore {
     /// The store type of the file.
-    static var storeType: PersistentStoreCoordinator.StoreType { get }
+    static var storeType: StoreType { get }
     /// Opens the store at `url` with `model`.
     init(url: URL, model: ManagedObjectModel, readOnly: Bool) throws
 }

@@ -10,7 +10,7 @@ import Foundation
 /// store.type   // "Binary"
 /// ```
 public final class BinaryStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
-    public static let storeType = PersistentStoreCoordinator.StoreType.binary
+    public static let storeType = StoreType.binary
 
     /// Opens the store at `url` with `model`, which must have every entity and property the
     /// store records and, when the hashes compare, the same version hashes.

@@ -38,3 +38,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension StoreError {
+    init(path: String, sqlite error: SQLiteError) {
+        self.init(.sqlite(code: error.code), path: path, error.description)
+    }
+}

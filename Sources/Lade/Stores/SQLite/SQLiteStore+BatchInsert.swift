@@ -68,7 +68,7 @@ final class SQLiteBatchInsertTransaction {
         let acceptedNumbers: Set<Int64>
         /// The key's positions among the target's attributes.
         let keyPositions: [Int]
-        let policy: BatchInsertSession.ConflictPolicy
+        let policy: BulkInsert.ConflictPolicy
         let insertsMissing: Bool
         /// For every column of the write plan: what fills it (a target attribute or to-one, or
         /// the layout default / NULL).
@@ -106,7 +106,7 @@ final class SQLiteBatchInsertTransaction {
         let refusedDefaults: [(position: Int?, name: String, reason: String, value: String)]
 
         /// The default a new row for `row` would take and the store cannot keep, if any.
-        func refusedDefault(for row: BatchInsertSession.Row) -> (name: String, reason: String, value: String)? {
+        func refusedDefault(for row: BulkInsert.Row) -> (name: String, reason: String, value: String)? {
             for refused in refusedDefaults {
                 if let position = refused.position, case .some = row.values[position] { continue }
                 return (refused.name, refused.reason, refused.value)
@@ -122,7 +122,7 @@ final class SQLiteBatchInsertTransaction {
 
         init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
-             policy: BatchInsertSession.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
+             policy: BulkInsert.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
              insertFirstSQL: String?, lookupSQL: String?, prefetchSQL: String?, rangeSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
              refusesAnyRow: Bool, refusedDefaults: [(position: Int?, name: String, reason: String, value: String)]) {
             self.entity = entity
@@ -154,7 +154,7 @@ final class SQLiteBatchInsertTransaction {
         }
     }
 
-    func plan(_ target: BatchInsertSession.TargetDescription) throws -> Plan {
+    func plan(_ target: BulkInsert.TargetDescription) throws -> Plan {
         let model = store.model
         let schema = store.schema
         guard let mapped = schema.entity(named: target.entity), let write = store.writePlans[target.entity] else { throw UnknownEntityError(target.entity, in: model) }
@@ -166,7 +166,7 @@ final class SQLiteBatchInsertTransaction {
             guard let position = layout.attributeIndex(of: name), !layout.attributes[position].isTransient,
                   let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
                   let column = schema.columnName(for: .attribute(entity: declaring, name: name)) else {
-                throw ContextError.unknownKey(entity: target.entity, key: name)
+                throw BulkInsert.UnknownProperty(entity: target.entity, name: name)
             }
             attributePositions.append(position)
             attributeColumns.append(column)
@@ -180,11 +180,11 @@ final class SQLiteBatchInsertTransaction {
                   !relationship.isToMany, !relationship.isTransient,
                   let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
                   let column = schema.columnName(for: .toOne(entity: declaring, name: name)) else {
-                throw ContextError.unknownKey(entity: target.entity, key: name)
+                throw BulkInsert.UnknownProperty(entity: target.entity, name: name)
             }
             let inverse = model.inverse(of: relationship)
             if let inverse, !inverse.isTransient, !inverse.isToMany || inverse.isOrdered {
-                throw BatchInsertSession.Unsupported(reason: "\(target.entity).\(name)'s inverse \(relationship.destinationEntityName).\(inverse.name) is \(inverse.isToMany ? "an ordered to-many" : "a to-one"); a batch insert sets only to-one relationships whose inverse is an unordered to-many or none")
+                throw BulkInsert.Unsupported(reason: "\(target.entity).\(name)'s inverse \(relationship.destinationEntityName).\(inverse.name) is \(inverse.isToMany ? "an ordered to-many" : "a to-one"); a batch insert sets only to-one relationships whose inverse is an unordered to-many or none")
             }
             toOnePositions.append(position)
             toOneColumns.append(column)
@@ -194,7 +194,7 @@ final class SQLiteBatchInsertTransaction {
         var keyPositions: [Int] = []
         for name in target.key {
             guard let index = target.attributes.firstIndex(of: name) else {
-                throw BatchInsertSession.Unsupported(reason: "the key \(name) is not one of the attributes the rows give")
+                throw BulkInsert.Unsupported(reason: "the key \(name) is not one of the attributes the rows give")
             }
             keyPositions.append(index)
         }
@@ -202,7 +202,7 @@ final class SQLiteBatchInsertTransaction {
         // The key must be a uniqueness constraint: its unique index finds a row by it, and
         // decides conflicts when rows are inserted first.
         if !target.key.isEmpty, !model.isUniquenessConstraint(target.key, of: target.entity) {
-            throw BatchInsertSession.Unsupported(reason: "the key \(target.key.joined(separator: ", ")) is not a uniqueness constraint of \(target.entity)")
+            throw BulkInsert.Unsupported(reason: "the key \(target.key.joined(separator: ", ")) is not a uniqueness constraint of \(target.entity)")
         }
         let positionOfAttribute = Dictionary(uniqueKeysWithValues: attributePositions.enumerated().map { ($0.element, $0.offset) })
         let positionOfToOne = Dictionary(uniqueKeysWithValues: toOnePositions.enumerated().map { ($0.element, $0.offset) })
@@ -242,7 +242,7 @@ final class SQLiteBatchInsertTransaction {
     // MARK: Writing
 
     /// Whether writing `rows` could end with more than `limit` of them refused or missing.
-    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: Plan, moreThan limit: Int) -> Bool {
+    func mayRefuse(_ rows: [BulkInsert.Row], plan: Plan, moreThan limit: Int) -> Bool {
         if rows.count <= limit { return false }
         if plan.refusesAnyRow { return true }
         var possible = 0
@@ -257,7 +257,7 @@ final class SQLiteBatchInsertTransaction {
     }
 
     /// The first given value among `values` the store cannot keep exactly: its position and
-    /// why (`BatchInsertSession.Row.refusal`).
+    /// why (`BulkInsert.Row.refusal`).
     static func refusal(in values: [AttributeValue??]) -> (position: Int, reason: String)? {
         for (index, value) in values.enumerated() {
             guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
@@ -266,10 +266,10 @@ final class SQLiteBatchInsertTransaction {
         return nil
     }
 
-    func write(_ rows: [BatchInsertSession.Row], plan: Plan, undoable: Bool = true, accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
+    func write(_ rows: [BulkInsert.Row], plan: Plan, undoable: Bool = true, accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
         try savepoint(undoable: undoable) {
-            try store.withConnection { connection -> [BatchInsertSession.Outcome]? in
-                var outcomes: [BatchInsertSession.Outcome] = []
+            try store.withConnection { connection -> [BulkInsert.Outcome]? in
+                var outcomes: [BulkInsert.Outcome] = []
                 outcomes.reserveCapacity(rows.count)
                 var existing = 0
                 // Rows are looked up one by one only where the batch's rows were not found
@@ -306,7 +306,7 @@ final class SQLiteBatchInsertTransaction {
             }
             guard let result else {
                 rollback()
-                throw BatchInsertSession.Unsupported(reason: "a batch written with undoable: false was refused; everything since the last commit was rolled back (write it undoable, or check it with mayRefuse first)")
+                throw BulkInsert.Unsupported(reason: "a batch written with undoable: false was refused; everything since the last commit was rolled back (write it undoable, or check it with mayRefuse first)")
             }
             if depth == 0 { log.removeAll(keepingCapacity: true) }
             return result
@@ -366,7 +366,7 @@ final class SQLiteBatchInsertTransaction {
     }
 
     /// Writes one row; `found` is its stored row when the batch's rows were found together.
-    fileprivate func write(_ row: BatchInsertSession.Row, plan: Plan, found prefetched: Found?, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome {
+    fileprivate func write(_ row: BulkInsert.Row, plan: Plan, found prefetched: Found?, _ connection: SQLiteConnection) throws -> BulkInsert.Outcome {
         if let (index, reason) = row.refusal {
             return .refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" })
         }
@@ -374,7 +374,7 @@ final class SQLiteBatchInsertTransaction {
         // existing one, and is refused where it would insert.
         let refusedDefault = plan.refusedDefaults.isEmpty ? nil : plan.refusedDefault(for: row)
         let mayInsert = row.mayInsert && refusedDefault == nil
-        func notInserted() -> BatchInsertSession.Outcome {
+        func notInserted() -> BulkInsert.Outcome {
             guard let refusedDefault, row.mayInsert else { return .missing }
             return .refused(property: refusedDefault.name, message: refusedDefault.reason, value: refusedDefault.value)
         }
@@ -449,7 +449,7 @@ final class SQLiteBatchInsertTransaction {
     /// bytes) is unchanged without being read back; any other is decoded and compared as
     /// an attribute value, so a value stored in another form (an integer in a double column)
     /// still counts as unchanged when it reads back equal.
-    private func compare(_ row: BatchInsertSession.Row, storedIn statement: SQLiteStatement, plan: Plan) throws -> Found {
+    private func compare(_ row: BulkInsert.Row, storedIn statement: SQLiteStatement, plan: Plan) throws -> Found {
         guard case .integer(let key) = statement.value(at: 0), case .integer(let entity) = statement.value(at: 1) else {
             throw StoreError.damaged([StoreDamage(.unknownEntity, place: plan.table, count: 1, example: "a row with key values of this batch",
                                                   problem: "row whose Z_PK or Z_ENT is not a number")], path: store.fileURL.path)
@@ -504,7 +504,7 @@ final class SQLiteBatchInsertTransaction {
         }
     }
 
-    private func lookup(_ row: BatchInsertSession.Row, plan: Plan, _ connection: SQLiteConnection) throws -> Found? {
+    private func lookup(_ row: BulkInsert.Row, plan: Plan, _ connection: SQLiteConnection) throws -> Found? {
         let statement: SQLiteStatement
         if let prepared = plan.lookupStatement { statement = prepared } else {
             statement = try connection.prepare(plan.lookupSQL!)
@@ -549,7 +549,7 @@ final class SQLiteBatchInsertTransaction {
     /// the rows before it wrote. Nothing the batch writes changes another key's stored row (an
     /// update finds its row by the key; an insert makes a row with its own key), so a stored
     /// row found before the batch is still the row its first row finds when it is written.
-    private func prefetch(_ rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection) throws -> [Found?] {
+    private func prefetch(_ rows: [BulkInsert.Row], plan: Plan, _ connection: SQLiteConnection) throws -> [Found?] {
         guard findsRowsTogether, plan.prefetchSQL != nil, plan.looksUpFirst, rows.count >= Self.fewestFoundTogether else { return [] }
         // Set again below from where this batch's rows are found; not when they are not looked for.
         let expectedFrom = plan.nextRowsFrom
@@ -652,7 +652,7 @@ final class SQLiteBatchInsertTransaction {
 
     /// Reads the stored rows whose `Z_PK` is in `range`, in order, and gives each row of
     /// `keys` the stored row with its key (the first, should a damaged table hold two).
-    private func scan(_ keys: KeyBytes, range: ClosedRange<Int64>, rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection,
+    private func scan(_ keys: KeyBytes, range: ClosedRange<Int64>, rows: [BulkInsert.Row], plan: Plan, _ connection: SQLiteConnection,
                       into result: inout [Found?]) throws {
         // The keys by hash, open addressing: a slot holds an index into `keys.keyed`, or -1.
         var capacity = 16
@@ -704,7 +704,7 @@ final class SQLiteBatchInsertTransaction {
 
     /// Finds the stored rows of `keys.keyed[wanted]` (in the key's order) by key,
     /// `prefetchChunk` keys to a query, and matches them to the rows by walking both.
-    private func findByKey(_ keys: KeyBytes, _ wanted: [Int], rows: [BatchInsertSession.Row], plan: Plan, _ connection: SQLiteConnection,
+    private func findByKey(_ keys: KeyBytes, _ wanted: [Int], rows: [BulkInsert.Row], plan: Plan, _ connection: SQLiteConnection,
                            into result: inout [Found?]) throws {
         let statement: SQLiteStatement
         if let prepared = plan.prefetchStatement { statement = prepared } else {
@@ -760,7 +760,7 @@ final class SQLiteBatchInsertTransaction {
     }
 
     /// Inserts a new row; with `conflictFree`, nil when a row with the key is there already.
-    private func insert(_ row: BatchInsertSession.Row, plan: Plan, conflictFree: Bool, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome? {
+    private func insert(_ row: BulkInsert.Row, plan: Plan, conflictFree: Bool, _ connection: SQLiteConnection) throws -> BulkInsert.Outcome? {
         /// A new statement has what every row binds alike bound once (`Z_ENT`, `Z_OPT`, the
         /// columns the rows do not give); bindings stay through `reset`.
         func prepared(_ sql: String) throws -> SQLiteStatement {
@@ -817,7 +817,7 @@ final class SQLiteBatchInsertTransaction {
 
     /// Writes the changed values; the refusal when another row has the new values of a
     /// uniqueness constraint.
-    private func update(_ key: Int64, row: BatchInsertSession.Row, changed: [Bool], plan: Plan, _ connection: SQLiteConnection) throws -> BatchInsertSession.Outcome? {
+    private func update(_ key: Int64, row: BulkInsert.Row, changed: [Bool], plan: Plan, _ connection: SQLiteConnection) throws -> BulkInsert.Outcome? {
         let statement: SQLiteStatement
         if let prepared = plan.updateStatements[changed] { statement = prepared } else {
             var assignments: [String] = []
@@ -865,7 +865,7 @@ final class SQLiteBatchInsertTransaction {
         guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
         guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = SQLiteSchema.declaringEntity(of: attribute, from: entity, in: model),
               let column = schema.columnName(for: .attribute(entity: declaring, name: attribute)) else {
-            throw ContextError.unknownKey(entity: entity, key: attribute)
+            throw BulkInsert.UnknownProperty(entity: entity, name: attribute)
         }
         let numbers = model.hierarchy(from: entity).compactMap { schema.entity(named: $0.name)?.number }.map(String.init).joined(separator: ", ")
         var result: [AttributeValue: ManagedObjectID] = [:]
@@ -892,7 +892,7 @@ final class SQLiteBatchInsertTransaction {
 
     private func requireOpen() throws {
         guard open else {
-            throw BatchInsertSession.Unsupported(reason: "the batch insert session is over: it was committed or rolled back (an error rolls it back); begin another")
+            throw BulkInsert.Unsupported(reason: "the batch insert session is over: it was committed or rolled back (an error rolls it back); begin another")
         }
     }
 
@@ -1006,17 +1006,17 @@ struct PrimaryKeySet {
 extension SQLiteBatchInsertTransaction: BulkInsertTransaction {
     var persistentStore: PersistentStore { store }
 
-    func plan(_ target: BatchInsertSession.TargetDescription) throws -> any BulkInsertPlan {
+    func plan(_ target: BulkInsert.TargetDescription) throws -> any BulkInsertPlan {
         let made: Plan = try plan(target)
         return made
     }
 
-    func write(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, undoable: Bool,
-               accept: ([BatchInsertSession.Outcome]) -> Bool) throws -> [BatchInsertSession.Outcome]? {
+    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool,
+               accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
         try write(rows, plan: plan as! Plan, undoable: undoable, accept: accept)
     }
 
-    func mayRefuse(_ rows: [BatchInsertSession.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool {
+    func mayRefuse(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool {
         mayRefuse(rows, plan: plan as! Plan, moreThan: limit)
     }
 }

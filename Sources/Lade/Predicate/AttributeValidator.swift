@@ -3,6 +3,8 @@ import Foundation
 /// The rules one attribute's values must meet (required, minimum, maximum, pattern), ready to
 /// check many values: the regular expression is compiled once. Saves check every changed
 /// object with these; importers check rows with the same rules before they become objects.
+/// It lives with the predicates: Core Data keeps these rules as an attribute's validation
+/// predicates, and a bound compares values as a predicate does (`ValueComparison`).
 ///
 /// ```swift
 /// let sku = AttributeValidator(model.attribute("sku", of: "Product")!)

@@ -6,6 +6,9 @@ import Foundation
 /// do { _ = try SQLiteStore(url: url, model: model) }
 /// catch let error as StoreError { print(error) }   // "…catalog.sqlite: the store does not match the model: …"
 /// ```
+///
+/// Declared with the file helpers (`FileSystem`, `AtomicFileWriter`, `OutputFile`), which raise
+/// it for the files of every layer above; a SQLite error becomes one in `Stores/SQLite/`.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         case notFound
@@ -35,9 +38,23 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    init(path: String, sqlite error: SQLiteError) {
-        self.init(.sqlite(code: error.code), path: path, error.description)
-    }
-
     public var description: String { "\(path): \(message)" }
+}
+
+extension StoreError: LadeError {
+    public var code: String {
+        switch kind {
+        case .notFound: "store.notFound"
+        case .alreadyExists: "store.alreadyExists"
+        case .notAStore: "store.notAStore"
+        case .wrongStoreType: "store.wrongType"
+        case .modelMismatch: "store.modelMismatch"
+        case .readOnly: "store.readOnly"
+        case .reservedMetadataKey: "store.reservedMetadataKey"
+        case .transactionOpen: "store.transactionOpen"
+        case .io: "store.io"
+        case .sqlite: "store.sqlite"
+        case .damaged: "store.damaged"
+        }
+    }
 }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Why objects may not be saved: every failure of one save, together. The rules are the
+/// model's (checked by a context's save with `AttributeValidator`), and a store's own for a
+/// value it cannot keep exactly (`.precision`): both raise it, so it lives with the model.
+public struct ValidationError: Error, Sendable, CustomStringConvertible {
+    public enum Rule: String, Sendable {
+        case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
+        /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
+        case precision
+        /// A string the attribute's regular expression could not be decided for: neither a
+        /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.
+        case patternUndecided
+    }
+
+    public struct Failure: Sendable, CustomStringConvertible {
+        public let objectID: ManagedObjectID
+        public let property: String
+        public let rule: Rule
+        /// The offending value as text (nil when missing).
+        public let value: String?
+        public let message: String
+
+        public var description: String {
+            "\(objectID.entityName) \(objectID): \(property): \(message)" + (value.map { " (value: \($0))" } ?? "")
+        }
+    }
+
+    public let failures: [Failure]
+
+    public var description: String {
+        failures.count == 1 ? failures[0].description
+            : "\(failures.count) validation failures:\n" + failures.map { "  " + $0.description }.joined(separator: "\n")
+    }
+}
+
+extension ValidationError: LadeError {
+    public var code: String { "validation" }
+}
