@@ -8,7 +8,7 @@ LADE := .build/debug/lade
 RELEASE := -c release --static-swift-stdlib
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
 
-.PHONY: all deps build run test test-fast test-slow fuzz tsan bench install clean
+.PHONY: all deps build run shape test test-fast test-slow fuzz tsan bench install clean
 
 all: build
 
@@ -34,10 +34,20 @@ run: build
 	$(LADE) run jobs/suppliers.yaml --report out/suppliers.report.json
 	$(LADE) run jobs/products.yaml --report out/products.report.json
 
+# The code's shape (docs/architecture.md): the folders of Sources/Lade used only downwards in their
+# layer order, without a cycle or a forbidden edge; no function of the import session or the seed
+# over 80 lines. Both read the sources as text (python3); skipped, saying so, where python3 is absent.
+shape:
+	@if command -v python3 >/dev/null; then \
+		python3 .ci/layer-edges.py --check >/dev/null || { python3 .ci/layer-edges.py --names; exit 1; }; \
+		echo "layer-edges: no edge up the layers, no cycle"; \
+		python3 .ci/function-lengths.py --max 80 Sources/LadePipeline/Import Sources/LadePipeline/Seed; \
+	else echo "shape checks skipped: python3 not found"; fi
+
 # Every test (the libraries', the end-to-end tests of the built lade, the kill tests). A test that
 # reads the Core Data corpus (../shared/coredata-corpus, or the directory LADE_CORPUS names) is
 # skipped when it is absent, and the run ends with a line counting the tests skipped, by reason.
-test: deps
+test: deps shape
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -46,7 +56,7 @@ test: deps
 # `swift test` cannot select by Swift Testing tag (--filter and --skip match names), so .slow is a
 # condition (Tests/LadeTestTraits/SkipTrait.swift) that skips its tests when LADE_TEST_LANE=fast;
 # they are counted like the corpus tests. Not related to test-slow below.
-test-fast: deps
+test-fast: deps shape
 	$(SWIFT) build --build-tests
 	LADE_TEST_LANE=fast $(SWIFT) test --skip-build
 
