@@ -128,8 +128,8 @@ func fuzz(_ bytes: [UInt8]) {
             if !same(again, value) { fatalError("a property list does not read back the same: \(value) → \(again)") }
         case .predicate:
             let text = String(decoding: bytes, as: UTF8.self)
-            let predicate = try Lade.Predicate(format: text, arguments: ["x", 1, 2.5, .null])
-            if (try? Lade.Predicate(format: predicate.description)) != predicate {
+            let predicate = try FetchPredicate(format: text, arguments: ["x", 1, 2.5, .null])
+            if (try? FetchPredicate(format: predicate.description)) != predicate {
                 fatalError("a predicate's description does not read back the same: \(text.debugDescription) → \(predicate.description.debugDescription)")
             }
         case .mappingModel:

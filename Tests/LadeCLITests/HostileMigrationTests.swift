@@ -671,7 +671,7 @@ struct MappingCase {
     }
 
     /// A value expression, archived, and its value for a source object.
-    struct Expression {
+    struct FetchExpression {
         var archived: ArchivedExpression
         var value: (GeneratedObject) -> GeneratedValue
     }
@@ -683,7 +683,7 @@ struct MappingCase {
     var objects: [String: [GeneratedObject]]
     var ownerFilter: Filter?
     var itemFilter: Filter?
-    var expressions: [String: Expression]
+    var expressions: [String: FetchExpression]
 
     var context: String {
         "seed \(seed) [mapping \(kind.rawValue), \(storeType)] Owner filter \(ownerFilter?.text ?? "none"), Item filter \(itemFilter?.text ?? "none"), "
@@ -745,24 +745,24 @@ struct MappingCase {
 
         let source = { (key: String) in ArchivedExpression.keyPath(variable: "source", path: key) }
         let k1 = Int64(random.int(2...1000)), k2 = Int64(random.int(-1000...1000))
-        let totals: [Expression] = [
-            Expression(archived: source("n")) { .integer(number($0, "n")!) },
-            Expression(archived: .function("add:to:", [source("n"), .integer(k2)])) { .integer(number($0, "n")! + k2) },
-            Expression(archived: .function("from:subtract:", [source("n"), .integer(k2)])) { .integer(number($0, "n")! - k2) },
-            Expression(archived: .function("multiply:by:", [source("n"), .integer(k1)])) { .integer(number($0, "n")! * k1) },
-            Expression(archived: .integer(k2)) { _ in .integer(k2) },
-            Expression(archived: .function("add:to:", [.function("multiply:by:", [source("n"), .integer(k1)]), .integer(k2)])) { .integer(number($0, "n")! * k1 + k2) },
+        let totals: [FetchExpression] = [
+            FetchExpression(archived: source("n")) { .integer(number($0, "n")!) },
+            FetchExpression(archived: .function("add:to:", [source("n"), .integer(k2)])) { .integer(number($0, "n")! + k2) },
+            FetchExpression(archived: .function("from:subtract:", [source("n"), .integer(k2)])) { .integer(number($0, "n")! - k2) },
+            FetchExpression(archived: .function("multiply:by:", [source("n"), .integer(k1)])) { .integer(number($0, "n")! * k1) },
+            FetchExpression(archived: .integer(k2)) { _ in .integer(k2) },
+            FetchExpression(archived: .function("add:to:", [.function("multiply:by:", [source("n"), .integer(k1)]), .integer(k2)])) { .integer(number($0, "n")! * k1 + k2) },
         ]
-        var expressions: [String: Expression] = ["total": random.pick(totals)]
-        expressions["label"] = random.chance(50) ? Expression(archived: .string("L\(k1)")) { _ in .string("L\(k1)") }
-            : Expression(archived: source("note")) { $0.values["note"] ?? .null }
-        if random.chance(50) { expressions["small"] = Expression(archived: source("n")) { .integer(number($0, "n")!) } }
+        var expressions: [String: FetchExpression] = ["total": random.pick(totals)]
+        expressions["label"] = random.chance(50) ? FetchExpression(archived: .string("L\(k1)")) { _ in .string("L\(k1)") }
+            : FetchExpression(archived: source("note")) { $0.values["note"] ?? .null }
+        if random.chance(50) { expressions["small"] = FetchExpression(archived: source("n")) { .integer(number($0, "n")!) } }
         switch kind {
         case .carried: break
         case .missingFilterKey: itemFilter = Filter(text: "nosuch > 0") { _, _ in true }
         case .missingFilterPathKey: itemFilter = Filter(text: "toOwner.nosuch == \"alpha\"") { _, _ in true }
-        case .missingExpressionKey: expressions["total"] = Expression(archived: source("nosuch")) { _ in .null }
-        case .overflow: expressions["small"] = Expression(archived: .function("multiply:by:", [source("n"), .integer(1000)])) { .integer(number($0, "n")! * 1000) }
+        case .missingExpressionKey: expressions["total"] = FetchExpression(archived: source("nosuch")) { _ in .null }
+        case .overflow: expressions["small"] = FetchExpression(archived: .function("multiply:by:", [source("n"), .integer(1000)])) { .integer(number($0, "n")! * 1000) }
         }
         return MappingCase(seed: seed, kind: kind, storeType: storeType, versions: [first, second], objects: ["Owner": owners, "Item": items],
                            ownerFilter: ownerFilter, itemFilter: itemFilter, expressions: expressions)

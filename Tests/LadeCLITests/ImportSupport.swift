@@ -169,7 +169,7 @@ enum StoreReading {
 
     /// Every object of an entity, sorted by `key`.
     static func objects(_ context: ManagedObjectContext, _ entity: String, sortedBy key: String) throws -> [ManagedObject] {
-        var request = FetchRequest(entityName: entity, sortDescriptors: [SortDescriptor(key)])
+        var request = FetchRequest(entityName: entity, sortDescriptors: [FetchSortDescriptor(key)])
         request.returnsObjectsAsFaults = false
         return try context.fetch(request)
     }

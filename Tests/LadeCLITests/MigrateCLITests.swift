@@ -326,7 +326,7 @@ struct MigrateCLITests {
         func items(_ version: String?, _ keys: [String]) throws -> [[String]] {
             let context = try privateContext(model: try ManagedObjectModel(contentsOf: bundleURL, version: version), store: store)
             return try context.performAndWait {
-                try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("count")])).map { item in
+                try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [FetchSortDescriptor("count")])).map { item in
                     ["\(item.objectID.primaryKey ?? 0)"] + keys.map { item.value(forKey: $0).map { "\($0)" } ?? "nil" }
                 }
             }
@@ -533,7 +533,7 @@ struct MigrateCLITests {
                 found[reader["name"] as! String] = reader.objects(forKey: "shelf").map { $0["title"] as! String }.sorted()
             }
             #expect(found == shelves)
-            let emma = try #require(try migrated.fetch(FetchRequest(entityName: "Book", predicate: try Predicate(format: "title == 'Emma'"))).first)
+            let emma = try #require(try migrated.fetch(FetchRequest(entityName: "Book", predicate: try FetchPredicate(format: "title == 'Emma'"))).first)
             #expect(Set(emma.objects(forKey: "readers").map { $0["name"] as! String }) == ["Ann", "Bo"])
         }
     }
@@ -587,7 +587,7 @@ struct MigrateCLITests {
                     + car.objects(forKey: "spots").map { "spot \($0["number"] as! Int)" }
             }
             #expect(found == ["A-1": ["Ann", "spot 1"], "A-2": ["Ann"], "B-1": ["Bo", "spot 2"], "X-0": ["spot 3"]])
-            let ann = try #require(try migrated.fetch(FetchRequest(entityName: "Person", predicate: try Predicate(format: "name == 'Ann'"))).first)
+            let ann = try #require(try migrated.fetch(FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "name == 'Ann'"))).first)
             #expect(Set(ann.objects(forKey: "cars").map { $0["plate"] as! String }) == ["A-1", "A-2"])
         }
         // And back: a to-many made to-one would keep one destination of several.

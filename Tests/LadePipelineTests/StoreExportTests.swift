@@ -173,7 +173,7 @@ struct StoreExportTests {
         func uri(_ entity: String, _ key: Int64) throws -> String {
             try #require(try store.fetch(StoreFetchRequest(entityName: entity)).first { $0.objectID.primaryKey == key }).objectID.uriRepresentation().absoluteString
         }
-        let parts = try store.fetch(StoreFetchRequest(entityName: "Part", sortDescriptors: [SortDescriptor("label")]))
+        let parts = try store.fetch(StoreFetchRequest(entityName: "Part", sortDescriptors: [FetchSortDescriptor("label")]))
         let partURI = Dictionary(uniqueKeysWithValues: parts.map { ($0.attributes["label"]!.canonicalText, $0.objectID.uriRepresentation().absoluteString) })
         let owner = try #require(try store.fetch(StoreFetchRequest(entityName: "Owner")).first).objectID
         let items = try store.fetch(StoreFetchRequest(entityName: "Item")).sorted { $0.objectID.primaryKey! < $1.objectID.primaryKey! }

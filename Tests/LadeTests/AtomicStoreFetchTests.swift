@@ -8,11 +8,11 @@ import Testing
 struct AtomicStoreFetchTests {
     typealias Request = StoreFetchRequest
 
-    static func request(_ entity: String, _ predicate: Lade.Predicate? = nil, sort: [Lade.SortDescriptor] = [Lade.SortDescriptor("name")], subentities: Bool = true, limit: Int = 0, offset: Int = 0) -> Request {
+    static func request(_ entity: String, _ predicate: FetchPredicate? = nil, sort: [FetchSortDescriptor] = [FetchSortDescriptor("name")], subentities: Bool = true, limit: Int = 0, offset: Int = 0) -> Request {
         Request(entityName: entity, predicate: predicate, sortDescriptors: sort, includesSubentities: subentities, fetchLimit: limit, fetchOffset: offset)
     }
 
-    static func key(_ path: String) -> Lade.Expression { .keyPath(path) }
+    static func key(_ path: String) -> FetchExpression { .keyPath(path) }
 
     static let requests: [(String, Request)] = [
         ("all items, by name", request("Item")),
@@ -22,18 +22,18 @@ struct AtomicStoreFetchTests {
         ("one-to-one key path, BEGINSWITH", request("Item", .compare(key("passport.name"), .beginsWith, .constant(.string("passport 1"))))),
         ("nil to-one", request("Item", .compare(key("owner"), .equal, .constant(.null)))),
         ("not nil to-one", request("Item", .compare(key("owner"), .notEqual, .constant(.null)))),
-        ("integer comparison, sorted descending", request("Item", .compare(key("i16"), .greaterThan, .constant(.integer(0))), sort: [Lade.SortDescriptor("i16", ascending: false)])),
+        ("integer comparison, sorted descending", request("Item", .compare(key("i16"), .greaterThan, .constant(.integer(0))), sort: [FetchSortDescriptor("i16", ascending: false)])),
         ("BEGINSWITH", request("Item", .compare(key("text"), .beginsWith, .constant(.string("item 1"))))),
         ("CONTAINS non-ASCII", request("Item", .compare(key("text"), .contains, .constant(.string("éé"))))),
         ("AND, OR, NOT", request("Item", .or([.and([.compare(key("flag"), .equal, .constant(.bool(true))), .compare(key("decimal"), .lessThan, .constant(.decimal(0)))]), .not(.compare(key("i32"), .notEqual, .constant(.null)))]))),
         ("IN with nil", request("Item", .compare(key("name"), .in, .constant(.collection([.string("item 003"), .string("item 010"), .null]))))),
         ("BETWEEN", request("Item", .compare(key("i32"), .between, .constant(.collection([.integer(-1_000_000_000), .integer(1_000_000_000)]))))),
         ("dates before", request("Item", .compare(key("date"), .lessThan, .constant(.date(Date(timeIntervalSinceReferenceDate: 400_000_000)))))),
-        ("double ordering", request("Item", .compare(key("double"), .greaterThanOrEqual, .constant(.double(1))), sort: [Lade.SortDescriptor("double")])),
-        ("sorted through a to-one, nil first", request("Item", sort: [Lade.SortDescriptor("owner.name"), Lade.SortDescriptor("name", ascending: false)])),
+        ("double ordering", request("Item", .compare(key("double"), .greaterThanOrEqual, .constant(.double(1))), sort: [FetchSortDescriptor("double")])),
+        ("sorted through a to-one, nil first", request("Item", sort: [FetchSortDescriptor("owner.name"), FetchSortDescriptor("name", ascending: false)])),
         ("limit and offset", request("Item", limit: 5, offset: 3)),
         ("offset past the end", request("Item", offset: 100)),
-        ("equal to an object", request("Item", .compare(key("rankedBy.name"), .equal, .constant(.string("owner 2"))), sort: [Lade.SortDescriptor("float")])),
+        ("equal to an object", request("Item", .compare(key("rankedBy.name"), .equal, .constant(.string("owner 2"))), sort: [FetchSortDescriptor("float")])),
         ("UUID equality", request("Item", .compare(key("uuid"), .equal, .constant(.uuid(UUID(uuidString: "7F3C1C2E-9A4B-4B8E-9A0D-2F6E1B9D4C11")!))))),
         ("owners through the inverse to-one", request("Passport", .compare(key("item.owner.name"), .notEqual, .constant(.string("owner 0"))))),
     ]
@@ -72,10 +72,10 @@ struct AtomicStoreFetchTests {
         let store = try #require(stack.coordinator.persistentStores.first)
         // An empty store: no object to evaluate the predicate on.
         let unknown = Self.request("Item", .compare(Self.key("colour"), .equal, .constant(.string("red"))))
-        #expect(throws: Lade.PredicateError.unknownKey(entity: "Item", key: "colour")) { try store.fetch(unknown) }
-        #expect(throws: Lade.PredicateError.unknownKey(entity: "Item", key: "colour")) { try store.count(unknown) }
+        #expect(throws: FetchPredicateError.unknownKey(entity: "Item", key: "colour")) { try store.fetch(unknown) }
+        #expect(throws: FetchPredicateError.unknownKey(entity: "Item", key: "colour")) { try store.count(unknown) }
         try EveryType.populate(stack.context(), items: 2)
-        let error = #expect(throws: Lade.PredicateError.self) { try store.fetch(Self.request("Item", .compare(Self.key("owner.title"), .equal, .constant(.string("x"))))) }
+        let error = #expect(throws: FetchPredicateError.self) { try store.fetch(Self.request("Item", .compare(Self.key("owner.title"), .equal, .constant(.string("x"))))) }
         #expect(error == .unknownKey(entity: "Owner", key: "title"))
         // An unknown entity is the one error for it, wherever it is asked for.
         #expect(throws: UnknownEntityError.self) { try store.fetch(Self.request("Widget")) }

@@ -91,9 +91,9 @@ struct AtomicStoreTests {
         try EveryType.populate(stack.context())
         let context = stack.context()
         try context.performAndWait {
-            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortDescriptor("name")]))
-            let owners = try context.fetch(FetchRequest(entityName: "Owner", sortDescriptors: [SortDescriptor("name")]))
-            let tags = try context.fetch(FetchRequest(entityName: "Tag", sortDescriptors: [SortDescriptor("name")]))
+            let items = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [FetchSortDescriptor("name")]))
+            let owners = try context.fetch(FetchRequest(entityName: "Owner", sortDescriptors: [FetchSortDescriptor("name")]))
+            let tags = try context.fetch(FetchRequest(entityName: "Tag", sortDescriptors: [FetchSortDescriptor("name")]))
             try items[1].setValue("changed ✓", forKey: "text")
             try items[1].setValue(nil, forKey: "i64")
             try items[2].setValue(owners[2], forKey: "owner")            // moves between one-to-many sets

@@ -139,7 +139,7 @@ struct BatchInsertSessionTests {
     func writeObjects(_ context: ManagedObjectContext, bins: [Bin], parts: [Part]) throws {
         try context.performAndWait {
             func find(_ entity: String, _ attribute: String, _ value: String) throws -> ManagedObject {
-                let request = FetchRequest(entityName: entity, predicate: try Lade.Predicate(format: "\(attribute) == %@", .string(value)))
+                let request = FetchRequest(entityName: entity, predicate: try FetchPredicate(format: "\(attribute) == %@", .string(value)))
                 if let found = try context.fetch(request).first { return found }
                 let object = try context.insertObject(forEntityName: entity)
                 try object.setAttributeValue(.string(value), forKey: attribute)

@@ -123,7 +123,7 @@ struct BatchRequestTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = rows(30, seed: 11)
-        let predicate = try Lade.Predicate(format: "i32 > 0 OR flag == YES")
+        let predicate = try FetchPredicate(format: "i32 > 0 OR flag == YES")
         var urls: [URL] = []
         for (name, useBatch) in [("batch.sqlite", true), ("objects.sqlite", false)] {
             let (_, context, url) = try stack(directory, name)
@@ -158,7 +158,7 @@ struct BatchRequestTests {
         let (_, context, _) = try stack(directory, "items.sqlite")
         try context.performAndWait {
             _ = try context.execute(BatchInsertRequest(entityName: "Item", objects: [["name": .string("a")]]))
-            #expect(throws: ValidationError.self) { try context.execute(BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["name": nil])) }
+            #expect(throws: ObjectValidationError.self) { try context.execute(BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["name": nil])) }
             #expect(throws: ContextError.self) { try context.execute(BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["i16": .string("x")])) }
             #expect(throws: ContextError.self) { try context.execute(BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["colour": .string("x")])) }
             #expect(try context.fetch(FetchRequest(entityName: "Item")).first?.value(forKey: "name") as? String == "a")
@@ -171,7 +171,7 @@ struct BatchRequestTests {
     func deleteMatchesObjects() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let predicate = try Lade.Predicate(format: "name BEGINSWITH 'item 00' OR i32 > 0")
+        let predicate = try FetchPredicate(format: "name BEGINSWITH 'item 00' OR i32 > 0")
         var urls: [URL] = []
         for (name, useBatch) in [("batch.sqlite", true), ("objects.sqlite", false)] {
             let (_, context, url) = try stack(directory, name)
@@ -223,7 +223,7 @@ struct BatchRequestTests {
                     }
                 }
                 try context.save()
-                let predicate = try Lade.Predicate(format: "sku IN %@", ["SKU-1", "SKU-4"])
+                let predicate = try FetchPredicate(format: "sku IN %@", ["SKU-1", "SKU-4"])
                 if useBatch {
                     let result = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Product", predicate: predicate)))
                     #expect(result.count == 2 && result.objectIDs.count == 6, "two products and their four images")
@@ -246,7 +246,7 @@ struct BatchRequestTests {
             try TestStack.category("Tools", in: context)
             try context.save()
             // Category.products is Deny: refused whether or not products exist.
-            let error = #expect(throws: ValidationError.self) { try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Category"))) }
+            let error = #expect(throws: ObjectValidationError.self) { try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Category"))) }
             #expect(error?.description.contains("Deny is not supported for batch deletes (Category.products)") == true, "\(String(describing: error))")
         }
         #expect(try stack.sql("SELECT COUNT(*) FROM ZCATEGORY") == [[.integer(1)]])
@@ -267,7 +267,7 @@ struct BatchRequestTests {
             let pet = try pets.insertObject(forEntityName: "Pet")
             try pet.setObject(owner, forKey: "owner")
             try pets.save()
-            let error = #expect(throws: ValidationError.self) { try pets.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Owner"))) }
+            let error = #expect(throws: ObjectValidationError.self) { try pets.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Owner"))) }
             #expect(error?.description.contains("mandatory nullify inverse") == true, "\(String(describing: error))")
             #expect(try pets.count(for: FetchRequest(entityName: "Owner")) == 1)
         }

@@ -95,7 +95,7 @@ struct ConfigurationRoutingTests {
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait { () throws in
-            var request = FetchRequest(entityName: "Note", sortDescriptors: [SortDescriptor("title")])
+            var request = FetchRequest(entityName: "Note", sortDescriptors: [FetchSortDescriptor("title")])
             #expect(try context.fetch(request).map { $0.value(forKey: "title") as? String } == ["a", "b", "c", "d", "e"])
             request.fetchOffset = 1
             request.fetchLimit = 3

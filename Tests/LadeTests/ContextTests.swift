@@ -111,7 +111,7 @@ struct ContextTests {
         }
         let editor = stack.context()
         try editor.performAndWait {
-            editor.undoManager = UndoManager()
+            editor.undoManager = ContextUndoManager()
             let product = try #require(try editor.fetch(FetchRequest(entityName: "Product")).first)
             #expect(product.isFault)
             // Equal values change nothing.
@@ -149,7 +149,7 @@ struct ContextTests {
         }
         let reader = stack.context()
         try reader.performAndWait {
-            var request = FetchRequest(entityName: "Category", sortDescriptors: [Lade.SortDescriptor("name")])
+            var request = FetchRequest(entityName: "Category", sortDescriptors: [FetchSortDescriptor("name")])
             request.returnsObjectsAsFaults = false
             let categories = try reader.fetch(request)
             #expect(categories.map { $0["name"] as? String } == ["Garden", "Tools"])
@@ -247,7 +247,7 @@ struct ContextTests {
             try context.save()
 
             context.delete(tools)
-            let denied = #expect(throws: ValidationError.self) { try context.save() }
+            let denied = #expect(throws: ObjectValidationError.self) { try context.save() }
             #expect(denied?.failures.map(\.rule) == [.deny])
             #expect(denied?.failures.first?.property == "products")
             context.rollback()
@@ -273,7 +273,7 @@ struct ContextTests {
             try bad.setValue(Decimal(-1), forKey: "price")
             let category = try context.insertObject(forEntityName: "Category")
             try category.setValue(String(repeating: "x", count: 81), forKey: "name")
-            let error = #expect(throws: ValidationError.self) { try context.save() }
+            let error = #expect(throws: ObjectValidationError.self) { try context.save() }
             let failures = error?.failures ?? []
             #expect(Set(failures.map { "\($0.objectID.entityName).\($0.property):\($0.rule.rawValue)" }) == [
                 "Product.sku:pattern", "Product.name:required", "Product.price:minimum", "Category.name:maximum",
@@ -318,7 +318,7 @@ struct ContextTests {
             }
             try context.save()
 
-            func skus(_ predicate: Lade.Predicate?, sort: [Lade.SortDescriptor] = [Lade.SortDescriptor("sku")], limit: Int = 0, offset: Int = 0) throws -> [String] {
+            func skus(_ predicate: FetchPredicate?, sort: [FetchSortDescriptor] = [FetchSortDescriptor("sku")], limit: Int = 0, offset: Int = 0) throws -> [String] {
                 var request = FetchRequest(entityName: "Product", predicate: predicate, sortDescriptors: sort)
                 request.fetchLimit = limit
                 request.fetchOffset = offset
@@ -331,7 +331,7 @@ struct ContextTests {
             #expect(try skus(.compare(.keyPath("category"), .equal, .constant(.object(tools.objectID)))) == ["B-2", "C-3", "D-4"])
             #expect(try skus(.not(.compare(.keyPath("category.name"), .equal, .constant(.string("Tools"))))) == ["A-1"])
             #expect(try skus(.compare(.keyPath("sku"), .beginsWith, .constant(.string("C")))) == ["C-3"])
-            #expect(try skus(nil, sort: [Lade.SortDescriptor("price", ascending: false)], limit: 2, offset: 1) == ["C-3", "B-2"])
+            #expect(try skus(nil, sort: [FetchSortDescriptor("price", ascending: false)], limit: 2, offset: 1) == ["C-3", "B-2"])
             #expect(try context.count(for: FetchRequest(entityName: "Product", predicate: .compare(.keyPath("price"), .between, .constant(.collection([.integer(10), .integer(30)]))))) == 2)
 
             // Unsaved: a new product, a changed price and a deletion are seen by the next fetch.
@@ -340,8 +340,8 @@ struct ContextTests {
             try a.setValue(Decimal(50), forKey: "price")
             let d = try #require(try context.fetch(FetchRequest(entityName: "Product", predicate: .compare(.keyPath("sku"), .equal, .constant(.string("D-4"))))).first)
             context.delete(d)
-            #expect(try skus(.compare(.keyPath("price"), .greaterThan, .constant(.integer(20))), sort: [Lade.SortDescriptor("price")]) == ["C-3", "E-5", "A-1"])
-            #expect(try skus(.compare(.keyPath("price"), .greaterThan, .constant(.integer(20))), sort: [Lade.SortDescriptor("price")], limit: 1, offset: 1) == ["E-5"])
+            #expect(try skus(.compare(.keyPath("price"), .greaterThan, .constant(.integer(20))), sort: [FetchSortDescriptor("price")]) == ["C-3", "E-5", "A-1"])
+            #expect(try skus(.compare(.keyPath("price"), .greaterThan, .constant(.integer(20))), sort: [FetchSortDescriptor("price")], limit: 1, offset: 1) == ["E-5"])
             #expect(try context.count(for: FetchRequest(entityName: "Product")) == 4)
             var stored = FetchRequest(entityName: "Product")
             stored.includesPendingChanges = false

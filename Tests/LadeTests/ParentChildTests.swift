@@ -50,7 +50,7 @@ struct ParentChildTests {
             return (kept.objectID, gone.objectID)
         }
         try child.performAndWait {
-            let skus = try child.fetch(FetchRequest(entityName: "Product", sortDescriptors: [Lade.SortDescriptor("sku")])).map { $0["sku"] as? String }
+            let skus = try child.fetch(FetchRequest(entityName: "Product", sortDescriptors: [FetchSortDescriptor("sku")])).map { $0["sku"] as? String }
             #expect(skus == ["K-1", "N-1"])
             #expect(child.object(with: keptID)["name"] as? String == "Parent's name")
             let named = try child.fetch(FetchRequest(entityName: "Product", predicate: .compare(.keyPath("name"), .equal, .constant(.string("Parent's name")))))
@@ -71,7 +71,7 @@ struct ParentChildTests {
         }
         let child = child(of: parent)
         try child.performAndWait {
-            let products = try child.fetch(FetchRequest(entityName: "Product", sortDescriptors: [Lade.SortDescriptor("sku")]))
+            let products = try child.fetch(FetchRequest(entityName: "Product", sortDescriptors: [FetchSortDescriptor("sku")]))
             try products[0].setValue("Renamed", forKey: "name")
             child.delete(products[1])
             try child.save()

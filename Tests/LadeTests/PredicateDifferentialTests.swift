@@ -28,10 +28,10 @@ struct PredicateGenerator {
     }
 
     /// Sort descriptors over Item: none, or one or two attributes (through `owner` too).
-    mutating func sortDescriptors() -> [Lade.SortDescriptor] {
+    mutating func sortDescriptors() -> [FetchSortDescriptor] {
         let keys = PredicateTestStack.itemAttributes.map(\.0) + ["owner.name", "owner.score", "owner.manager.name"]
         return (0..<random.int(3)).map { _ in
-            Lade.SortDescriptor(
+            FetchSortDescriptor(
                 random.pick(keys), ascending: random.chance(50),
                 comparator: random.pick([.compare, .caseInsensitiveCompare, .localizedStandardCompare]))
         }
@@ -240,7 +240,7 @@ struct PredicateDifferentialTests {
                 let sort = generator.sortDescriptors()
                 let described = "#\(number) \(generator.entity): \(format) \(arguments.isEmpty ? "" : "with \(arguments) ")sorted by \(sort.map { "\($0.keyPath.joined(separator: ".")) \($0.ascending ? "asc" : "desc") \($0.comparator)" })"
                 do {
-                    let predicate = try Lade.Predicate(format: format, arguments: arguments)
+                    let predicate = try FetchPredicate(format: format, arguments: arguments)
                     let entity = generator.entity
                     let request = FetchRequest(entityName: entity, predicate: predicate, sortDescriptors: sort)
                     let fromSQL = try context.fetch(request).map(\.objectID)

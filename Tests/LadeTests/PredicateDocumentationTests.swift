@@ -22,11 +22,11 @@ struct PredicateDocumentationTests {
         }
         #expect(formats.count >= 20 && errors.count >= 3)
         for format in formats {
-            #expect(throws: Never.self, "\(format)") { _ = try Lade.Predicate(format: format, arguments: [[1, 2]]) }
+            #expect(throws: Never.self, "\(format)") { _ = try FetchPredicate(format: format, arguments: [[1, 2]]) }
         }
         for (format, message) in errors {
-            #expect(throws: PredicateSyntaxError.self) { try Lade.Predicate(format: format) }
-            do { _ = try Lade.Predicate(format: format) } catch { #expect(error.description == message) }
+            #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: format) }
+            do { _ = try FetchPredicate(format: format) } catch { #expect(error.description == message) }
         }
     }
 }

@@ -3,11 +3,11 @@ import Testing
 @testable import Lade
 
 private func holds(_ format: String, on object: [String: PredicateValue], _ arguments: PredicateValue...) throws -> Bool {
-    try Lade.Predicate(format: format, arguments: arguments).evaluate(with: object)
+    try FetchPredicate(format: format, arguments: arguments).evaluate(with: object)
 }
 
 private func holds(_ format: String, self value: PredicateValue) throws -> Bool {
-    try Lade.Predicate(format: format).evaluate(with: value)
+    try FetchPredicate(format: format).evaluate(with: value)
 }
 
 @Suite("Evaluating predicates in memory")
@@ -91,7 +91,7 @@ struct PredicateEvaluatorTests {
         #expect {
             try holds("SELF MATCHES '('", self: "x")
         } throws: { error in
-            if case Lade.PredicateError.invalidRegularExpression(pattern: "(", reason: _)? = error as? Lade.PredicateError { true } else { false }
+            if case FetchPredicateError.invalidRegularExpression(pattern: "(", reason: _)? = error as? FetchPredicateError { true } else { false }
         }
         // A pattern that needs backtracking is refused, never answered "no match" when ICU gives up.
         #expect {
@@ -111,12 +111,12 @@ struct PredicateEvaluatorTests {
         #expect(try holds("empty.@count == 0 AND empty.@sum == 0 AND empty.@avg == nil AND empty.@max == nil", on: values))
         #expect(try holds("few.@count == 3 AND few.@sum == 5 AND few.@avg == 2.5 AND few.@min == 1 AND few.@max == 4", on: values))
         #expect(try !holds("ALL few > 0", on: values), "a nil member fails the comparison")
-        #expect(throws: Lade.PredicateError.self) { try holds("few == 1", on: values) }
-        #expect(throws: Lade.PredicateError.notACollection("ANY")) { try holds("ANY x > 1", on: ["x": 5]) }
+        #expect(throws: FetchPredicateError.self) { try holds("few == 1", on: values) }
+        #expect(throws: FetchPredicateError.notACollection("ANY")) { try holds("ANY x > 1", on: ["x": 5]) }
     }
 
     @Test("a variable without a value is an error naming it")
     func missingVariable() {
-        #expect(throws: Lade.PredicateError.missingVariable("LIMIT")) { try holds("x < $LIMIT", on: ["x": 1]) }
+        #expect(throws: FetchPredicateError.missingVariable("LIMIT")) { try holds("x < $LIMIT", on: ["x": 1]) }
     }
 }

@@ -42,10 +42,10 @@ struct PredicateParserFuzzTests {
                 input = Self.mutate(random.pick(Self.validFormats), &random)
             }
             do {
-                let predicate = try Lade.Predicate(format: input, arguments: random.pick(Self.arguments))
+                let predicate = try FetchPredicate(format: input, arguments: random.pick(Self.arguments))
                 parsed += 1
                 // What the parser made, written back as a format string, reads back the same.
-                if (try? Lade.Predicate(format: predicate.description)) != predicate {
+                if (try? FetchPredicate(format: predicate.description)) != predicate {
                     notRoundTripped.append("\(input.debugDescription) → \(predicate.description.debugDescription)")
                 }
             } catch {
@@ -64,12 +64,12 @@ struct PredicateParserFuzzTests {
     @Test("nesting deeper than the limit is an error, not a stack overflow")
     func deepNesting() {
         let deep = String(repeating: "(", count: 10_000) + "a == 1" + String(repeating: ")", count: 10_000)
-        #expect(throws: PredicateSyntaxError.self) { try Lade.Predicate(format: deep) }
+        #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: deep) }
         let notChain = String(repeating: "NOT ", count: 10_000) + "a == 1"
-        #expect(throws: PredicateSyntaxError.self) { try Lade.Predicate(format: notChain) }
+        #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: notChain) }
         let arrays = "a IN " + String(repeating: "{", count: 10_000)
-        #expect(throws: PredicateSyntaxError.self) { try Lade.Predicate(format: arrays) }
-        #expect(throws: Never.self) { try Lade.Predicate(format: String(repeating: "(", count: 50) + "a == 1" + String(repeating: ")", count: 50)) }
+        #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: arrays) }
+        #expect(throws: Never.self) { try FetchPredicate(format: String(repeating: "(", count: 50) + "a == 1" + String(repeating: ")", count: 50)) }
     }
 
     /// Deletes, inserts, duplicates or swaps pieces of a valid format.

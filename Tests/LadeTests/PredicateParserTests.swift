@@ -2,21 +2,21 @@ import Foundation
 import Testing
 @testable import Lade
 
-private func parse(_ format: String, _ arguments: PredicateValue...) throws -> Lade.Predicate {
-    try Lade.Predicate(format: format, arguments: arguments)
+private func parse(_ format: String, _ arguments: PredicateValue...) throws -> FetchPredicate {
+    try FetchPredicate(format: format, arguments: arguments)
 }
 
 private func parseError(_ format: String, _ arguments: PredicateValue...) -> String {
     do {
-        _ = try Lade.Predicate(format: format, arguments: arguments)
+        _ = try FetchPredicate(format: format, arguments: arguments)
         return "parsed"
     } catch {
         return error.description
     }
 }
 
-private func key(_ path: String) -> Lade.Expression { .keyPath(path) }
-private func value(_ value: PredicateValue) -> Lade.Expression { .constant(value) }
+private func key(_ path: String) -> FetchExpression { .keyPath(path) }
+private func value(_ value: PredicateValue) -> FetchExpression { .constant(value) }
 
 @Suite("Parsing Core Data's predicate format strings")
 struct PredicateParserTests {
@@ -45,7 +45,7 @@ struct PredicateParserTests {
 
     @Test("NOT binds tighter than AND, AND tighter than OR; keywords and their symbols are case-insensitive synonyms")
     func precedence() throws {
-        let (a, b, c) = (Lade.Predicate.compare(key("a"), .equal, value(1)), Lade.Predicate.compare(key("b"), .equal, value(2)), Lade.Predicate.compare(key("c"), .equal, value(3)))
+        let (a, b, c) = (FetchPredicate.compare(key("a"), .equal, value(1)), FetchPredicate.compare(key("b"), .equal, value(2)), FetchPredicate.compare(key("c"), .equal, value(3)))
         #expect(try parse("a == 1 OR b == 2 AND c == 3") == .or([a, .and([b, c])]))
         #expect(try parse("a == 1 || b == 2 && c == 3") == .or([a, .and([b, c])]))
         #expect(try parse("(a == 1 or b == 2) and c == 3") == .and([.or([a, b]), c]))
@@ -103,7 +103,7 @@ struct PredicateParserTests {
             .compare(key("stock"), .lessThan, value(5)),
             .compare(.collectionOperator(.count, .subquery(key("items"), variable: "x", .compare(.variableKeyPath("x", ["price"]), .greaterThan, value(2.5))), []), .greaterThan, value(0)),
         ]))
-        #expect(throws: Lade.PredicateError.missingVariable("LIMIT")) { try template.substituting(["THRESHOLD": 5]) }
+        #expect(throws: FetchPredicateError.missingVariable("LIMIT")) { try template.substituting(["THRESHOLD": 5]) }
     }
 
     @Test("ANY and SOME, ALL, NONE as NOT ANY; key paths through to-one and to-many relationships")

@@ -4,10 +4,10 @@ import Testing
 
 @Suite("Predicates and sort descriptors on the SQLite store")
 struct PredicateStoreTests {
-    private func compile(_ format: String, _ arguments: PredicateValue..., sort: [Lade.SortDescriptor] = []) throws -> SQLPredicateCompiler.Query {
+    private func compile(_ format: String, _ arguments: PredicateValue..., sort: [FetchSortDescriptor] = []) throws -> SQLPredicateCompiler.Query {
         let model = try PredicateTestStack.makeModel()
         var compiler = SQLPredicateCompiler(model: model, schema: SQLiteSchema(model: model), entity: "Item")
-        return try compiler.compile(Lade.Predicate(format: format, arguments: arguments), sortDescriptors: sort, entityNumbers: [1, 2])
+        return try compiler.compile(FetchPredicate(format: format, arguments: arguments), sortDescriptors: sort, entityNumbers: [1, 2])
     }
 
     @Test("values are bound as numbered parameters, never written into the SQL")
@@ -30,7 +30,7 @@ struct PredicateStoreTests {
         #expect(count.whereClause.contains("(SELECT COUNT(*) FROM Z_1TAGS") && count.whereClause.contains("(SELECT COALESCE(SUM(t2.ZWEIGHT), 0) FROM"))
         let folded = try compile("str ==[cd] 'a' AND str LIKE 'a*'")
         #expect(folded.whereClause.contains("lade_fold(t0.ZSTR, 3) IS lade_fold(?1, 3)") && folded.whereClause.contains("lade_text_test('LIKE', t0.ZSTR, ?2, 0)"))
-        let sorted = try compile("TRUEPREDICATE", sort: [Lade.SortDescriptor("str", comparator: .localizedStandardCompare), Lade.SortDescriptor("owner.name", ascending: false, comparator: .caseInsensitiveCompare)])
+        let sorted = try compile("TRUEPREDICATE", sort: [FetchSortDescriptor("str", comparator: .localizedStandardCompare), FetchSortDescriptor("owner.name", ascending: false, comparator: .caseInsensitiveCompare)])
         #expect(sorted.orderBy == "t0.ZSTR COLLATE LADE_LOCALIZEDSTANDARD ASC, t1.ZNAME COLLATE LADE_CASEINSENSITIVE DESC, t0.Z_PK")
     }
 
@@ -50,9 +50,9 @@ struct PredicateStoreTests {
         let context = stack.context()
         _ = context.performAndWait {
             #expect {
-                try context.fetch(FetchRequest(entityName: "Item", predicate: try Lade.Predicate(format: "str MATCHES 'a('")))
+                try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "str MATCHES 'a('")))
             } throws: { error in
-                if case Lade.PredicateError.invalidRegularExpression(pattern: "a(", reason: _)? = error as? Lade.PredicateError { true } else { false }
+                if case FetchPredicateError.invalidRegularExpression(pattern: "a(", reason: _)? = error as? FetchPredicateError { true } else { false }
             }
         }
     }
@@ -67,17 +67,17 @@ struct PredicateStoreTests {
                 try item.setValue(text, forKey: "str")
                 try item.setValue(index, forKey: "i32")
             }
-            func strings(_ format: String, _ sort: [Lade.SortDescriptor] = [Lade.SortDescriptor("i32")]) throws -> [String] {
-                try context.fetch(FetchRequest(entityName: "Item", predicate: Lade.Predicate(format: format), sortDescriptors: sort)).compactMap { $0["str"] as? String }
+            func strings(_ format: String, _ sort: [FetchSortDescriptor] = [FetchSortDescriptor("i32")]) throws -> [String] {
+                try context.fetch(FetchRequest(entityName: "Item", predicate: FetchPredicate(format: format), sortDescriptors: sort)).compactMap { $0["str"] as? String }
             }
             let formats = ["str ==[c] 'STRASSE'", "str BEGINSWITH[cd] 'CAFÉ'", "str LIKE 'file?*'", "str MATCHES '[A-Z]+'", "str < 'a'"]
             let unsaved = try formats.map { try strings($0) }
-            let sortedUnsaved = try strings("TRUEPREDICATE", [Lade.SortDescriptor("str", comparator: .localizedStandardCompare)])
+            let sortedUnsaved = try strings("TRUEPREDICATE", [FetchSortDescriptor("str", comparator: .localizedStandardCompare)])
             #expect(unsaved == [["Straße"], ["cafe\u{301}"], ["file10", "file2"], ["ZEBRA"], ["Straße", "ZEBRA"]])
             #expect(sortedUnsaved == ["cafe\u{301}", "file2", "file10", "Straße", "ZEBRA"])
             try context.save()
             #expect(try formats.map { try strings($0) } == unsaved, "the same answers from SQL once saved")
-            #expect(try strings("TRUEPREDICATE", [Lade.SortDescriptor("str", comparator: .localizedStandardCompare)]) == sortedUnsaved)
+            #expect(try strings("TRUEPREDICATE", [FetchSortDescriptor("str", comparator: .localizedStandardCompare)]) == sortedUnsaved)
         }
     }
 
@@ -91,14 +91,14 @@ struct PredicateStoreTests {
                 try item.setValue(text, forKey: "str")
                 try item.setValue(number, forKey: "i32")
             }
-            func order(_ sort: [Lade.SortDescriptor]) throws -> [Int] {
+            func order(_ sort: [FetchSortDescriptor]) throws -> [Int] {
                 try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: sort)).compactMap { $0["i32"] as? Int }
             }
-            let cases: [([Lade.SortDescriptor], [Int])] = [
-                ([Lade.SortDescriptor("str")], [2, 5, 3, 4, 1]),
-                ([Lade.SortDescriptor("str", ascending: false)], [1, 4, 3, 2, 5]),
-                ([Lade.SortDescriptor("str", comparator: .caseInsensitiveCompare), Lade.SortDescriptor("i32", ascending: false)], [5, 2, 4, 3, 1]),
-                ([Lade.SortDescriptor("str", comparator: .localizedStandardCompare)], [2, 5, 4, 3, 1]),
+            let cases: [([FetchSortDescriptor], [Int])] = [
+                ([FetchSortDescriptor("str")], [2, 5, 3, 4, 1]),
+                ([FetchSortDescriptor("str", ascending: false)], [1, 4, 3, 2, 5]),
+                ([FetchSortDescriptor("str", comparator: .caseInsensitiveCompare), FetchSortDescriptor("i32", ascending: false)], [5, 2, 4, 3, 1]),
+                ([FetchSortDescriptor("str", comparator: .localizedStandardCompare)], [2, 5, 4, 3, 1]),
             ]
             for (sort, expected) in cases {
                 let actual = try order(sort)
@@ -108,8 +108,8 @@ struct PredicateStoreTests {
             for (sort, expected) in cases {
                 #expect(try order(sort) == expected, "saved, in SQL: \(sort)")
             }
-            #expect(throws: Lade.PredicateError.self) { try order([Lade.SortDescriptor("tags.label")]) }
-            #expect(throws: Lade.PredicateError.self) { try order([Lade.SortDescriptor("owner")]) }
+            #expect(throws: FetchPredicateError.self) { try order([FetchSortDescriptor("tags.label")]) }
+            #expect(throws: FetchPredicateError.self) { try order([FetchSortDescriptor("owner")]) }
         }
     }
 }

@@ -44,9 +44,9 @@ struct PredicateTemplateTests {
             #expect(try context.count(for: unlimited) == 3)
             #expect(try stack.model.fetchRequest(fromTemplateNamed: "everything").predicate == nil)
         }
-        #expect(throws: Lade.PredicateError.missingVariable("MINIMUM")) { try stack.model.fetchRequest(fromTemplateNamed: "scoredAbove") }
-        #expect(throws: Lade.PredicateError.unknownTemplate("nothing")) { try stack.model.fetchRequest(fromTemplateNamed: "nothing") }
-        let broken = #expect(throws: Lade.PredicateError.self) { try stack.model.fetchRequest(fromTemplateNamed: "broken") }
+        #expect(throws: FetchPredicateError.missingVariable("MINIMUM")) { try stack.model.fetchRequest(fromTemplateNamed: "scoredAbove") }
+        #expect(throws: FetchPredicateError.unknownTemplate("nothing")) { try stack.model.fetchRequest(fromTemplateNamed: "nothing") }
+        let broken = #expect(throws: FetchPredicateError.self) { try stack.model.fetchRequest(fromTemplateNamed: "broken") }
         #expect(broken?.description == "fetch request 'broken': its predicate 'str ==== 1' does not parse: expected a value after '==', found '==' at column 7")
     }
 
@@ -81,7 +81,7 @@ struct PredicateTemplateTests {
                 #expect(try reader.fetchedProperty(named: "flaggedItems", of: annAgain).compactMap { $0["i32"] as? Int }.sorted() == [3, 11])
                 #expect(try reader.fetchedProperty(named: "colleagues", of: annAgain).compactMap { $0["name"] as? String } == ["Bob"])
                 #expect(try reader.fetchedProperty(named: "bigItems", of: annAgain).compactMap { $0["i32"] as? Int }.sorted() == [11, 30])
-                #expect(throws: Lade.PredicateError.unknownTemplate("Owner.nothing")) { try reader.fetchedProperty(named: "nothing", of: annAgain) }
+                #expect(throws: FetchPredicateError.unknownTemplate("Owner.nothing")) { try reader.fetchedProperty(named: "nothing", of: annAgain) }
         }
     }
 
@@ -93,7 +93,7 @@ struct PredicateTemplateTests {
             let templates = model.fetchRequestTemplates + model.entities.flatMap(\.fetchedProperties).map(\.fetchRequest)
             for template in templates {
                 guard let format = template.predicateString else { continue }
-                #expect(throws: Never.self, "\(directory.path): \(template.name): \(format)") { _ = try Lade.Predicate(format: format) }
+                #expect(throws: Never.self, "\(directory.path): \(template.name): \(format)") { _ = try FetchPredicate(format: format) }
                 parsed += 1
             }
         }

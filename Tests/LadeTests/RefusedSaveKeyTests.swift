@@ -33,7 +33,7 @@ struct RefusedSaveKeyTests {
         } catch {
             let named: ManagedObjectID
             switch error {
-            case let validation as ValidationError: named = validation.failures[0].objectID
+            case let validation as ObjectValidationError: named = validation.failures[0].objectID
             case ContextError.uniquenessViolation(_, _, let id): named = id
             default: throw error
             }
@@ -52,7 +52,7 @@ struct RefusedSaveKeyTests {
         let context = stack.context()
         try context.performAndWait {
             try TestStack.product("X-1", in: context, price: Self.unkeepablePrice)
-            #expect(throws: ValidationError.self) { try context.save() }
+            #expect(throws: ObjectValidationError.self) { try context.save() }
             #expect(try Self.largestKey(stack) == .integer(0))
             context.rollback()
             try Self.refuseOneOfThree(in: context) { try TestStack.product("B-1", in: $0, price: Self.unkeepablePrice) }
@@ -108,7 +108,7 @@ struct RefusedSaveKeyTests {
             let a = try TestStack.product("A-1", in: context)
             try context.obtainPermanentIDs(for: [a])
             let b = try TestStack.product("B-1", in: context, price: Self.unkeepablePrice)
-            #expect(throws: ValidationError.self) { try context.save() }
+            #expect(throws: ObjectValidationError.self) { try context.save() }
             #expect(a.objectID.primaryKey == 1)
             #expect(b.objectID.isTemporaryID)
             #expect(try Self.largestKey(stack) == .integer(1))
@@ -124,7 +124,7 @@ struct RefusedSaveKeyTests {
                 ["sku": .string("A-1"), "name": .string("a"), "price": .decimal(1)],
                 ["sku": .string("B-1"), "name": .string("b"), "price": .decimal(Self.unkeepablePrice)],
             ])
-            #expect(throws: ValidationError.self) { try context.execute(request) }
+            #expect(throws: ObjectValidationError.self) { try context.execute(request) }
             try TestStack.product("C-1", in: context)
             try context.save()
         }

@@ -114,7 +114,7 @@ struct RegularExpressionCaseTests {
         #expect(try !RegularExpression("straße", caseInsensitive: true).isNative)
         #expect(try RegularExpression("(?i)ﬁne").whyNotNative?.contains("'ﬁ' folds to 'fi'") == true)
         #expect(try !RegularExpression("\\x{1E9E}", caseInsensitive: true).isNative)
-        #expect(throws: Lade.PredicateError.self) { try StringComparison.linearExpression("straße", caseInsensitive: true) }
+        #expect(throws: FetchPredicateError.self) { try StringComparison.linearExpression("straße", caseInsensitive: true) }
         let expression = try RegularExpression("stras+e", caseInsensitive: true)
         #expect(expression.undecidableScalar(in: "STRAßE") == "ß")
         #expect(expression.undecidableScalar(in: "STRASSE") == nil)
@@ -126,22 +126,22 @@ struct RegularExpressionCaseTests {
 
     @Test("MATCHES[c] runs on Lade's engine: linear on backtracking patterns, and refuses rather than guess")
     func predicates() throws {
-        let backtracking = try Lade.Predicate(format: "name MATCHES[c] %@", "((A+)+C|A+B)")
+        let backtracking = try FetchPredicate(format: "name MATCHES[c] %@", "((A+)+C|A+B)")
         let subject: [String: PredicateValue] = ["name": .string(String(repeating: "a", count: 40) + "b")]
         #expect(try backtracking.evaluate(with: subject))
         // Where ICU folds ß into ss, ICU answers (the pattern backtracks boundedly, the text is short)…
-        let folded = try Lade.Predicate(format: "name MATCHES[c] %@", ".*ss.*")
+        let folded = try FetchPredicate(format: "name MATCHES[c] %@", ".*ss.*")
         #expect(try folded.evaluate(with: ["name": PredicateValue.string("Straße")]))
         #expect(try folded.evaluate(with: ["name": PredicateValue.string("STRASSE")]))
         #expect(try !folded.evaluate(with: ["name": PredicateValue.string("Strase")]))
         // …or the predicate is refused, naming the pattern: never a guess.
-        let nested = try Lade.Predicate(format: "name MATCHES[c] %@", "(s+t)+.*")
-        #expect(throws: Lade.PredicateError.self) { try nested.evaluate(with: ["name": PredicateValue.string("ßt")]) }
+        let nested = try FetchPredicate(format: "name MATCHES[c] %@", "(s+t)+.*")
+        #expect(throws: FetchPredicateError.self) { try nested.evaluate(with: ["name": PredicateValue.string("ßt")]) }
         #expect(try nested.evaluate(with: ["name": PredicateValue.string("SSTst")]))
         let long = String(repeating: "x", count: 5000) + "ß"
-        #expect(throws: Lade.PredicateError.self) { try folded.evaluate(with: ["name": PredicateValue.string(long)]) }
-        let manyStars = try Lade.Predicate(format: "name MATCHES[c] %@", ".*s.*t.*r.*")
-        #expect(throws: Lade.PredicateError.self) { try manyStars.evaluate(with: ["name": PredicateValue.string("ßtr")]) }
-        #expect(throws: Lade.PredicateError.self) { try Lade.Predicate(format: "name MATCHES[c] %@", "(a)\\1").evaluate(with: ["name": PredicateValue.string("aa")]) }
+        #expect(throws: FetchPredicateError.self) { try folded.evaluate(with: ["name": PredicateValue.string(long)]) }
+        let manyStars = try FetchPredicate(format: "name MATCHES[c] %@", ".*s.*t.*r.*")
+        #expect(throws: FetchPredicateError.self) { try manyStars.evaluate(with: ["name": PredicateValue.string("ßtr")]) }
+        #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: "name MATCHES[c] %@", "(a)\\1").evaluate(with: ["name": PredicateValue.string("aa")]) }
     }
 }

@@ -83,13 +83,13 @@ struct SQLiteHostileTests {
                 == [[.integer(3), .text("410042")], [.integer(3), .text("410043")]])
         let fresh = stack.context()
         let names = try fresh.performAndWait {
-            try fresh.fetch(FetchRequest(entityName: "Category", sortDescriptors: [SortDescriptor("name")])).map {
+            try fresh.fetch(FetchRequest(entityName: "Category", sortDescriptors: [FetchSortDescriptor("name")])).map {
                 $0.value(forKey: "name") as? String
             }
         }
         #expect(names == ["A\u{0}B", "A\u{0}C"])
         let matched = try fresh.performAndWait {
-            try fresh.count(for: FetchRequest(entityName: "Category", predicate: try Lade.Predicate(format: "name == %@", "A\u{0}C")))
+            try fresh.count(for: FetchRequest(entityName: "Category", predicate: try FetchPredicate(format: "name == %@", "A\u{0}C")))
         }
         #expect(matched == 1)
     }
@@ -106,7 +106,7 @@ struct SQLiteHostileTests {
         let wideAnd = (0..<5_000).map { "name != 'X\($0)'" }.joined(separator: " AND ")
         let nested = "NOT (" + (0..<3_000).map { "name == 'C\($0 % 7)'" }.joined(separator: " OR ") + ")"
         for (format, expected) in [(wideOr, 30), (wideAnd, 30), (nested, 23)] {
-            let predicate = try Lade.Predicate(format: format)
+            let predicate = try FetchPredicate(format: format)
             let counted = try context.performAndWait { try context.count(for: FetchRequest(entityName: "Category", predicate: predicate)) }
             #expect(counted == expected)
             let evaluated = try context.performAndWait {

@@ -168,7 +168,7 @@ struct StoreTransactionTests {
             try TestStack.product("F-2", in: context)
             try TestStack.product("F-3", in: context, price: Decimal(string: "1234567890.123456789")!)
             #expect(performing: { try context.save() }, throws: { error in
-                (error as? ValidationError)?.failures.map(\.property) == ["price"]
+                (error as? ObjectValidationError)?.failures.map(\.property) == ["price"]
             })
             #expect(transaction.isOpen)
             var stored = FetchRequest(entityName: "Product")

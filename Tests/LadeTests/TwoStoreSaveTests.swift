@@ -51,7 +51,7 @@ struct TwoStoreSaveTests {
             #expect(!context.hasChanges)
         }
         #expect(try local.count(StoreFetchRequest(entityName: "Note")) == 1, "the retry did not write the note again")
-        #expect(try cloud.fetch(StoreFetchRequest(entityName: "Account", sortDescriptors: [SortDescriptor("name")])).map { $0.attributes["name"] } == [.string("me"), .string("you")])
+        #expect(try cloud.fetch(StoreFetchRequest(entityName: "Account", sortDescriptors: [FetchSortDescriptor("name")])).map { $0.attributes["name"] } == [.string("me"), .string("you")])
     }
 
     @Test("metadata staged for the failed store stays staged, and is written by the retry; the committed store's was written with its data")

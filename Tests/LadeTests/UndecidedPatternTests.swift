@@ -48,7 +48,7 @@ struct UndecidedPatternTests {
             let item = try context.insertObject(forEntityName: "Item")
             try item.setValue(Self.undecided, forKey: "code")
             #expect(performing: { try context.save() }, throws: { error in
-                guard let validation = error as? ValidationError, validation.failures.count == 1 else { return false }
+                guard let validation = error as? ObjectValidationError, validation.failures.count == 1 else { return false }
                 let failure = validation.failures[0]
                 return failure.property == "code" && failure.rule.rawValue == "patternUndecided" && "\(validation)".contains("/\(Self.pattern)/")
             })

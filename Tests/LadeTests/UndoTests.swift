@@ -10,7 +10,7 @@ struct UndoTests {
         let context = stack.context()
         try context.performAndWait {
             #expect(context.undoManager == nil)
-            context.undoManager = UndoManager()
+            context.undoManager = ContextUndoManager()
             let product = try TestStack.product("U-1", in: context, name: "One")
             try context.save()
             try product.setValue("Two", forKey: "name")

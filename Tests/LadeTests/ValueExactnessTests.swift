@@ -50,7 +50,7 @@ struct ValueExactnessTests {
             #expect {
                 try context.save()
             } throws: { error in
-                guard let validation = error as? ValidationError else { return false }
+                guard let validation = error as? ObjectValidationError else { return false }
                 return validation.failures.count == 1 && validation.failures[0].property == "price"
                     && validation.failures[0].rule == .precision && "\(validation)".contains("16 significant digits")
             }

@@ -138,7 +138,7 @@ struct XMLStoreTests {
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
-            let people = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [SortDescriptor("name")]))
+            let people = try context.fetch(FetchRequest(entityName: "Employee", sortDescriptors: [FetchSortDescriptor("name")]))
             #expect(people.map { $0["name"] as? String } == ["Alice", "Bob", "Carol"])
             #expect(people[0]["hireDate"] as? Date == Date(timeIntervalSinceReferenceDate: 445_103_622.25))
             #expect(people[0]["salary"] as? Int == 100)

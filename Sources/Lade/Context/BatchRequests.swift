@@ -46,7 +46,7 @@ extension ManagedObjectContext {
                     throw ContextError.wrongType(entity: entity, key: name, expected: attribute.type.rawValue, got: "\(value)")
                 }
                 if let violation = AttributeValidator(attribute).violation(of: value) {
-                    throw ValidationError(failures: [.init(objectID: ManagedObjectID(temporaryFor: entity),
+                    throw ObjectValidationError(failures: [.init(objectID: ManagedObjectID(temporaryFor: entity),
                                                            property: name, rule: violation.rule, value: value?.canonicalText, message: violation.message)])
                 }
             }
@@ -65,7 +65,7 @@ extension ManagedObjectContext {
         while let entity = frontier.popLast() {
             for relationship in model.relationships(of: entity) where !relationship.isTransient {
                 if relationship.deleteRule == .deny {
-                    throw ValidationError(failures: [.init(objectID: ManagedObjectID(temporaryFor: entity), property: relationship.name, rule: .deny, value: nil,
+                    throw ObjectValidationError(failures: [.init(objectID: ManagedObjectID(temporaryFor: entity), property: relationship.name, rule: .deny, value: nil,
                                                            message: "delete rule Deny is not supported for batch deletes (\(entity).\(relationship.name)), as in Core Data: delete these objects through a context")])
                 }
                 if relationship.deleteRule == .cascade {

@@ -7,17 +7,17 @@ extension FetchRequestTemplate {
     /// let predicate = try model.fetchRequestTemplate(named: "lowStock")!.parsedPredicate()
     /// predicate?.variableNames   // ["THRESHOLD"]
     /// ```
-    public func parsedPredicate() throws -> Predicate? {
+    public func parsedPredicate() throws -> FetchPredicate? {
         guard let predicateString, !predicateString.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         do {
-            return try Predicate(format: predicateString)
+            return try FetchPredicate(format: predicateString)
         } catch {
-            throw PredicateError.invalidTemplate(name: name, reason: "its predicate '\(predicateString)' does not parse: \(error)")
+            throw FetchPredicateError.invalidTemplate(name: name, reason: "its predicate '\(predicateString)' does not parse: \(error)")
         }
     }
 
     /// A fetch request from the template, its predicate's variables replaced by `substitute`.
-    func fetchRequest(substituting substitute: (Predicate) throws -> Predicate) throws -> FetchRequest {
+    func fetchRequest(substituting substitute: (FetchPredicate) throws -> FetchPredicate) throws -> FetchRequest {
         var request = FetchRequest(entityName: entityName, predicate: try parsedPredicate().map(substitute))
         if let fetchLimit { request.fetchLimit = fetchLimit }
         if let fetchBatchSize { request.fetchBatchSize = fetchBatchSize }
@@ -41,11 +41,11 @@ extension ManagedObjectModel {
     /// let products = try context.fetch(request)
     /// ```
     ///
-    /// - Throws: `PredicateError.unknownTemplate` for a name the model lacks,
-    ///   `PredicateError.invalidTemplate` for a predicate that does not parse, and
-    ///   `PredicateError.missingVariable` for a variable given no value.
+    /// - Throws: `FetchPredicateError.unknownTemplate` for a name the model lacks,
+    ///   `FetchPredicateError.invalidTemplate` for a predicate that does not parse, and
+    ///   `FetchPredicateError.missingVariable` for a variable given no value.
     public func fetchRequest(fromTemplateNamed name: String, substitutionVariables: [String: PredicateValue] = [:]) throws -> FetchRequest {
-        guard let template = fetchRequestTemplate(named: name) else { throw PredicateError.unknownTemplate(name) }
+        guard let template = fetchRequestTemplate(named: name) else { throw FetchPredicateError.unknownTemplate(name) }
         return try template.fetchRequest { try $0.substituting(substitutionVariables) }
     }
 }
@@ -64,11 +64,11 @@ extension ManagedObjectContext {
     /// let drills = try context.fetchedProperty(named: "drills", of: tools)
     /// ```
     ///
-    /// - Throws: `PredicateError.unknownTemplate` when the object's entity has no fetched
+    /// - Throws: `FetchPredicateError.unknownTemplate` when the object's entity has no fetched
     ///   property of that name, or the errors of parsing, substitution and fetching.
     public func fetchedProperty(named name: String, of object: ManagedObject) throws -> [ManagedObject] {
         guard let property = model.fetchedProperties(of: object.layout.name).first(where: { $0.name == name }) else {
-            throw PredicateError.unknownTemplate("\(object.layout.name).\(name)")
+            throw FetchPredicateError.unknownTemplate("\(object.layout.name).\(name)")
         }
         func resolve(_ variable: String, _ path: [String]) throws -> PredicateValue {
             switch variable {
@@ -78,10 +78,10 @@ extension ManagedObjectContext {
                 switch path {
                 case ["name"]: return .string(property.name)
                 case let keys where keys.count == 2 && keys[0] == "userInfo": return property.userInfo[keys[1]].map { .string($0) } ?? .null
-                default: throw PredicateError.unsupported("$FETCHED_PROPERTY.\(path.joined(separator: ".")); use $FETCHED_PROPERTY.name or $FETCHED_PROPERTY.userInfo.KEY")
+                default: throw FetchPredicateError.unsupported("$FETCHED_PROPERTY.\(path.joined(separator: ".")); use $FETCHED_PROPERTY.name or $FETCHED_PROPERTY.userInfo.KEY")
                 }
             default:
-                throw PredicateError.missingVariable(variable)
+                throw FetchPredicateError.missingVariable(variable)
             }
         }
         return try fetch(property.fetchRequest.fetchRequest { try $0.substituting(resolve) })

@@ -27,7 +27,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var name: String?
     public var mergePolicy: MergePolicy = .error
     /// Nil by default: no undo bookkeeping, as Core Data on iOS.
-    public var undoManager: UndoManager?
+    public var undoManager: ContextUndoManager?
 
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
         didSet { modelStorage = persistentStoreCoordinator?.managedObjectModel }
@@ -488,12 +488,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return (inserted.elements + updated.elements + deleted.elements).filter { entities.contains($0.entity.name) }
     }
 
-    /// Sorts as the store's `ORDER BY` does: by the descriptors (`SortDescriptor.compare`),
+    /// Sorts as the store's `ORDER BY` does: by the descriptors (`FetchSortDescriptor.compare`),
     /// then saved objects in key order (the SQL's final Z_PK), new ones after them.
-    func sorted(_ objects: [ManagedObject], by descriptors: [SortDescriptor], entity: String) throws -> [ManagedObject] {
+    func sorted(_ objects: [ManagedObject], by descriptors: [FetchSortDescriptor], entity: String) throws -> [ManagedObject] {
         for descriptor in descriptors { try descriptor.check(on: entity, in: model) }
         return objects.sorted { a, b in
-            let order = SortDescriptor.compare(a, b, by: descriptors)
+            let order = FetchSortDescriptor.compare(a, b, by: descriptors)
             if order != 0 { return order < 0 }
             // (Written without a tuple switch: that form crashes Swift 6.3's optimizer.)
             let x = a.objectID.primaryKey, y = b.objectID.primaryKey
@@ -689,9 +689,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private static func naming(_ replaced: [ManagedObjectID: ManagedObjectID], in error: Error) -> Error {
         func current(_ id: ManagedObjectID) -> ManagedObjectID { replaced[id] ?? id }
         switch error {
-        case let validation as ValidationError:
-            return ValidationError(failures: validation.failures.map {
-                ValidationError.Failure(objectID: current($0.objectID), property: $0.property, rule: $0.rule, value: $0.value, message: $0.message)
+        case let validation as ObjectValidationError:
+            return ObjectValidationError(failures: validation.failures.map {
+                ObjectValidationError.Failure(objectID: current($0.objectID), property: $0.property, rule: $0.rule, value: $0.value, message: $0.message)
             })
         case ContextError.uniquenessViolation(let entity, let properties, let id):
             return ContextError.uniquenessViolation(entity: entity, properties: properties, objectID: current(id))
@@ -793,7 +793,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     private func validate() throws {
-        var failures: [ValidationError.Failure] = []
+        var failures: [ObjectValidationError.Failure] = []
         for object in deleted where !object.isInserted {
             for relationship in model.relationships(of: object.layout.name) where relationship.deleteRule == .deny {
                 let remaining = (relationship.isToMany ? object.objects(forKey: relationship.name) : [object.object(forKey: relationship.name)].compactMap { $0 })
@@ -807,7 +807,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         for object in inserted.elements + updated.elements where !object.isDeleted {
             failures += validationFailures(of: object)
         }
-        guard failures.isEmpty else { throw ValidationError(failures: failures) }
+        guard failures.isEmpty else { throw ObjectValidationError(failures: failures) }
     }
 
     /// Whether `save` validates the changed objects (a mapping migration saves its new objects
@@ -816,14 +816,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// What breaks the model's validation rules in `objects` (their attributes' rules,
     /// required relationships and counts), as `save` checks them.
-    func validationFailures(of objects: [ManagedObject]) -> [ValidationError.Failure] {
+    func validationFailures(of objects: [ManagedObject]) -> [ObjectValidationError.Failure] {
         assertOnQueue()
         return objects.flatMap(validationFailures)
     }
 
-    private func validationFailures(of object: ManagedObject) -> [ValidationError.Failure] {
-        var failures: [ValidationError.Failure] = []
-        func fail(_ property: String, _ rule: ValidationError.Rule, _ value: AttributeValue?, _ message: String) {
+    private func validationFailures(of object: ManagedObject) -> [ObjectValidationError.Failure] {
+        var failures: [ObjectValidationError.Failure] = []
+        func fail(_ property: String, _ rule: ObjectValidationError.Rule, _ value: AttributeValue?, _ message: String) {
             failures.append(.init(objectID: object.objectID, property: property, rule: rule, value: value?.canonicalText, message: message))
         }
         let info = info(for: object.layout)

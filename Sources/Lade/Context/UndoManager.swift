@@ -1,10 +1,11 @@
 import Foundation
 
-/// Records changes so they can be undone and redone, in groups. Foundation's `UndoManager`
-/// is not available on Linux; this one keeps its vocabulary.
+/// Records changes so they can be undone and redone, in groups (Core Data's `undoManager`, an
+/// `NSUndoManager`). Named so that it never collides with Foundation's `UndoManager` (absent
+/// from Linux's Foundation, present on Apple's); it keeps that class's vocabulary.
 ///
 /// ```swift
-/// context.undoManager = UndoManager()
+/// context.undoManager = ContextUndoManager()
 /// try product.setValue("New name", forKey: "name")
 /// context.undoManager?.undo()     // the name is back
 /// ```
@@ -12,7 +13,7 @@ import Foundation
 /// A context wraps each change it is asked for (an insert, a delete, a set) in a group of its
 /// own unless a group is already open; `beginUndoGrouping()`/`endUndoGrouping()` make one
 /// group of several.
-public final class UndoManager {
+public final class ContextUndoManager {
     typealias Action = () -> Void
 
     private var undoStack: [[Action]] = []

@@ -68,11 +68,11 @@ public struct BatchRowFailure: Sendable, Equatable, CustomStringConvertible {
 /// breaks one refuses the whole request, naming it.
 public struct BatchUpdateRequest: Sendable {
     public var entityName: String
-    public var predicate: Predicate?
+    public var predicate: FetchPredicate?
     public var propertiesToUpdate: [String: AttributeValue?]
     public var includesSubentities = true
 
-    public init(entityName: String, predicate: Predicate? = nil, propertiesToUpdate: [String: AttributeValue?]) {
+    public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [String: AttributeValue?]) {
         self.entityName = entityName
         self.predicate = predicate
         self.propertiesToUpdate = propertiesToUpdate

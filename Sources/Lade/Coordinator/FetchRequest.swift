@@ -5,14 +5,14 @@ import Foundation
 /// ```swift
 /// var request = FetchRequest(entityName: "Product")
 /// request.predicate = .compare(.keyPath("price"), .lessThan, .constant(.decimal(10)))
-/// request.sortDescriptors = [SortDescriptor("name")]
+/// request.sortDescriptors = [FetchSortDescriptor("name")]
 /// request.fetchLimit = 20
 /// let products = try context.fetch(request)
 /// ```
 public struct FetchRequest: Sendable {
     public var entityName: String
-    public var predicate: Predicate?
-    public var sortDescriptors: [SortDescriptor] = []
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [FetchSortDescriptor] = []
     /// 0: no limit.
     public var fetchLimit = 0
     public var fetchOffset = 0
@@ -28,7 +28,7 @@ public struct FetchRequest: Sendable {
     /// For `fetchDictionaries`: the attributes to return (all when nil).
     public var propertiesToFetch: [String]?
 
-    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

@@ -121,8 +121,8 @@ struct BatchDeletion {
         return row?.toOne[relationship.name].map { [$0] } ?? []
     }
 
-    private func mandatory(_ destination: ManagedObjectID, _ inverse: RelationshipDescription) -> ValidationError {
-        ValidationError(failures: [.init(objectID: destination, property: inverse.name, rule: .required, value: nil,
+    private func mandatory(_ destination: ManagedObjectID, _ inverse: RelationshipDescription) -> ObjectValidationError {
+        ObjectValidationError(failures: [.init(objectID: destination, property: inverse.name, rule: .required, value: nil,
                                          message: "the batch delete would leave this required relationship empty (Core Data: \"Batch delete failed due to mandatory nullify inverse\"); nothing was deleted")])
     }
 }
@@ -183,7 +183,7 @@ struct BatchInserter {
         // 2. Upsert: objects already in the store, and earlier rows of this batch, by constraint.
         var existing: [[AttributeValue]: (id: ManagedObjectID, constraint: Int)] = [:]
         for (number, constraint) in constraints.enumerated() {
-            var parts: [Predicate] = []
+            var parts: [FetchPredicate] = []
             for name in constraint {
                 let values = Set(accepted.compactMap { $0.values[name] ?? nil })
                 parts.append(.compare(.keyPath(name), .in, .constant(.collection(values.map { .attribute($0) }))))

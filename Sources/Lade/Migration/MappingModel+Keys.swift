@@ -22,14 +22,14 @@ extension MappingModel {
         if let fetch = mapping.sourceFetch, fetch.predicate != "TRUEPREDICATE", source.entity(named: fetch.entity) != nil {
             let place = "entity mapping \(mapping.name): its filter '\(fetch.predicate.prefix(200))'"
             do {
-                let predicate = try Predicate(format: fetch.predicate, arguments: [])
+                let predicate = try FetchPredicate(format: fetch.predicate, arguments: [])
                 let variables = predicate.variableNames
                 if variables.isEmpty {
                     try SQLPredicateCompiler.checkKeys(of: predicate, on: fetch.entity, in: source, schema: sourceSchema())
                 } else {
                     problems.append("\(place) uses \(variables.sorted().map { "$" + $0 }.joined(separator: ", ")), which a migration without the app's code has no value for")
                 }
-            } catch let error as PredicateError {
+            } catch let error as FetchPredicateError {
                 problems.append("\(place): \(error) in the source version")
             } catch {
                 problems.append("\(place) does not parse: \(error)")

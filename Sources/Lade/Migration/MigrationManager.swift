@@ -134,7 +134,7 @@ public struct MigrationManager: Sendable {
                 }
                 // Stage 3: every new object checked against the new version's rules.
                 progress?("validating the new objects")
-                var failures: [ValidationError.Failure] = []
+                var failures: [ObjectValidationError.Failure] = []
                 for entity in destination.entities where !entity.isAbstract {
                     var count = 0
                     try destinationStore.forEachBatch(ofEntity: entity.name, batchSize: max(1, batchSize)) { rows in
@@ -145,7 +145,7 @@ public struct MigrationManager: Sendable {
                     counts[entity.name] = count
                 }
                 guard failures.isEmpty else {
-                    throw MigrationFailure(store: url.path, "the migrated objects do not meet the new version's rules: \(ValidationError(failures: Array(failures.prefix(20))))")
+                    throw MigrationFailure(store: url.path, "the migrated objects do not meet the new version's rules: \(ObjectValidationError(failures: Array(failures.prefix(20))))")
                 }
             }
         }
@@ -243,10 +243,10 @@ private struct MappingRun {
     mutating func createDestinationInstances() throws {
         for entity in mapping.entityMappings {
             guard let fetch = entity.sourceFetch, let destinationName = entity.destinationEntityName else { continue }
-            var predicate: Predicate?
+            var predicate: FetchPredicate?
             if fetch.predicate != "TRUEPREDICATE" {
                 do {
-                    predicate = try Predicate(format: fetch.predicate, arguments: [])
+                    predicate = try FetchPredicate(format: fetch.predicate, arguments: [])
                 } catch {
                     throw MappingModelError(mapping.origin, "entity mapping \(entity.name): its filter predicate '\(fetch.predicate)' does not parse: \(error)")
                 }

@@ -3,7 +3,7 @@ import Foundation
 /// Why objects may not be saved: every failure of one save, together. The rules are the
 /// model's (checked by a context's save with `AttributeValidator`), and a store's own for a
 /// value it cannot keep exactly (`.precision`): both raise it, so it lives with the model.
-public struct ValidationError: Error, Sendable, CustomStringConvertible {
+public struct ObjectValidationError: Error, Sendable, CustomStringConvertible {
     public enum Rule: String, Sendable {
         case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
         /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
@@ -34,6 +34,6 @@ public struct ValidationError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension ValidationError: LadeError {
+extension ObjectValidationError: LadeError {
     public var code: String { "validation" }
 }

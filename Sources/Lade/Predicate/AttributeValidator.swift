@@ -43,9 +43,9 @@ public final class AttributeValidator: Sendable {
     /// maximum or pattern (a save need not ask about its values).
     public var hasRules: Bool { !isOptional || minValue != nil || maxValue != nil || expression != nil }
 
-    /// One broken rule, in the words a save's `ValidationError` uses.
+    /// One broken rule, in the words a save's `ObjectValidationError` uses.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
-        public let rule: ValidationError.Rule
+        public let rule: ObjectValidationError.Rule
         public let message: String
         public var description: String { message }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// A value an expression can produce or a predicate can compare with: an attribute value, an
 /// object (by ID), nil, or a collection.
 ///
-/// Literals make arguments easy to write: `Predicate(format: "price < %@ AND name == %@", arguments: [10, "Bolt"])`.
+/// Literals make arguments easy to write: `FetchPredicate(format: "price < %@ AND name == %@", arguments: [10, "Bolt"])`.
 /// ```swift
 /// let values: [PredicateValue] = [10, 2.5, "Bolt", true, nil, [1, 2, 3], .date(Date()), .object(product.objectID)]
 /// ```
@@ -38,7 +38,7 @@ extension PredicateValue: ExpressibleByStringLiteral, ExpressibleByIntegerLitera
 /// Collection operators of key paths: `items.@count`, `items.@sum.price`.
 ///
 /// ```swift
-/// Expression.collectionOperator(.avg, .keyPath("items"), ["price"])   // items.@avg.price
+/// FetchExpression.collectionOperator(.avg, .keyPath("items"), ["price"])   // items.@avg.price
 /// ```
 public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
     case count = "@count"
@@ -50,16 +50,16 @@ public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
 
 /// The left or right side of a comparison (Apple's `NSExpression`).
 ///
-/// Foundation has types named `Predicate`, `SortDescriptor` and `Expression` too; where a
-/// file imports both and names the type, write `Lade.Predicate` (inferred uses such as
-/// `request.predicate = .compare(…)` need no prefix).
+/// Named `FetchExpression` (and `FetchPredicate`, `FetchSortDescriptor`) because Foundation
+/// has an `Expression`, a `Predicate` and a `SortDescriptor` of its own: a file that imports
+/// both Foundation and Lade names Lade's types without qualifying them.
 ///
 /// ```swift
-/// Expression.keyPath("category.name")                            // category.name
-/// Expression.constant(.string("Tools"))                          // "Tools"
-/// Expression.collectionOperator(.sum, .keyPath("items"), ["price"]) // items.@sum.price
+/// FetchExpression.keyPath("category.name")                            // category.name
+/// FetchExpression.constant(.string("Tools"))                          // "Tools"
+/// FetchExpression.collectionOperator(.sum, .keyPath("items"), ["price"]) // items.@sum.price
 /// ```
-public indirect enum Expression: Sendable, Hashable {
+public indirect enum FetchExpression: Sendable, Hashable {
     /// A constant value.
     case constant(PredicateValue)
     /// A key path from the evaluated object: `name`, `category.name`, `tags.name` (to-many).
@@ -72,14 +72,14 @@ public indirect enum Expression: Sendable, Hashable {
     case variableKeyPath(String, [String])
     /// `collection.@op.path`: an aggregate over a collection (`items.@count`,
     /// `items.@avg.price`, `SUBQUERY(…).@count`); `path` is read on each element.
-    case collectionOperator(CollectionOperator, Expression, [String])
+    case collectionOperator(CollectionOperator, FetchExpression, [String])
     /// `{a, b, c}` with members that are not all constants (`{$LOW, $HIGH}`, `{price, cost}`).
-    case aggregate([Expression])
+    case aggregate([FetchExpression])
     /// `SUBQUERY(collection, $variable, predicate)`: the members of a collection for which the
     /// predicate holds, with `$variable` naming each member.
-    case subquery(Expression, variable: String, Predicate)
+    case subquery(FetchExpression, variable: String, FetchPredicate)
 
-    public static func keyPath(_ path: String) -> Expression {
+    public static func keyPath(_ path: String) -> FetchExpression {
         .keyPath(path.split(separator: ".").map(String.init))
     }
 

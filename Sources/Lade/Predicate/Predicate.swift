@@ -3,7 +3,7 @@ import Foundation
 /// Comparison operators of Core Data's predicate language.
 ///
 /// ```swift
-/// Predicate.compare(.keyPath("name"), .beginsWith, .constant("Bo"), options: .caseInsensitive)   // name BEGINSWITH[c] "Bo"
+/// FetchPredicate.compare(.keyPath("name"), .beginsWith, .constant("Bo"), options: .caseInsensitive)   // name BEGINSWITH[c] "Bo"
 /// ```
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
@@ -46,7 +46,7 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
 /// `ALL` (every member does; true for an empty collection). `NONE` is `NOT ANY`.
 ///
 /// ```swift
-/// Predicate.compare(.keyPath("tags.name"), .equal, .constant("red"), modifier: .any)   // ANY tags.name == "red"
+/// FetchPredicate.compare(.keyPath("tags.name"), .equal, .constant("red"), modifier: .any)   // ANY tags.name == "red"
 /// ```
 public enum ComparisonModifier: String, Sendable, Hashable {
     case direct = ""
@@ -58,16 +58,16 @@ public enum ComparisonModifier: String, Sendable, Hashable {
 ///
 /// ```swift
 /// let comparison = Comparison(.keyPath("price"), .lessThan, .constant(10))
-/// let predicate = Predicate.comparison(comparison)   // price < 10
+/// let predicate = FetchPredicate.comparison(comparison)   // price < 10
 /// ```
 public struct Comparison: Sendable, Hashable {
-    public var left: Expression
+    public var left: FetchExpression
     public var op: ComparisonOperator
-    public var right: Expression
+    public var right: FetchExpression
     public var options: ComparisonOptions
     public var modifier: ComparisonModifier
 
-    public init(_ left: Expression, _ op: ComparisonOperator, _ right: Expression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
+    public init(_ left: FetchExpression, _ op: ComparisonOperator, _ right: FetchExpression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
         self.left = left
         self.op = op
         self.right = right
@@ -81,26 +81,26 @@ public struct Comparison: Sendable, Hashable {
 ///
 /// Parse it from Core Data's format strings (see `init(format:arguments:)`), or build it:
 /// ```swift
-/// let cheapTools = try Predicate(format: "category.name == %@ AND price < %@", arguments: ["Tools", 10])
-/// let same = Predicate.and([
+/// let cheapTools = try FetchPredicate(format: "category.name == %@ AND price < %@", arguments: ["Tools", 10])
+/// let same = FetchPredicate.and([
 ///     .compare(.keyPath("category.name"), .equal, .constant(.string("Tools"))),
 ///     .compare(.keyPath("price"), .lessThan, .constant(.integer(10))),
 /// ])
 /// ```
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum FetchPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE`.
     case `true`
     /// `FALSEPREDICATE`.
     case `false`
     case comparison(Comparison)
-    case and([Predicate])
-    case or([Predicate])
-    case not(Predicate)
+    case and([FetchPredicate])
+    case or([FetchPredicate])
+    case not(FetchPredicate)
 
     public static func compare(
-        _ left: Expression, _ op: ComparisonOperator, _ right: Expression,
+        _ left: FetchExpression, _ op: ComparisonOperator, _ right: FetchExpression,
         options: ComparisonOptions = [], modifier: ComparisonModifier = .direct
-    ) -> Predicate {
+    ) -> FetchPredicate {
         .comparison(Comparison(left, op, right, options: options, modifier: modifier))
     }
 
@@ -109,19 +109,19 @@ public indirect enum Predicate: Sendable, Hashable {
     /// the value (nil unless the value is a collection, whose members it reads).
     ///
     /// ```swift
-    /// let template = try Predicate(format: "stock < $THRESHOLD")
+    /// let template = try FetchPredicate(format: "stock < $THRESHOLD")
     /// let low = try template.substituting(["THRESHOLD": 5])
     /// ```
-    public func substituting(_ values: [String: PredicateValue]) throws -> Predicate {
+    public func substituting(_ values: [String: PredicateValue]) throws -> FetchPredicate {
         try substituting { name, path in
-            guard let value = values[name] else { throw PredicateError.missingVariable(name) }
+            guard let value = values[name] else { throw FetchPredicateError.missingVariable(name) }
             return value.predicateValue(forKeyPath: path)
         }
     }
 
     /// A copy with each free variable (and each key path from one: `$FETCH_SOURCE.category`)
     /// replaced by the value `resolve` gives.
-    func substituting(_ resolve: (String, [String]) throws -> PredicateValue) throws -> Predicate {
+    func substituting(_ resolve: (String, [String]) throws -> PredicateValue) throws -> FetchPredicate {
         try rewritten(bound: []) { expression, bound in
             switch expression {
             case .variable(let name) where !bound.contains(name):
@@ -150,7 +150,7 @@ public indirect enum Predicate: Sendable, Hashable {
 
     /// Rebuilds the tree bottom-up, replacing each expression `change` returns a value for.
     /// `bound` holds the subquery variables in scope.
-    func rewritten(bound: Set<String>, _ change: (Expression, Set<String>) throws -> Expression?) throws -> Predicate {
+    func rewritten(bound: Set<String>, _ change: (FetchExpression, Set<String>) throws -> FetchExpression?) throws -> FetchPredicate {
         switch self {
         case .true, .false: return self
         case .comparison(var comparison):
@@ -164,8 +164,8 @@ public indirect enum Predicate: Sendable, Hashable {
     }
 }
 
-extension Expression {
-    func rewritten(bound: Set<String>, _ change: (Expression, Set<String>) throws -> Expression?) throws -> Expression {
+extension FetchExpression {
+    func rewritten(bound: Set<String>, _ change: (FetchExpression, Set<String>) throws -> FetchExpression?) throws -> FetchExpression {
         if let replaced = try change(self, bound) { return replaced }
         switch self {
         case .constant, .keyPath, .evaluatedObject, .variable, .variableKeyPath: return self
@@ -182,7 +182,7 @@ extension Expression {
 }
 
 /// A predicate that cannot be evaluated or compiled as written.
-public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum FetchPredicateError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingVariable(String)
     case unknownKey(entity: String, key: String)
     case unsupported(String)
@@ -207,7 +207,7 @@ public enum PredicateError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-extension PredicateError: LadeError {
+extension FetchPredicateError: LadeError {
     public var code: String {
         switch self {
         case .missingVariable: "predicate.missingVariable"

@@ -8,7 +8,7 @@ import Foundation
 ///     var x: Int64
 ///     func predicateValue(forKeyPath path: [String]) -> PredicateValue { path == ["x"] ? .integer(x) : .null }
 /// }
-/// try Predicate(format: "x > 2").evaluate(with: Point(x: 3))   // true
+/// try FetchPredicate(format: "x > 2").evaluate(with: Point(x: 3))   // true
 /// ```
 public protocol PredicateEvaluable {
     /// The value at a key path: an attribute value, a related object's ID, nil, or (through
@@ -24,7 +24,7 @@ extension PredicateEvaluable {
     public func predicateObjects(forKeyPath path: [String]) -> [any PredicateEvaluable]? { nil }
 }
 
-/// A plain value evaluates as `SELF`: `try Predicate(format: "SELF BEGINSWITH 'a'").evaluate(with: PredicateValue.string("abc"))`.
+/// A plain value evaluates as `SELF`: `try FetchPredicate(format: "SELF BEGINSWITH 'a'").evaluate(with: PredicateValue.string("abc"))`.
 extension PredicateValue: PredicateEvaluable {
     public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
         guard !path.isEmpty else { return self }
@@ -33,7 +33,7 @@ extension PredicateValue: PredicateEvaluable {
     }
 }
 
-/// A dictionary evaluates by key: `try Predicate(format: "age > 30").evaluate(with: ["age": PredicateValue.integer(41)])`.
+/// A dictionary evaluates by key: `try FetchPredicate(format: "age > 30").evaluate(with: ["age": PredicateValue.integer(41)])`.
 extension Dictionary: PredicateEvaluable where Key == String, Value == PredicateValue {
     public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
         guard let first = path.first else { return .null }
@@ -41,11 +41,11 @@ extension Dictionary: PredicateEvaluable where Key == String, Value == Predicate
     }
 }
 
-extension Predicate {
+extension FetchPredicate {
     /// Whether `object` satisfies the predicate, evaluated in memory.
     ///
     /// ```swift
-    /// let cheap = try Predicate(format: "price < 10")
+    /// let cheap = try FetchPredicate(format: "price < 10")
     /// try cheap.evaluate(with: product)                                // a ManagedObject
     /// try cheap.evaluate(with: ["price": PredicateValue.integer(4)])    // true
     /// ```
@@ -65,7 +65,7 @@ extension Predicate {
 /// let matches = try PredicateEvaluator.evaluate(predicate, on: product)
 /// ```
 public enum PredicateEvaluator {
-    public static func evaluate(_ predicate: Predicate, on object: some PredicateEvaluable) throws -> Bool {
+    public static func evaluate(_ predicate: FetchPredicate, on object: some PredicateEvaluable) throws -> Bool {
         try evaluate(predicate, Scope(object: object, variables: [:]))
     }
 
@@ -94,7 +94,7 @@ public enum PredicateEvaluator {
         var variables: [String: Member]
     }
 
-    static func evaluate(_ predicate: Predicate, _ scope: Scope) throws -> Bool {
+    static func evaluate(_ predicate: FetchPredicate, _ scope: Scope) throws -> Bool {
         switch predicate {
         case .true: return true
         case .false: return false
@@ -122,13 +122,13 @@ public enum PredicateEvaluator {
         }
     }
 
-    static func value(_ expression: Expression, _ scope: Scope) throws -> PredicateValue {
+    static func value(_ expression: FetchExpression, _ scope: Scope) throws -> PredicateValue {
         switch expression {
         case .constant(let value): return value
         case .keyPath(let path): return scope.object.predicateValue(forKeyPath: path)
         case .evaluatedObject: return scope.object.predicateValue(forKeyPath: [])
         case .variable(let name), .variableKeyPath(let name, _):
-            guard let member = scope.variables[name] else { throw PredicateError.missingVariable(name) }
+            guard let member = scope.variables[name] else { throw FetchPredicateError.missingVariable(name) }
             if case .variableKeyPath(_, let path) = expression { return member.value(at: path) }
             return member.value(at: [])
         case .aggregate(let members):
@@ -146,20 +146,20 @@ public enum PredicateEvaluator {
     }
 
     /// The members of a collection expression: objects where the collection holds objects.
-    static func elements(of expression: Expression, _ scope: Scope, _ user: String) throws -> [Member] {
+    static func elements(of expression: FetchExpression, _ scope: Scope, _ user: String) throws -> [Member] {
         func members(from base: Member, _ path: [String]) throws -> [Member] {
             if let objects = base.objects(at: path) { return objects.map { .object($0) } }
             switch base.value(at: path) {
             case .collection(let values): return values.map { .value($0) }
             case .null: return []
-            default: throw PredicateError.notACollection(user)
+            default: throw FetchPredicateError.notACollection(user)
             }
         }
         switch expression {
         case .keyPath(let path):
             return try members(from: .object(scope.object), path)
         case .variableKeyPath(let name, let path):
-            guard let member = scope.variables[name] else { throw PredicateError.missingVariable(name) }
+            guard let member = scope.variables[name] else { throw FetchPredicateError.missingVariable(name) }
             return try members(from: member, path)
         case .subquery(let collection, let variable, let predicate):
             var inner = scope
@@ -171,7 +171,7 @@ public enum PredicateEvaluator {
             switch try value(expression, scope) {
             case .collection(let values): return values.map { .value($0) }
             case .null: return []
-            default: throw PredicateError.notACollection(user)
+            default: throw FetchPredicateError.notACollection(user)
             }
         }
     }
@@ -182,7 +182,7 @@ public enum PredicateEvaluator {
             switch value {
             case .null: continue
             case .attribute(let attribute): present.append(attribute)
-            default: throw PredicateError.unsupported("\(op.rawValue) over objects or nested collections")
+            default: throw FetchPredicateError.unsupported("\(op.rawValue) over objects or nested collections")
             }
         }
         switch op {
@@ -193,7 +193,7 @@ public enum PredicateEvaluator {
             var total = 0.0
             for value in present {
                 guard case .number(let double, let whole) = ValueComparison.key(value) else {
-                    throw PredicateError.unsupported("\(op.rawValue) over values that are not numbers")
+                    throw FetchPredicateError.unsupported("\(op.rawValue) over values that are not numbers")
                 }
                 // As SQLite's sum(): an exact integer sum while every value is an integer, and
                 // a double sum in member order beside it.
@@ -214,7 +214,7 @@ public enum PredicateEvaluator {
             for value in present {
                 guard let current = best else { best = value; continue }
                 guard let order = ValueComparison.compare(value, current) else {
-                    throw PredicateError.unsupported("\(op.rawValue) over values of different kinds")
+                    throw FetchPredicateError.unsupported("\(op.rawValue) over values of different kinds")
                 }
                 if (op == .min && order < 0) || (op == .max && order > 0) { best = value }
             }
@@ -226,7 +226,7 @@ public enum PredicateEvaluator {
         func refuseCollections(_ values: PredicateValue...) throws {
             for value in values {
                 guard case .collection = value else { continue }
-                throw PredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
+                throw FetchPredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
             }
         }
         switch op {
@@ -248,7 +248,7 @@ public enum PredicateEvaluator {
             return try containment(left, right, op, options)
         case .between:
             try refuseCollections(left)
-            guard case .collection(let bounds) = right, bounds.count == 2 else { throw PredicateError.unsupported("BETWEEN needs {low, high} on its right") }
+            guard case .collection(let bounds) = right, bounds.count == 2 else { throw FetchPredicateError.unsupported("BETWEEN needs {low, high} on its right") }
             return try compare(left, .greaterThanOrEqual, bounds[0], options) && compare(left, .lessThanOrEqual, bounds[1], options)
         case .beginsWith, .endsWith, .like, .matches:
             try refuseCollections(left, right)
@@ -270,12 +270,12 @@ public enum PredicateEvaluator {
         case .null: return false
         case .attribute(let text) where ValueComparison.kind(text) == .text:
             if case .collection = element {
-                throw PredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
+                throw FetchPredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
             }
             guard let (text, part) = texts(container, element) else { return false }
             return StringComparison.contains(text, part, options)
         default:
-            throw PredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
+            throw FetchPredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
         }
     }
 

@@ -5,10 +5,10 @@ import Foundation
 /// object IDs (written as their URI, for people) and floats (written as the double they equal).
 ///
 /// ```swift
-/// try Predicate(format: "price < %@ AND name BEGINSWITH[cd] %@", arguments: [10, "bo"]).description
+/// try FetchPredicate(format: "price < %@ AND name BEGINSWITH[cd] %@", arguments: [10, "bo"]).description
 /// // price < 10 AND name BEGINSWITH[cd] "bo"
 /// ```
-extension Predicate: CustomStringConvertible {
+extension FetchPredicate: CustomStringConvertible {
     public var description: String { format(parenthesised: false) }
 
     private func format(parenthesised: Bool) -> String {
@@ -38,7 +38,7 @@ extension Predicate: CustomStringConvertible {
     }
 }
 
-extension Expression: CustomStringConvertible {
+extension FetchExpression: CustomStringConvertible {
     public var description: String {
         switch self {
         case .constant(let value): return value.formatted

@@ -1,15 +1,15 @@
 import Foundation
 
-extension Predicate {
+extension FetchPredicate {
     /// Parses a predicate in Core Data's format-string syntax (Apple's "Predicate Format String
     /// Syntax"), with `%` arguments taken in order from `arguments`.
     ///
     /// ```swift
-    /// let predicate = try Predicate(format: "price < %@ AND name BEGINSWITH[cd] %@", arguments: [10, "bolt"])
-    /// let byKey = try Predicate(format: "%K == %d", arguments: ["category.name", 3])
-    /// let tagged = try Predicate(format: "ANY tags.name IN %@", arguments: [["red", "blue"]])
-    /// let busy = try Predicate(format: "SUBQUERY(items, $i, $i.price > 10).@count >= 2")
-    /// let template = try Predicate(format: "supplier.code == $CODE")   // substitute later
+    /// let predicate = try FetchPredicate(format: "price < %@ AND name BEGINSWITH[cd] %@", arguments: [10, "bolt"])
+    /// let byKey = try FetchPredicate(format: "%K == %d", arguments: ["category.name", 3])
+    /// let tagged = try FetchPredicate(format: "ANY tags.name IN %@", arguments: [["red", "blue"]])
+    /// let busy = try FetchPredicate(format: "SUBQUERY(items, $i, $i.price > 10).@count >= 2")
+    /// let template = try FetchPredicate(format: "supplier.code == $CODE")   // substitute later
     /// ```
     ///
     /// Arguments: `%@` takes any `PredicateValue` (a string, number, date, object, nil, or a
@@ -30,7 +30,7 @@ extension Predicate {
     /// Parses a predicate; see `init(format:arguments:)`.
     ///
     /// ```swift
-    /// let predicate = try Predicate(format: "name ==[c] %@ OR stock <= %d", "bolt", 3)
+    /// let predicate = try FetchPredicate(format: "name ==[c] %@ OR stock <= %d", "bolt", 3)
     /// ```
     public init(format: String, _ arguments: PredicateValue...) throws(PredicateSyntaxError) {
         try self.init(format: format, arguments: arguments)
@@ -102,7 +102,7 @@ struct PredicateParser {
 
     // MARK: Predicates
 
-    mutating func parseWhole() throws(PredicateSyntaxError) -> Predicate {
+    mutating func parseWhole() throws(PredicateSyntaxError) -> FetchPredicate {
         guard current.kind != .end else { throw error("expected a predicate; the format is empty") }
         let predicate = try parseOr()
         guard current.kind == .end else {
@@ -111,12 +111,12 @@ struct PredicateParser {
         return predicate
     }
 
-    private mutating func parseOr() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseOr() throws(PredicateSyntaxError) -> FetchPredicate {
         try parseJunction(isOr: true)
     }
 
     /// `a OR b OR …` of AND-junctions, or `a AND b AND …` of negations.
-    private mutating func parseJunction(isOr: Bool) throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseJunction(isOr: Bool) throws(PredicateSyntaxError) -> FetchPredicate {
         let (word, symbol) = isOr ? ("OR", "||") : ("AND", "&&")
         var parts = [isOr ? try parseJunction(isOr: false) : try parseNot()]
         while isKeyword(word) || isSymbol(symbol) {
@@ -126,7 +126,7 @@ struct PredicateParser {
         return parts.count == 1 ? parts[0] : (isOr ? .or(parts) : .and(parts))
     }
 
-    private mutating func parseNot() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseNot() throws(PredicateSyntaxError) -> FetchPredicate {
         try nest()
         defer { depth -= 1 }
         if isKeyword("NOT") || isSymbol("!") {
@@ -137,7 +137,7 @@ struct PredicateParser {
         return try parsePrimary()
     }
 
-    private mutating func parsePrimary() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parsePrimary() throws(PredicateSyntaxError) -> FetchPredicate {
         if isKeyword("TRUEPREDICATE") { advance(); return .true }
         if isKeyword("FALSEPREDICATE") { advance(); return .false }
         if isSymbol("("), !parenthesisedExpressionFollowedByOperator() {
@@ -178,7 +178,7 @@ struct PredicateParser {
         return operatorAhead() != nil
     }
 
-    private mutating func parseComparison() throws(PredicateSyntaxError) -> Predicate {
+    private mutating func parseComparison() throws(PredicateSyntaxError) -> FetchPredicate {
         guard current.kind != .end else { throw error("expected a predicate \(afterPrevious)") }
         let left = try parseExpression(role: "a value or key path")
         if keyword(current) == "NOT", keyword(tokens[index + 1]) == "IN" || keyword(tokens[index + 1]) == "BETWEEN" || keyword(tokens[index + 1]) == "LIKE" {
@@ -220,7 +220,7 @@ struct PredicateParser {
         if case .symbol(let symbol) = current.kind, ["+", "-", "*", "/", "**"].contains(symbol) {
             throw error("arithmetic ('\(symbol)') is not supported in predicates")
         }
-        return Predicate.compare(left, op, right, options: options)
+        return FetchPredicate.compare(left, op, right, options: options)
     }
 
     /// The comparison operator at the current token, if it is one.
@@ -252,11 +252,11 @@ struct PredicateParser {
 
     // MARK: Expressions
 
-    private mutating func parseExpression(role: @autoclosure () -> String) throws(PredicateSyntaxError) -> Expression {
+    private mutating func parseExpression(role: @autoclosure () -> String) throws(PredicateSyntaxError) -> FetchExpression {
         try nest()
         defer { depth -= 1 }
         let start = current
-        var expression: Expression
+        var expression: FetchExpression
         switch current.kind {
         case .end:
             throw error("expected \(role()) \(afterPrevious)")
@@ -291,7 +291,7 @@ struct PredicateParser {
             }
         case .symbol("{"):
             advance()
-            var members: [Expression] = []
+            var members: [FetchExpression] = []
             if !isSymbol("}") {
                 while true {
                     members.append(try parseExpression(role: "a value in the array"))
@@ -333,7 +333,7 @@ struct PredicateParser {
     }
 
     /// `.key`, `.@count`, `.@sum.key` after an expression.
-    private mutating func parseKeyPathSuffix(_ base: Expression) throws(PredicateSyntaxError) -> Expression {
+    private mutating func parseKeyPathSuffix(_ base: FetchExpression) throws(PredicateSyntaxError) -> FetchExpression {
         var expression = base
         while isSymbol(".") {
             advance()
@@ -379,7 +379,7 @@ struct PredicateParser {
         return expression
     }
 
-    private mutating func parseSubquery() throws(PredicateSyntaxError) -> Expression {
+    private mutating func parseSubquery() throws(PredicateSyntaxError) -> FetchExpression {
         try expectSymbol("(", "after SUBQUERY")
         let collection = try parseExpression(role: "a collection for SUBQUERY")
         try expectSymbol(",", "after the SUBQUERY's collection")
@@ -391,7 +391,7 @@ struct PredicateParser {
         return .subquery(collection, variable: variable, predicate)
     }
 
-    private mutating func parseCast(_ start: PredicateToken) throws(PredicateSyntaxError) -> Expression {
+    private mutating func parseCast(_ start: PredicateToken) throws(PredicateSyntaxError) -> FetchExpression {
         try expectSymbol("(", "after CAST")
         let value = try parseExpression(role: "a value to CAST")
         try expectSymbol(",", "after the value to CAST")
@@ -436,7 +436,7 @@ struct PredicateParser {
     }
 
     /// `{1, 2}` is a constant collection; `{price, 2}` keeps its expressions.
-    private static func constantFolded(_ members: [Expression]) -> Expression {
+    private static func constantFolded(_ members: [FetchExpression]) -> FetchExpression {
         var values: [PredicateValue] = []
         for member in members {
             guard case .constant(let value) = member else { return .aggregate(members) }
@@ -447,7 +447,7 @@ struct PredicateParser {
 
     // MARK: Arguments
 
-    private mutating func argument(_ conversion: String, token: PredicateToken) throws(PredicateSyntaxError) -> Expression {
+    private mutating func argument(_ conversion: String, token: PredicateToken) throws(PredicateSyntaxError) -> FetchExpression {
         guard argumentIndex < arguments.count else {
             throw error("'%\(conversion)' needs argument \(argumentIndex + 1), but \(arguments.count) \(arguments.count == 1 ? "was" : "were") given", at: token)
         }
@@ -464,7 +464,7 @@ struct PredicateParser {
             let keys = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard keys.allSatisfy({ !$0.isEmpty }) else { throw error("'%K': '\(path)' is not a key path", at: token) }
             // `items.@count`, `items.@sum.price` as in the format itself.
-            var expression: Expression = keys.first == "SELF" ? .evaluatedObject : .keyPath([keys[0]])
+            var expression: FetchExpression = keys.first == "SELF" ? .evaluatedObject : .keyPath([keys[0]])
             for key in keys.dropFirst() {
                 switch expression {
                 case _ where key.hasPrefix("@"):

@@ -3,7 +3,7 @@ import Foundation
 /// A format string that is not a predicate: what was expected, and where.
 ///
 /// ```swift
-/// do { _ = try Predicate(format: "name == 'Bolt' OR == 3") }
+/// do { _ = try FetchPredicate(format: "name == 'Bolt' OR == 3") }
 /// catch let error as PredicateSyntaxError {
 ///     print(error)   // expected a value before '==' at column 19
 /// }

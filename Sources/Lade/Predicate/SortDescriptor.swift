@@ -4,9 +4,9 @@ import Foundation
 /// relationships: `category.name`).
 ///
 /// ```swift
-/// SortDescriptor("name")                                             // ascending, compare:
-/// SortDescriptor("price", ascending: false)
-/// SortDescriptor("title", comparator: .localizedStandardCompare)    // "file2" before "file10"
+/// FetchSortDescriptor("name")                                             // ascending, compare:
+/// FetchSortDescriptor("price", ascending: false)
+/// FetchSortDescriptor("title", comparator: .localizedStandardCompare)    // "file2" before "file10"
 /// ```
 ///
 /// The order is the same whether the SQLite store sorts (`ORDER BY`, with collations that run
@@ -14,7 +14,7 @@ import Foundation
 /// nil comes first ascending and last descending, as in Core Data's SQLite stores; numbers,
 /// dates and booleans compare numerically, binary data and UUIDs bytewise, and strings as the
 /// comparator says.
-public struct SortDescriptor: Sendable, Hashable {
+public struct FetchSortDescriptor: Sendable, Hashable {
     public enum Comparator: String, Sendable, Hashable {
         /// Strings by their UTF-8 bytes (code point order; SQLite's BINARY collation).
         case compare
@@ -38,7 +38,7 @@ public struct SortDescriptor: Sendable, Hashable {
     /// Orders two values as this descriptor does: -1, 0 or 1, `ascending` taken into account.
     ///
     /// ```swift
-    /// SortDescriptor("name", comparator: .caseInsensitiveCompare).compare(.string("a"), .string("B"))   // -1
+    /// FetchSortDescriptor("name", comparator: .caseInsensitiveCompare).compare(.string("a"), .string("B"))   // -1
     /// ```
     public func compare(_ a: PredicateValue, _ b: PredicateValue) -> Int {
         let order = Self.ascendingOrder(a, b, comparator)
@@ -51,7 +51,7 @@ public struct SortDescriptor: Sendable, Hashable {
     }
 
     /// Orders two objects by a list of descriptors: the first that tells them apart decides.
-    public static func compare(_ a: some PredicateEvaluable, _ b: some PredicateEvaluable, by descriptors: [SortDescriptor]) -> Int {
+    public static func compare(_ a: some PredicateEvaluable, _ b: some PredicateEvaluable, by descriptors: [FetchSortDescriptor]) -> Int {
         for descriptor in descriptors {
             let order = descriptor.compare(a, b)
             if order != 0 { return order }
@@ -91,18 +91,18 @@ public struct SortDescriptor: Sendable, Hashable {
         for (position, key) in keyPath.enumerated() {
             let last = position == keyPath.count - 1
             if let attribute = model.attribute(key, of: current) {
-                guard last else { throw PredicateError.unsupported("sorting by '\(path)', a key path through attribute '\(key)'") }
-                guard !attribute.isTransient else { throw PredicateError.unsupported("sorting by transient attribute '\(key)'") }
+                guard last else { throw FetchPredicateError.unsupported("sorting by '\(path)', a key path through attribute '\(key)'") }
+                guard !attribute.isTransient else { throw FetchPredicateError.unsupported("sorting by transient attribute '\(key)'") }
                 return
             }
             guard let relationship = model.relationship(key, of: current) else {
-                throw PredicateError.unknownKey(entity: current, key: key)
+                throw FetchPredicateError.unknownKey(entity: current, key: key)
             }
             guard !relationship.isToMany, !last else {
-                throw PredicateError.unsupported("sorting by '\(path)': sort by an attribute reached through to-one relationships")
+                throw FetchPredicateError.unsupported("sorting by '\(path)': sort by an attribute reached through to-one relationships")
             }
             current = relationship.destinationEntityName
         }
-        throw PredicateError.unsupported("sorting by an empty key path")
+        throw FetchPredicateError.unsupported("sorting by an empty key path")
     }
 }

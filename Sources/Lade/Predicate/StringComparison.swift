@@ -108,7 +108,7 @@ enum StringComparison {
         do {
             return try expression.matchesWholeExactly(subject)
         } catch let error as RegularExpressionError {
-            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
+            throw FetchPredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
         }
     }
 
@@ -176,13 +176,13 @@ private final class LinearExpressionCache: @unchecked Sendable {
         do {
             compiled = try RegularExpression(pattern, caseInsensitive: caseInsensitive)
         } catch let error as RegularExpressionError {
-            throw PredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
+            throw FetchPredicateError.invalidRegularExpression(pattern: pattern, reason: error.reason)
         }
         guard compiled.isNative else {
             if let why = compiled.whyNotNative, why.hasPrefix("its literal") {
-                throw PredicateError.invalidRegularExpression(pattern: pattern, reason: "under [c], \(why): spell both cases in the pattern, or match without [c]")
+                throw FetchPredicateError.invalidRegularExpression(pattern: pattern, reason: "under [c], \(why): spell both cases in the pattern, or match without [c]")
             }
-            throw PredicateError.invalidRegularExpression(
+            throw FetchPredicateError.invalidRegularExpression(
                 pattern: pattern, reason: "it uses a construct that needs backtracking (a backreference, lookaround, an inline flag, \\p{…} or similar), which Lade does not run in MATCHES: ICU gives up on some texts and answers \"no match\" without saying so. Rewrite it without that construct")
         }
         lock.withLock {

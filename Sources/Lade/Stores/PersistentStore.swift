@@ -43,12 +43,12 @@ public protocol PersistentStore: AnyObject, Sendable {
 public struct StoreFetchRequest: Sendable {
     public var entityName: String
     public var includesSubentities = true
-    public var predicate: Predicate?
-    public var sortDescriptors: [SortDescriptor] = []
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [FetchSortDescriptor] = []
     public var fetchLimit = 0
     public var fetchOffset = 0
 
-    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], includesSubentities: Bool = true, fetchLimit: Int = 0, fetchOffset: Int = 0) {
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [], includesSubentities: Bool = true, fetchLimit: Int = 0, fetchOffset: Int = 0) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

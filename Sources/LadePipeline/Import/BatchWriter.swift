@@ -554,7 +554,7 @@ final class BatchWriter {
         for row in rows where objectsByKey[row.key] == nil { wanted.insert(row.key) }
         guard !wanted.isEmpty else { return }
         let keyNames = plan.keyIndices.map { attributeNames[$0] }
-        var parts: [Lade.Predicate] = []
+        var parts: [FetchPredicate] = []
         for (position, name) in keyNames.enumerated() {
             let values = Set(wanted.map { $0[position] })
             parts.append(.compare(.keyPath(name), .in, .constant(.collection(values.map { .attribute($0) }))))

@@ -79,7 +79,7 @@ struct ImportStack {
     /// refused save becomes rows to reject (`BatchWriter.rejectedRow(for:reason:)`).
     static func refusedObjects(_ error: Error, in context: ManagedObjectContext) -> [(ManagedObject, String)] {
         switch error {
-        case let validation as ValidationError:
+        case let validation as ObjectValidationError:
             var seen: Set<ManagedObjectID> = []
             return validation.failures.compactMap { failure in
                 guard seen.insert(failure.objectID).inserted else { return nil }

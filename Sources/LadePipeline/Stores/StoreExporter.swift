@@ -123,7 +123,7 @@ public struct StoreExporter {
             }
         } catch let error as StoreError {
             throw error
-        } catch let error as Lade.PredicateError {
+        } catch let error as FetchPredicateError {
             throw error
         } catch {
             throw StoreError(.io, path: url.path, "cannot write the export file: \(error.localizedDescription)")

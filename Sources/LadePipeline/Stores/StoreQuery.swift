@@ -14,8 +14,8 @@ import Lade
 /// ```
 public struct StoreQuery: Sendable {
     public var entity: String
-    public var predicate: Lade.Predicate?
-    public var sortDescriptors: [Lade.SortDescriptor] = []
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [FetchSortDescriptor] = []
     /// At most this many objects; 0: all.
     public var limit = 0
     /// Skip this many objects first.
@@ -27,19 +27,19 @@ public struct StoreQuery: Sendable {
 
     /// Parses a predicate in Core Data's format-string language; a syntax error says what was
     /// expected and at which column.
-    public static func predicate(_ format: String) throws(PredicateSyntaxError) -> Lade.Predicate {
-        try Lade.Predicate(format: format, arguments: [])
+    public static func predicate(_ format: String) throws(PredicateSyntaxError) -> FetchPredicate {
+        try FetchPredicate(format: format, arguments: [])
     }
 
     /// `KEY`, `KEY:asc` or `KEY:desc` (KEY may be a key path through to-one relationships).
-    public static func sortDescriptor(_ text: String) throws -> Lade.SortDescriptor {
+    public static func sortDescriptor(_ text: String) throws -> FetchSortDescriptor {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard let key = parts.first, !key.isEmpty, parts.count <= 2 else {
             throw SortSyntaxError(text: text)
         }
         switch parts.count == 2 ? parts[1].lowercased() : "asc" {
-        case "asc": return Lade.SortDescriptor(key, ascending: true)
-        case "desc": return Lade.SortDescriptor(key, ascending: false)
+        case "asc": return FetchSortDescriptor(key, ascending: true)
+        case "desc": return FetchSortDescriptor(key, ascending: false)
         default: throw SortSyntaxError(text: text)
         }
     }

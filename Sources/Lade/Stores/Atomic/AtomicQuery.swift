@@ -17,7 +17,7 @@ struct AtomicQuery {
         if let predicate = request.predicate, predicate != .true {
             let unknown = UnknownKeys()
             keys = try keys.filter { try PredicateEvaluator.evaluate(predicate, on: object($0, unknown)) }
-            if let (entity, key) = unknown.first { throw PredicateError.unknownKey(entity: entity, key: key) }
+            if let (entity, key) = unknown.first { throw FetchPredicateError.unknownKey(entity: entity, key: key) }
         }
         if !request.sortDescriptors.isEmpty {
             let sortKeys = Dictionary(uniqueKeysWithValues: keys.map { key in

@@ -71,24 +71,24 @@ struct SQLPredicateCompiler {
         self.entity = entity
     }
 
-    /// Throws `PredicateError.unknownKey` for the first key of `predicate`'s key paths that is
+    /// Throws `FetchPredicateError.unknownKey` for the first key of `predicate`'s key paths that is
     /// not a property of the entity it is asked of, as a fetch from a SQLite store finds it
     /// (compiling walks every key path, through relationships, collection operators and
     /// subqueries); what else the compiler does not take is left to whoever evaluates the
     /// predicate. A fetch from an atomic store and a mapping model's filter are checked here,
     /// so that a misspelt key is an error wherever the predicate runs, not a filter no object
     /// passes.
-    static func checkKeys(of predicate: Predicate, on entity: String, in model: ManagedObjectModel, schema: SQLiteSchema) throws {
+    static func checkKeys(of predicate: FetchPredicate, on entity: String, in model: ManagedObjectModel, schema: SQLiteSchema) throws {
         guard predicate != .true, predicate != .false else { return }
         var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: entity)
         do {
             _ = try compiler.compile(predicate, sortDescriptors: [], entityNumbers: [0])
-        } catch let error as PredicateError {
+        } catch let error as FetchPredicateError {
             if case .unknownKey = error { throw error }
         }
     }
 
-    mutating func compile(_ predicate: Predicate?, sortDescriptors: [SortDescriptor], entityNumbers: [Int64]) throws -> Query {
+    mutating func compile(_ predicate: FetchPredicate?, sortDescriptors: [FetchSortDescriptor], entityNumbers: [Int64]) throws -> Query {
         let table = schema.entity(named: entity)!.tableName
         listOfAlias["t0"] = 0
         var conditions: [String] = []
@@ -103,7 +103,7 @@ struct SQLPredicateCompiler {
         for descriptor in sortDescriptors {
             try descriptor.check(on: entity, in: model)
             guard case .scalar(let column, let kind) = try walk(from: "t0", entity, descriptor.keyPath) else {
-                throw PredicateError.unsupported("sorting by '\(descriptor.keyPath.joined(separator: "."))'")
+                throw FetchPredicateError.unsupported("sorting by '\(descriptor.keyPath.joined(separator: "."))'")
             }
             var term = column
             if kind == .text {
@@ -125,7 +125,7 @@ struct SQLPredicateCompiler {
     // MARK: Predicates
 
     /// SQL that is 1 where the predicate holds and 0 or NULL where it does not.
-    private mutating func sql(_ predicate: Predicate) throws -> String {
+    private mutating func sql(_ predicate: FetchPredicate) throws -> String {
         switch predicate {
         case .true: return "1"
         case .false: return "0"
@@ -159,7 +159,7 @@ struct SQLPredicateCompiler {
                 case .constant(.null):
                     return all ? "1" : "0"
                 default:
-                    throw PredicateError.notACollection(comparison.modifier.rawValue)
+                    throw FetchPredicateError.notACollection(comparison.modifier.rawValue)
                 }
             }
         }
@@ -178,7 +178,7 @@ struct SQLPredicateCompiler {
         for operand in operands {
             switch operand {
             case .source, .list, .constant(.collection):
-                throw PredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
+                throw FetchPredicateError.unsupported("a collection compared with \(op.rawValue); use ANY, ALL, NONE, IN, CONTAINS or a collection operator")
             default: break
             }
         }
@@ -208,7 +208,7 @@ struct SQLPredicateCompiler {
             switch right {
             case .constant(.collection(let values)) where values.count == 2: bounds = values.map { .constant($0) }
             case .list(let members) where members.count == 2: bounds = members
-            default: throw PredicateError.unsupported("BETWEEN needs {low, high} on its right")
+            default: throw FetchPredicateError.unsupported("BETWEEN needs {low, high} on its right")
             }
             return "(\(try compare(left, .greaterThanOrEqual, bounds[0], options)) AND \(try compare(left, .lessThanOrEqual, bounds[1], options)))"
         case .beginsWith, .endsWith, .like, .matches:
@@ -233,7 +233,7 @@ struct SQLPredicateCompiler {
         default:
             try Self.refuseCollections(op, element)
             guard kind(of: container) == .text else {
-                throw PredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
+                throw FetchPredicateError.unsupported("\(op.rawValue) with a \(op == .in ? "right" : "left") side that is neither a collection nor a string")
             }
             return try textTest(.contains, container, element, options)
         }
@@ -338,7 +338,7 @@ struct SQLPredicateCompiler {
         case .scalar(let sql, _):
             return "(\(key) IS NULL AND \(sql) IS NULL)"
         default:
-            throw PredicateError.unsupported("comparing an object with a collection")
+            throw FetchPredicateError.unsupported("comparing an object with a collection")
         }
     }
 
@@ -400,30 +400,30 @@ struct SQLPredicateCompiler {
         case .constant(.null): return "NULL"
         case .constant(.attribute(let value)): return bind(value)
         case .constant(.object(let id)): return id.primaryKey.map { bindRaw(.integer($0)) } ?? "NULL"
-        default: throw PredicateError.unsupported("a collection where a single value is needed")
+        default: throw FetchPredicateError.unsupported("a collection where a single value is needed")
         }
     }
 
     // MARK: Operands
 
-    private mutating func operand(_ expression: Expression) throws -> Operand {
+    private mutating func operand(_ expression: FetchExpression) throws -> Operand {
         switch expression {
         case .constant(let value): return .constant(value)
         case .evaluatedObject: return .object(key: "t0.Z_PK", entityColumn: "t0.Z_ENT", entity: entity, alias: "t0")
         case .keyPath(let path): return try walk(from: "t0", entity, path)
         case .variable(let name):
-            guard let bound = variables[name] else { throw PredicateError.missingVariable(name) }
+            guard let bound = variables[name] else { throw FetchPredicateError.missingVariable(name) }
             return bound
         case .variableKeyPath(let name, let path):
-            guard let bound = variables[name] else { throw PredicateError.missingVariable(name) }
+            guard let bound = variables[name] else { throw FetchPredicateError.missingVariable(name) }
             guard case .object(_, _, let boundEntity, let alias?) = bound else {
-                throw PredicateError.unsupported("a key path from $\(name), which does not stand for an object row")
+                throw FetchPredicateError.unsupported("a key path from $\(name), which does not stand for an object row")
             }
             return try walk(from: alias, boundEntity, path)
         case .aggregate(let members):
             return .list(try members.map { try operand($0) })
         case .subquery(let collection, let variable, let predicate):
-            guard case .source(let index) = try operand(collection) else { throw PredicateError.notACollection("SUBQUERY") }
+            guard case .source(let index) = try operand(collection) else { throw FetchPredicateError.notACollection("SUBQUERY") }
             let saved = variables[variable]
             variables[variable] = sources[index].element
             defer { variables[variable] = saved }
@@ -437,16 +437,16 @@ struct SQLPredicateCompiler {
                 var value = sources[index].element
                 if !path.isEmpty {
                     guard case .object(_, _, let elementEntity, let alias?) = value else {
-                        throw PredicateError.unsupported("a key path after \(op.rawValue) on a collection of values")
+                        throw FetchPredicateError.unsupported("a key path after \(op.rawValue) on a collection of values")
                     }
                     value = try walk(from: alias, elementEntity, path)
                 }
                 guard case .scalar(let column, let kind) = value else {
-                    throw PredicateError.unsupported("\(op.rawValue) over objects or nested collections")
+                    throw FetchPredicateError.unsupported("\(op.rawValue) over objects or nested collections")
                 }
                 switch op {
                 case .sum, .avg:
-                    guard kind == .number else { throw PredicateError.unsupported("\(op.rawValue) over values that are not numbers") }
+                    guard kind == .number else { throw FetchPredicateError.unsupported("\(op.rawValue) over values that are not numbers") }
                     return .scalar("(\(select(op == .sum ? "COALESCE(SUM(\(column)), 0)" : "AVG(\(column))", from: index)))", .number)
                 default:
                     return .scalar("(\(select("\(op == .min ? "MIN" : "MAX")(\(column))", from: index)))", kind)
@@ -456,7 +456,7 @@ struct SQLPredicateCompiler {
                 let result = try PredicateEvaluator.value(.collectionOperator(op, .constant(value), path), PredicateEvaluator.Scope(object: PredicateValue.null, variables: [:]))
                 return .constant(result)
             default:
-                throw PredicateError.notACollection(op.rawValue)
+                throw FetchPredicateError.notACollection(op.rawValue)
             }
         }
     }
@@ -477,18 +477,18 @@ struct SQLPredicateCompiler {
         for (position, key) in path.enumerated() {
             let last = position == path.count - 1
             if let attribute = model.attribute(key, of: current) {
-                guard last else { throw PredicateError.unsupported("a key path through attribute '\(key)'") }
+                guard last else { throw FetchPredicateError.unsupported("a key path through attribute '\(key)'") }
                 guard !attribute.isTransient, attribute.type != .undefined else {
-                    throw PredicateError.unsupported("transient attribute '\(key)' in a store fetch")
+                    throw FetchPredicateError.unsupported("transient attribute '\(key)' in a store fetch")
                 }
                 let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
                 let column = "\(alias).\(schema.columnName(for: .attribute(entity: declaring, name: key))!)"
                 return finish(.scalar(column, Self.kind(of: attribute.type)))
             }
             guard let relationship = model.relationship(key, of: current) else {
-                throw PredicateError.unknownKey(entity: current, key: key)
+                throw FetchPredicateError.unknownKey(entity: current, key: key)
             }
-            guard !relationship.isTransient else { throw PredicateError.unsupported("transient relationship '\(key)' in a store fetch") }
+            guard !relationship.isTransient else { throw FetchPredicateError.unsupported("transient relationship '\(key)' in a store fetch") }
             let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
             let destination = relationship.destinationEntityName
             if relationship.isToMany {
@@ -543,7 +543,7 @@ struct SQLPredicateCompiler {
               let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
               let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
         else {
-            throw PredicateError.unsupported("to-many relationship '\(relationship.name)' has neither a join table nor an inverse key")
+            throw FetchPredicateError.unsupported("to-many relationship '\(relationship.name)' has neither a join table nor an inverse key")
         }
         let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
         return (["\(destination.tableName) \(next)"], "(\(next).\(keyColumn) = \(alias).Z_PK AND \(next).Z_ENT IN (\(numbers.joined(separator: ", "))))")
@@ -581,8 +581,8 @@ struct SQLPredicateCompiler {
 
 extension SQLPredicateCompiler {
     /// The terms of nested ANDs (or ORs) as one list: `a AND (b AND c)` is `[a, b, c]`.
-    static func flattened(_ parts: [Predicate], and: Bool) -> [Predicate] {
-        var result: [Predicate] = []
+    static func flattened(_ parts: [FetchPredicate], and: Bool) -> [FetchPredicate] {
+        var result: [FetchPredicate] = []
         var pending = Array(parts.reversed())
         while let part = pending.popLast() {
             switch part {

@@ -214,7 +214,7 @@ extension SQLiteStore: PersistentStore {
         // Every value is checked before anything is written: a save the store refuses for a
         // value writes nothing, so a transaction held across saves need not undo part of one.
         let refused = refusedValues(request)
-        guard refused.isEmpty else { throw ValidationError(failures: refused) }
+        guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
             try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
@@ -235,11 +235,11 @@ extension SQLiteStore: PersistentStore {
     }
 
     /// The values of a save's new and changed rows that the store cannot keep exactly.
-    private func refusedValues(_ request: StoreSaveRequest) -> [ValidationError.Failure] {
-        var refused: [ValidationError.Failure] = []
+    private func refusedValues(_ request: StoreSaveRequest) -> [ObjectValidationError.Failure] {
+        var refused: [ObjectValidationError.Failure] = []
         func check(_ value: AttributeValue?, _ name: String, _ id: ManagedObjectID) {
             if let reason = SQLiteValueCoding.refusal(value) {
-                refused.append(ValidationError.Failure(objectID: id, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
+                refused.append(ObjectValidationError.Failure(objectID: id, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
             }
         }
         for change in request.inserted {
