@@ -13,14 +13,15 @@ func reportingFailures(_ work: () throws -> Void) throws {
     }
 }
 
-/// The one way lade reports a failure: `lade: error: MESSAGE [CODE]` on standard error (the
-/// message names what and where; the code is `LadeError.code`), and the exit code: 75 when
-/// another run holds the store's lock, 1 otherwise. An `ExitCode` passes through as it is.
+/// The one way lade reports a failure: `lade: error: MESSAGE[; HINT] [CODE]` on standard error
+/// (the message names what and where; the hint, what to do next with lade, from the code
+/// (`Hint`); the code is `LadeError.code`), and the exit code: 75 when another run holds the
+/// store's lock, 1 otherwise. An `ExitCode` passes through as it is.
 func exitReporting(_ error: Error) -> ExitCode {
     if let exit = error as? ExitCode { return exit }
     let message: String
     switch error {
-    case let lade as LadeError: message = "\(lade.description) [\(lade.code)]"
+    case let lade as LadeError: message = "\(lade.description)" + (Hint.text(for: lade).map { "; \($0)" } ?? "") + " [\(lade.code)]"
     case let described as CustomStringConvertible: message = described.description
     default: message = error.localizedDescription
     }

@@ -12,7 +12,7 @@ import Foundation
 /// `store.*` (`notFound`, `alreadyExists`, `notAStore`, `wrongType`, `modelMismatch`,
 /// `readOnly`, `reservedMetadataKey`, `io`, `sqlite`, `damaged`, `locked`), `save.*`
 /// (`conflict`, `notUnique`), `validation`, `context.*`, `predicate.*`, `regex`, `plist`,
-/// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`), and in the
+/// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`, `storeChanged`, `noCurrentVersion`), and in the
 /// pipeline `job`, `source`, `meta.value`, `sort`.
 public protocol LadeError: Error, CustomStringConvertible {
     var code: String { get }

@@ -96,7 +96,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
             let names = differing.sorted()
             throw StoreError(
                 .modelMismatch(entities: names), path: path,
-                "the store does not match the model (version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with, or carry it to this version first (lade migrate STORE --model BUNDLE)")
+                "the store does not match the model (version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with, or migrate it to this version first")
         }
         // Objects the model cannot place, or references to objects that are not there, would
         // be skipped or read as nulls: refused, with counts.
