@@ -3,11 +3,11 @@ import Foundation
 import Lade
 import LadePipeline
 
-/// Runs a command's work; any error is reported by `exitReporting(_:)`: one line on standard
-/// error, and the exit code for it.
-func reportingFailures(_ work: () throws -> Void) throws {
+/// Runs a command's work and returns what it gives; any error is reported by
+/// `exitReporting(_:)`: one line on standard error, and the exit code for it.
+func reportingFailures<Result>(_ work: () throws -> Result) throws -> Result {
     do {
-        try work()
+        return try work()
     } catch {
         throw exitReporting(error)
     }
