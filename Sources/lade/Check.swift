@@ -47,48 +47,10 @@ struct Check: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func run() throws {
-        let url = URL(fileURLWithPath: store)
-        var damage: [StoreDamage] = []
-        try reportingFailures {
-            let model = try modelOptions.load(model)
-            do {
-                let opened = try ReadOnlyStore.open(url, model: model)
-                damage = try opened.damage(thorough: true)
-            } catch let error as StoreError {
-                // A store too damaged to open is the answer, not a failure to check.
-                guard case .damaged(let found) = error.kind else { throw error }
-                damage = found
-            }
+        let report = try reportingFailures {
+            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model), path: store)
         }
-        if json {
-            print(try CheckReport(store: store, problems: damage).json())
-        } else if damage.isEmpty {
-            print("\(store): no damage found")
-        } else {
-            print("\(store): damaged (\(damage.count) problem\(damage.count == 1 ? "" : "s"))")
-            for item in damage {
-                print("  \(item.kind.rawValue): \(item)")
-            }
-        }
-        if !damage.isEmpty { throw ExitCode.failure }
-    }
-}
-
-/// `lade check --json`'s document.
-private struct CheckReport: Encodable {
-    let store: String
-    let damaged: Bool
-    let problems: [StoreDamage]
-
-    init(store: String, problems: [StoreDamage]) {
-        self.store = store
-        self.damaged = !problems.isEmpty
-        self.problems = problems
-    }
-
-    func json() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+        if report.damaged { throw ExitCode.failure }
     }
 }

@@ -71,36 +71,15 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            let destinationType = destinationType!
-            let loaded = try modelOptions.load(model)
-            let sourceURL = URL(fileURLWithPath: source)
-            let destinationURL = URL(fileURLWithPath: destination)
-            // No lade run may write to DEST while it is replaced.
-            let lock = try FileManager.default.fileExists(atPath: destinationURL.deletingLastPathComponent().path) ? StoreLock(store: destinationURL) : nil
-            defer { lock?.release() }
-            if lock != nil {
-                let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: destinationURL)
-                if !removed.isEmpty {
-                    FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(destination)\n".utf8))
-                }
-            }
-            let sourceType = try PersistentStoreCoordinator.StoreType(detectingFileAt: sourceURL)
-            let started = Date()
-            let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: progress), label: "convert", unit: "objects", output: ProgressReporter.standardError)
-            let summary = try PersistentStoreCoordinator.migrateStore(
-                at: sourceURL, ofType: sourceType, to: destinationURL, type: destinationType, model: loaded,
-                options: StoreMigrationOptions(overwrite: overwrite, batchSize: batchSize) { copied in
-                    reporter.update(rows: Int64(copied.objectCount), bytes: 0, totalBytes: nil)
-                })
-            reporter.finish()
-            let seconds = Date().timeIntervalSince(started)
-            print("converted \(source) (\(sourceType.rawValue)) to \(destination) (\(destinationType.rawValue)): \(summary.objectCount) objects, \(summary.relationshipLinks) to-many links, in \(String(format: "%.2f", seconds)) s")
-            for name in summary.objects.keys.sorted() where summary.objects[name]! > 0 {
-                print("  \(name): \(summary.objects[name]!)")
-            }
-        } catch {
-            throw exitReporting(error)
+        try reportingFailures {
+            var runner = ConvertRunner(
+                source: URL(fileURLWithPath: source), destination: URL(fileURLWithPath: destination), type: destinationType!,
+                model: try modelOptions.load(model),
+                options: ConvertRunner.Options(overwrite: overwrite, batchSize: batchSize, progressInterval: progress,
+                                               progressOutput: ProgressReporter.standardError),
+                displaySource: source, displayDestination: destination)
+            runner.onNote = LadeExit.printNote
+            print(try runner.run().text(), terminator: "")
         }
     }
 }

@@ -35,6 +35,11 @@ enum LadeExit {
         FileHandle.standardError.write(Data("lade: warning: \(warning)\n".utf8))
     }
 
+    /// Prints a note on what a command did besides its work (temporary files it removed).
+    static let printNote: @Sendable (String) -> Void = { note in
+        FileHandle.standardError.write(Data("lade: \(note)\n".utf8))
+    }
+
     static let summary = """
         Exit codes: 0 success; 1 failure (bad job, model, source or store; a row under \
         policy: abort); 2 finished, with rejected rows; 3 not seeded (lade seed --check); 64 usage error; 75 store locked by \

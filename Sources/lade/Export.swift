@@ -70,11 +70,7 @@ struct Export: ParsableCommand {
             let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model))
             let files = try StoreExporter(store: opened, batchSize: batchSize)
                 .export(format: StoreExporter.Format(rawValue: format)!, to: URL(fileURLWithPath: out))
-            let paths = files.map { (out as NSString).appendingPathComponent($0.url.lastPathComponent) }
-            let width = paths.map(\.count).max() ?? 0
-            for (file, path) in zip(files, paths) {
-                print("wrote " + path.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(file.count) object\(file.count == 1 ? "" : "s")")
-            }
+            print(StoreExporter.text(files, directory: out), terminator: "")
         } catch {
             throw exitReporting(error)
         }

@@ -3,24 +3,25 @@ import Foundation
 import Lade
 import LadePipeline
 
-/// Runs a command's work; any error is reported by `exitReporting(_:)`: one line on standard
-/// error, and the exit code for it.
-func reportingFailures(_ work: () throws -> Void) throws {
+/// Runs a command's work and returns what it gives; any error is reported by
+/// `exitReporting(_:)`: one line on standard error, and the exit code for it.
+func reportingFailures<Result>(_ work: () throws -> Result) throws -> Result {
     do {
-        try work()
+        return try work()
     } catch {
         throw exitReporting(error)
     }
 }
 
-/// The one way lade reports a failure: `lade: error: MESSAGE [CODE]` on standard error (the
-/// message names what and where; the code is `LadeError.code`), and the exit code: 75 when
-/// another run holds the store's lock, 1 otherwise. An `ExitCode` passes through as it is.
+/// The one way lade reports a failure: `lade: error: MESSAGE[; HINT] [CODE]` on standard error
+/// (the message names what and where; the hint, what to do next with lade, from the code
+/// (`Hint`); the code is `LadeError.code`), and the exit code: 75 when another run holds the
+/// store's lock, 1 otherwise. An `ExitCode` passes through as it is.
 func exitReporting(_ error: Error) -> ExitCode {
     if let exit = error as? ExitCode { return exit }
     let message: String
     switch error {
-    case let lade as LadeError: message = "\(lade.description) [\(lade.code)]"
+    case let lade as LadeError: message = "\(lade.description)" + (Hint.text(for: lade).map { "; \($0)" } ?? "") + " [\(lade.code)]"
     case let described as CustomStringConvertible: message = described.description
     default: message = error.localizedDescription
     }

@@ -34,18 +34,7 @@ struct Init: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let loaded = try modelOptions.load(model)
-            let url = URL(fileURLWithPath: store)
-            let created: (type: String, identifier: String)
-            switch PersistentStoreCoordinator.StoreType(name: type)! {
-            case .xml:
-                let store = try XMLStore.create(at: url, model: loaded)
-                created = (store.type, store.identifier)
-            case .binary:
-                let store = try BinaryStore.create(at: url, model: loaded)
-                created = (store.type, store.identifier)
-            // Not opened: SQLite would read the whole schema once more.
-            case .sqlite, .inMemory: created = (StoreMetadata.sqliteStoreType, try SQLiteStore.createFile(at: url, model: loaded))
-            }
+            let created = try PersistentStoreCoordinator.createStore(at: URL(fileURLWithPath: store), type: PersistentStoreCoordinator.StoreType(name: type)!, model: loaded)
             print("created \(store): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)")
         }
     }

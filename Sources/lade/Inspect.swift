@@ -11,11 +11,12 @@ struct ModelOptions: ParsableArguments {
     @Option(name: .customLong("momd"), help: ArgumentHelp("A compiled .momd of the same model: take Apple's entity version hashes from its VersionInfo.plist.", valueName: "DIR"))
     var compiledModel: String?
 
+    /// `--momd`'s directory.
+    var compiledModelURL: URL? { compiledModel.map { URL(fileURLWithPath: $0) } }
+
     /// Loads the model; what it accepted only as Apple's model compiler does is printed as warnings.
     func load(_ path: String) throws -> ManagedObjectModel {
-        let model = try ManagedObjectModel(
-            contentsOf: URL(fileURLWithPath: path), version: modelVersion,
-            compiledModel: compiledModel.map { URL(fileURLWithPath: $0) })
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path), version: modelVersion, compiledModel: compiledModelURL)
         for warning in model.warnings { LadeExit.printWarning(warning.description) }
         return model
     }
@@ -61,42 +62,16 @@ struct Inspect: ParsableCommand {
     func run() throws {
         try reportingFailures {
             if let model {
-                let storeURL = URL(fileURLWithPath: path)
-                guard modelOptions.modelVersion == nil else {
-                    let report = try StoreReport(storeAt: storeURL, model: try modelOptions.load(model))
-                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
-                    return
-                }
-                // A single version: the store is read with it (its open check says whether it
-                // matches), without reading the store once more to decide.
-                let modelVersions = try ManagedObjectModel.versions(at: URL(fileURLWithPath: model))
-                if modelVersions.names.count == 1 {
-                    var report = try StoreReport(storeAt: storeURL, model: try modelOptions.load(model))
-                    report.versionMatch = StoreVersionMatch(only: modelVersions.names[0])
-                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
-                    return
-                }
-                // Which version wrote the store decides the model it is read with.
-                let match = try StoreVersionMatch(storeAt: storeURL, bundle: URL(fileURLWithPath: model),
-                                                  compiledModel: modelOptions.compiledModel.map { URL(fileURLWithPath: $0) })
-                guard let version = match.version else {
-                    let report = try StoreReport(unmatchedStoreAt: storeURL, match: match)
-                    print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
-                    throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path, match.mismatchDescription)
-                }
-                var options = modelOptions
-                options.modelVersion = version
-                var report = try StoreReport(storeAt: storeURL, model: try options.load(model))
-                report.versionMatch = match
+                let report = try StoreReport.reading(
+                    storeAt: URL(fileURLWithPath: path), modelAt: URL(fileURLWithPath: model), version: modelOptions.modelVersion,
+                    compiledModel: modelOptions.compiledModelURL, onWarning: LadeExit.printWarning)
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+                if let mismatch = report.mismatchError(path: path) { throw mismatch }
                 return
             }
-            let url = URL(fileURLWithPath: path)
-            let versions = try ManagedObjectModel.versions(at: url)
+            let versions = try ManagedObjectModel.versions(at: URL(fileURLWithPath: path))
             if listVersions {
-                for name in versions.names {
-                    print(name == versions.current ? "\(name) (current)" : name)
-                }
+                print(ModelReport.text(listing: versions), terminator: "")
                 return
             }
             let report = ModelReport(model: try modelOptions.load(path), source: path, versions: versions)

@@ -95,48 +95,21 @@ struct Migrate: ParsableCommand {
     func run() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         try reportingFailures {
-            let url = URL(fileURLWithPath: store)
-            let bundle = URL(fileURLWithPath: model)
-            // A dry run only reads: it makes no lock file (a shared lock when there is one) and removes nothing.
-            let lock = try dryRun ? StoreLock.forReading(store: url) : StoreLock(store: url)
-            defer { lock?.release() }
-            // A mapping migration killed while it built the new store beside this one left it.
-            let removed = dryRun ? [] : PersistentStoreCoordinator.removeInterruptedWrites(beside: url)
-            if !removed.isEmpty {
-                FileHandle.standardError.write(Data("lade: removed \(removed.count) temporary file(s) an interrupted run left beside \(store)\n".utf8))
-            }
-            var mappingModels: [MappingModel] = []
-            for file in mappings { mappingModels.append(try MappingModel(contentsOf: URL(fileURLWithPath: file))) }
-            let migration = try StagedMigration(store: url, bundle: bundle, to: to, from: from, compiledModel: compiledModel.map { URL(fileURLWithPath: $0) },
-                                                mappingModels: mappingModels, batchSize: batchSize)
-            if migration.steps.isEmpty {
-                print("\(store): already at \(migration.targetVersion); nothing to do")
-                return
-            }
-            for step in migration.steps {
-                print("\(store): \(step.source) → \(step.destination) (\(step.label))")
-                for change in step.changes { print("  \(change)") }
-            }
-            if dryRun {
-                print("dry run: nothing was written")
-                return
-            }
-            // On a terminal, a progress line kept up to date: which step, which table.
+            var runner = MigrateRunner(
+                store: URL(fileURLWithPath: store), bundle: URL(fileURLWithPath: model),
+                options: MigrateRunner.Options(target: to, source: from, compiledModel: compiledModel.map { URL(fileURLWithPath: $0) },
+                                               mappingModels: mappings.map { URL(fileURLWithPath: $0) }, batchSize: batchSize, dryRun: dryRun),
+                displayPath: store)
+            runner.onNote = LadeExit.printNote
+            let plan = try runner.plan()
+            print(plan.text(), terminator: "")
+            // On a terminal, a progress line kept up to date (which step, which table), cleared after.
             let terminal = isatty(STDERR_FILENO) == 1
             var progress: (@Sendable (String) -> Void)?
             if terminal { progress = { text in FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8)) } }
-            try migration.run(progress: progress)
+            guard let report = try plan.run(progress: progress) else { return }
             if terminal { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-            // Each step checks the store it starts from; the last result must open with the
-            // target version and read as sound, and gives the summary per entity (objects whose
-            // entity is exactly that one).
-            let migrated = try ReadOnlyStore.open(url, model: migration.targetModel)
-            let damage = try migrated.damage(thorough: false)
-            guard damage.isEmpty else { throw StoreError.damaged(damage, path: store) }
-            print("migrated: \(store) is at \(migration.targetVersion)" + (migration.steps.count > 1 ? " (\(migration.steps.count) steps)" : ""))
-            for entity in migration.targetModel.entities where !entity.isAbstract {
-                print("  \(entity.name): \(try migrated.count(StoreFetchRequest(entityName: entity.name, includesSubentities: false)))")
-            }
+            print(report.text(), terminator: "")
         }
     }
 }

@@ -114,7 +114,7 @@ struct ImportIndexDeferralTests {
         #expect(try StoreReading.integrityCheck(sandbox.store) == "t'ok'")
         let check = try sandbox.lade(["check", "catalog.sqlite", "--model", ImportSandbox.catalogModel.path])
         #expect(check.status == 1)
-        #expect(check.stdout.contains("missingIndex: ZPRODUCT") && check.stdout.contains("running the job again builds them"), "\(check.stdout)")
+        #expect(check.stdout.contains("missingIndex: ZPRODUCT") && check.stdout.contains("running the import again builds them"), "\(check.stdout)")
 
         let (resumed, report) = try sandbox.run()
         #expect(resumed.status == 0, "\(resumed.stderr)")

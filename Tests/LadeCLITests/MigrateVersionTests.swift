@@ -162,6 +162,7 @@ struct MigrateVersionTests {
         let run = try sandbox.lade(["migrate", store.path, "--model", bundle])
         #expect(run.status == 1, "\(run.stdout)")
         #expect(run.stderr.contains("no .xccurrentversion") && run.stderr.contains("--to") && run.stderr.contains("V1, V2, V3"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix("; name the version to migrate to with `--to VERSION` [migration.noCurrentVersion]\n"), "\(run.stderr)")
         #expect(try storeFileDigests(store) == before)
         let named = try sandbox.lade(["migrate", store.path, "--model", bundle, "--to", "V2"])
         #expect(named.status == 0 && named.stdout.contains("is at V2"), "\(named.stdout)\(named.stderr)")

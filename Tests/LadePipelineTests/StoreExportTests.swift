@@ -333,6 +333,23 @@ struct StoreExportTests {
         #expect(counts == ["  A      0", "  Bc     0", "  total  0"], "\(lines)")
     }
 
+    @Test("export's summary names each file under the directory given, counts aligned, one object singular")
+    func exportSummary() throws {
+        let directory = try PipelineFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("items.sqlite")
+        try ExportFixture.fill(.sqlite, at: url)
+        let files = try StoreExporter(store: try ReadOnlyStore.open(url, model: try ExportFixture.model()))
+            .export(format: .csv, to: directory.appendingPathComponent("out"))
+        #expect(StoreExporter.text(files, directory: "x/out") == """
+            wrote x/out/Item.csv   2 objects
+            wrote x/out/Owner.csv  1 object
+            wrote x/out/Part.csv   3 objects
+            wrote x/out/Tag.csv    3 objects
+
+            """, "\(files.map(\.entity))")
+    }
+
     @Test("meta set --json-values reads integers, reals, booleans, strings, arrays and objects")
     func jsonValues() throws {
         #expect(try StoreMetadataEditor.assignment("n=1", json: true) == ("n", .integer(1)))

@@ -271,6 +271,7 @@ struct MappingModelTests {
         }
         let writer = try SQLiteConnection(path: store.path, mode: .readOnly)
         #expect(error?.description.contains("another process changed the store while it was migrated") == true, "\(String(describing: error))")
+        #expect(error?.code == "migration.storeChanged")
         let titles = try writer.rows("SELECT ZTITLE FROM ZNOTE ORDER BY Z_PK").map { $0.first }
         #expect(titles == [.text("changed meanwhile"), .text("note 1"), .text("note 2")])
         #expect(try StoreVersionMatch(storeAt: store, bundle: Corpus.file(Self.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld")).version == "UnCloudNotesDataModel v2")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Records changes so they can be undone and redone, in groups (Core Data's `undoManager`, an
-/// `NSUndoManager`). Named so that it never collides with Foundation's `UndoManager` (absent
+/// `NSUndoManager`). Named so that it never collides with Foundation's `ContextUndoManager` (absent
 /// from Linux's Foundation, present on Apple's); it keeps that class's vocabulary.
 ///
 /// ```swift

@@ -216,7 +216,7 @@ struct StoreMigration {
             throw StoreError(.alreadyExists, path: path, "the destination is a device, pipe or socket, which a store cannot be; give a file path")
         }
         if manager.fileExists(atPath: path) && !options.overwrite {
-            throw StoreError(.alreadyExists, path: path, "a file is already there; remove it, choose another destination, or overwrite it (lade convert --overwrite)")
+            throw StoreError(.alreadyExists, path: path, "a file is already there; remove it, choose another destination, or let the conversion overwrite it (`StoreMigrationOptions.overwrite`)")
         }
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false

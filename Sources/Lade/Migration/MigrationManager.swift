@@ -93,7 +93,7 @@ public struct MigrationManager: Sendable {
             try migrate(from: sourceStore, sourceCoordinator, to: writer.store, progress: progress)
         }
         if let version, try reader.changeCounter() != version {
-            throw MigrationFailure(store: url.path, "another process changed the store while it was migrated, so the new version was not moved into place; run lade migrate again while nothing else writes to the store")
+            throw MigrationFailure(store: url.path, code: "migration.storeChanged", "another process changed the store while it was migrated, so the new version was not moved into place; migrating again while nothing else writes to the store finishes it")
         }
         progress?("moving the new store into place")
         try writer.finish()
@@ -158,10 +158,14 @@ public struct MigrationManager: Sendable {
 public struct MigrationFailure: LadeError, Sendable {
     public let store: String
     public let reason: String
-    public var code: String { "migration.failed" }
+    /// `migration.failed`; `migration.storeChanged` when another process wrote to the store
+    /// during the migration (migrating again finishes it); `migration.noCurrentVersion` when the
+    /// bundle names no current version and none was given to migrate to.
+    public let code: String
 
-    init(store: String, _ reason: String) {
+    init(store: String, code: String = "migration.failed", _ reason: String) {
         self.store = store
+        self.code = code
         self.reason = reason
     }
 

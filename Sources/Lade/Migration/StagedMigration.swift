@@ -77,14 +77,16 @@ public struct StagedMigration: Sendable {
     /// Apple's hashes. `mappingModels` run the steps between the versions they name (a compiled
     /// one the step whose hashes it records, or that it fits); other steps are inferred
     /// (lightweight) when `inferring`, else refused. Throws `MigrationRefusal` with every
-    /// step's reasons, `MappingModelError`, `ModelError`, or `StoreError` when no version
+    /// step's reasons, `MappingModelError`, `ModelError`, `MigrationFailure`
+    /// (`migration.noCurrentVersion`) when no target is given and the bundle names no current
+    /// version, or `StoreError` when no version
     /// matches the store.
     public init(store url: URL, bundle: URL, to target: String? = nil, from source: String? = nil, compiledModel: URL? = nil,
                 mappingModels: [MappingModel] = [], inferring: Bool = true, batchSize: Int = 5_000) throws {
         self.url = url
         let versions = try ManagedObjectModel.versions(at: bundle)
         guard let target = target ?? versions.current else {
-            throw ModelError(file: bundle.path, "the bundle has \(versions.names.count) versions and no .xccurrentversion saying which is current, so the version to migrate to is not known; name it (lade migrate --to VERSION: \(versions.names.joined(separator: ", ")))")
+            throw MigrationFailure(store: url.path, code: "migration.noCurrentVersion", "the bundle \(bundle.path) has \(versions.names.count) versions and no .xccurrentversion saying which is current, so the version to migrate to is not known; name one of \(versions.names.joined(separator: ", ")) as the target")
         }
         guard versions.names.contains(target) else {
             throw StoreError(.modelMismatch(entities: []), path: bundle.path, "the model has no version '\(target)'; its versions are \(versions.names.joined(separator: ", "))")
@@ -126,13 +128,13 @@ public struct StagedMigration: Sendable {
         if let given {
             guard match.matching.isEmpty || match.matching.contains(given) else {
                 throw StoreError(.modelMismatch(entities: []), path: url.path,
-                                 "the store says it was written with version \(match.matching.joined(separator: " or ")) (\(match.evidence)), not \(given) as given (--from); a given version is for a store that cannot tell: leave it out, or check that this is the store you mean")
+                                 "the store says it was written with version \(match.matching.joined(separator: " or ")) (\(match.evidence)), not \(given) as given; a given version is for a store that cannot tell: leave it out, or check that this is the store you mean")
             }
             return given
         }
         guard let found = match.matching.contains(target) && !match.isAmbiguousEarlierScheme ? target : match.version else {
             throw StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: url.path,
-                             match.mismatchDescription + "; if you know the version that wrote it, give it (lade migrate --from)")
+                             match.mismatchDescription + "; if you know the version that wrote it, give it as the source version")
         }
         return found
     }

@@ -33,6 +33,21 @@ extension StoreType {
         }
     }
 
+    /// Creates the file of an empty store of this type for `model` at `url`, which must not
+    /// exist yet, without opening it (opening a SQLite store reads its whole schema once more:
+    /// time in the square of its tables); returns its `NSStoreType` and `NSStoreUUID`.
+    func createFile(at url: URL, model: ManagedObjectModel) throws -> (type: String, identifier: String) {
+        switch self {
+        case .sqlite:
+            return (StoreMetadata.sqliteStoreType, try SQLiteStore.createFile(at: url, model: model))
+        case .xml, .binary:
+            let format = atomicFileFormat!
+            return (format.storeType, try AtomicStore.createFile(at: url, model: model, format: format))
+        case .inMemory:
+            throw StoreError(.wrongStoreType, path: url.path, "an in-memory store has no file to create; add one to a coordinator with the type .inMemory")
+        }
+    }
+
     /// The metadata of the store file of this type at `url`, reading only what holds it.
     func readMetadata(at url: URL) throws -> [String: PropertyListValue] {
         switch self {

@@ -164,7 +164,7 @@ package enum FileSystem {
     /// SQLite's `-wal` and `-shm`).
     package static func requireWritableStore(_ url: URL, directoryUse: String) throws {
         let path = url.path
-        let reading = "reading it (lade fetch, inspect, export, check, migrate --dry-run) writes nothing"
+        let reading = "it can still be read (reading writes nothing)"
         if let reason = writeProtection(ofFile: path) {
             var info = stat()
             let fix = stat(path, &info) == 0 && info.st_mode & 0o222 == 0 ? "make it writable (chmod u+w \(path))" : "run as a user who may write it"

@@ -12,9 +12,9 @@ import Foundation
 /// `store.*` (`notFound`, `alreadyExists`, `notAStore`, `wrongType`, `modelMismatch`,
 /// `readOnly`, `reservedMetadataKey`, `io`, `sqlite`, `damaged`, `locked`), `save.*`
 /// (`conflict`, `notUnique`), `validation`, `context.*`, `predicate.*`, `regex`, `plist`,
-/// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`), and in the
-/// pipeline `job`, `source`, `meta.value`, `sort`. Each error type declares its codes beside
-/// its declaration, in the folder of the layer that throws it.
+/// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`, `storeChanged`,
+/// `noCurrentVersion`), and in the pipeline `job`, `source`, `meta.value`, `sort`. Each error
+/// type declares its codes beside its declaration, in the folder of the layer that throws it.
 public protocol LadeError: Error, CustomStringConvertible {
     var code: String { get }
 }

@@ -65,7 +65,7 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
     public static func summary(_ damage: [StoreDamage], path: String) -> String {
         let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
         let more = damage.count > 3 ? "; and \(damage.count - 3) more" : ""
-        return "the store is damaged: \(shown)\(more); `lade check \(path) --model MODEL` lists every problem"
+        return "the store is damaged: \(shown)\(more)"
     }
 }
 

@@ -21,6 +21,12 @@ public struct ModelReport {
         String(decoding: try model.jsonData(), as: UTF8.self)
     }
 
+    /// The versions of a bundle, one a line, the current one marked (`lade inspect MODEL
+    /// --list-versions`).
+    public static func text(listing versions: ModelVersions) -> String {
+        versions.names.map { ($0 == versions.current ? "\($0) (current)" : $0) + "\n" }.joined()
+    }
+
     public func text() -> String {
         var out: [String] = []
         var heading = "Model \(source)"

@@ -45,13 +45,48 @@ public struct StoreReport {
         versionMatch = match
     }
 
-    /// Reads a SQLite store read-only: the file and its `-wal` are left as they were.
-    public init(sqliteStoreAt url: URL, model: ManagedObjectModel) throws {
-        let store = try SQLiteStore(url: url, model: model, readOnly: true)
-        path = url.path
-        storeType = StoreMetadata.sqliteStoreType
-        metadata = store.metadata
-        entities = try store.schema.entities.map { EntityCount(name: $0.name, count: try store.count(ofEntity: $0.name)) }
+    /// `lade inspect STORE --model MODEL`: the report of the store at `url`, read with the
+    /// version of `model` that wrote it. `version` names the version to read with; without it,
+    /// a model of one version is used as it is (the store's open check says whether it
+    /// matches), and in a bundle of several the store's own word decides which
+    /// (`StoreVersionMatch`: Apple's hashes with `compiledModel`, Lade's, else the tables and
+    /// columns). A store no version matches gives its metadata and the match, no counts, and
+    /// `mismatchError(path:)` says why. `onWarning` hears what the model reader accepted only
+    /// as Apple's model compiler does.
+    ///
+    /// ```swift
+    /// let report = try StoreReport.reading(storeAt: storeURL, modelAt: bundleURL)
+    /// report.versionMatch?.version   // the version that wrote the store
+    /// if let error = report.mismatchError() { throw error }
+    /// ```
+    public static func reading(storeAt url: URL, modelAt model: URL, version: String? = nil, compiledModel: URL? = nil,
+                               onWarning: ((String) -> Void)? = nil) throws -> StoreReport {
+        func load(_ version: String?) throws -> ManagedObjectModel {
+            let loaded = try ManagedObjectModel(contentsOf: model, version: version, compiledModel: compiledModel)
+            for warning in loaded.warnings { onWarning?(warning.description) }
+            return loaded
+        }
+        if version != nil { return try StoreReport(storeAt: url, model: try load(version)) }
+        // A single version: the store is read with it, without reading the store once more to decide.
+        let versions = try ManagedObjectModel.versions(at: model)
+        if versions.names.count == 1 {
+            var report = try StoreReport(storeAt: url, model: try load(nil))
+            report.versionMatch = StoreVersionMatch(only: versions.names[0])
+            return report
+        }
+        // Which version wrote the store decides the model it is read with.
+        let match = try StoreVersionMatch(storeAt: url, bundle: model, compiledModel: compiledModel)
+        guard let found = match.version else { return try StoreReport(unmatchedStoreAt: url, match: match) }
+        var report = try StoreReport(storeAt: url, model: try load(found))
+        report.versionMatch = match
+        return report
+    }
+
+    /// For a store no version of the model matches (`reading(storeAt:modelAt:)`), the failure
+    /// that follows its report, naming `path` (default: the report's); nil otherwise.
+    public func mismatchError(path: String? = nil) -> StoreError? {
+        guard let match = versionMatch, match.version == nil else { return nil }
+        return StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path ?? self.path, match.mismatchDescription)
     }
 
     public func text() -> String {

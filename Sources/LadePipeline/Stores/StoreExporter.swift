@@ -62,6 +62,16 @@ public struct StoreExporter {
         }
     }
 
+    /// The files written, for people: "wrote DIRECTORY/<Entity>.ndjson  N objects" a line, the
+    /// counts aligned; `directory` is the export directory as the user gave it.
+    public static func text(_ files: [ExportedFile], directory: String) -> String {
+        let paths = files.map { (directory as NSString).appendingPathComponent($0.url.lastPathComponent) }
+        let width = paths.map(\.count).max() ?? 0
+        return zip(files, paths).map { file, path in
+            "wrote " + path.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(file.count) object\(file.count == 1 ? "" : "s")\n"
+        }.joined()
+    }
+
     /// Writes one entity's objects (exactly that entity, not its subentities) to `sink` and
     /// returns how many there were.
     @discardableResult

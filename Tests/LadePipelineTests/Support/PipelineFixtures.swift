@@ -24,4 +24,22 @@ enum PipelineFixtures {
     static func catalogModel() throws -> ManagedObjectModel {
         try ManagedObjectModel(contentsOf: catalog)
     }
+
+    /// A store of `type` at `url` written with `version` of samples/Catalog.xcdatamodeld
+    /// ("Catalog", or the current "Catalog 2"), holding the categories `names`.
+    static func catalogStore(_ type: PersistentStoreCoordinator.StoreType, at url: URL, version: String, categories names: [String] = ["Tools", "Toys"]) throws {
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: catalog, version: version), store: url, type: type)
+        try context.performAndWait {
+            for name in names { try context.insertObject(forEntityName: "Category").setValue(name, forKey: "name") }
+            try context.save()
+        }
+    }
+}
+
+/// Notes a runner gave, in order.
+final class Notes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var notes: [String] = []
+    var all: [String] { lock.withLock { notes } }
+    var add: @Sendable (String) -> Void { { note in self.lock.withLock { self.notes.append(note) } } }
 }

@@ -65,11 +65,15 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
     private var graph: AtomicObjectGraph
     private var currentMetadata: [String: PropertyListValue]
 
-    /// Creates the file of an empty store for `model` at `url`, which must not exist yet.
-    static func createFile(at url: URL, model: ManagedObjectModel, format: AtomicStoreFileFormat.Type) throws {
+    /// Creates the file of an empty store for `model` at `url`, which must not exist yet;
+    /// returns its `NSStoreUUID`.
+    @discardableResult
+    static func createFile(at url: URL, model: ManagedObjectModel, format: AtomicStoreFileFormat.Type) throws -> String {
         try format.check(model, path: url.path)
         let contents = AtomicStoreContents.empty(model: model, storeType: format.storeType, firstKey: format.firstKey)
         try AtomicFileWriter.create(url) { try format.write(contents, model: model, to: $0) }
+        // `empty` gives every new store a UUID.
+        return contents.identifier!
     }
 
     /// Opens the file of a store of `format`.
@@ -96,7 +100,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
             let names = differing.sorted()
             throw StoreError(
                 .modelMismatch(entities: names), path: path,
-                "the store does not match the model (version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with, or carry it to this version first (lade migrate STORE --model BUNDLE)")
+                "the store does not match the model (version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with, or migrate it to this version first")
         }
         // Objects the model cannot place, or references to objects that are not there, would
         // be skipped or read as nulls: refused, with counts.

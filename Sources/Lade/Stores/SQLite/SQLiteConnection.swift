@@ -82,7 +82,7 @@ public final class SQLiteConnection {
         // closing now leaves nothing.)
         if case .readWrite = mode, sqlite3_db_readonly(connection, "main") == 1 {
             sqlite3_close_v2(connection)
-            throw StoreError(.readOnly, path: path, "the store is read-only: SQLite cannot open it for writing (the file or its file system is read-only); make it writable to change it; reading it (lade fetch, inspect, export, check, migrate --dry-run) writes nothing")
+            throw StoreError(.readOnly, path: path, "the store is read-only: SQLite cannot open it for writing (the file or its file system is read-only); make it writable to change it; it can still be read (reading writes nothing)")
         }
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))

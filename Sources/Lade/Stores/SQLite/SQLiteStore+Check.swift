@@ -42,7 +42,7 @@ extension SQLiteStore {
             let onlyFetch = indexes.allSatisfy { $0.kind == .fetch }
             return StoreDamage(.missingIndex, place: table, count: indexes.count, example: indexes.map(\.name).joined(separator: ", "),
                                problem: onlyFetch
-                                   ? "fetch indexes of the model not in the file (a lade run stopped before its last commit leaves them out; running the job again builds them)"
+                                   ? "fetch indexes of the model not in the file (an import stopped before its last commit leaves them out; running the import again builds them)"
                                    : "indexes of the model's layout not in the file")
         }
     }

@@ -182,7 +182,7 @@ public final class SQLiteStore: @unchecked Sendable {
     public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError(.notFound, path: path, "no store here; create one with `lade init \(path) --model MODEL`")
+            throw StoreError(.notFound, path: path, "no store here")
         }
         self.fileURL = url
         self.model = model
@@ -328,7 +328,7 @@ public final class SQLiteStore: @unchecked Sendable {
                 .modelMismatch(entities: names), path: path,
                 "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))"
                     + (layout.isEmpty ? "; the tables and columns are the model's" : "; tables and columns: \(shown)")
-                    + "); open it with the model version it was made with, or carry it to this version first (lade migrate STORE --model BUNDLE; lade inspect STORE --model BUNDLE says which version wrote it)")
+                    + "); open it with the model version it was made with, or migrate it to this version first")
         }
     }
 

@@ -1,0 +1,54 @@
+import Foundation
+import Lade
+
+/// `lade check`: what a thorough check of a store found (SQLite's integrity check and Core
+/// Data's invariants: `PersistentStore.damage(thorough:)`), for people or as JSON
+/// (`{"store", "damaged", "problems": [{kind, place, count, example, problem}]}`).
+///
+/// ```swift
+/// let report = try CheckReport(checkingStoreAt: url, model: model)
+/// print(report.text(), terminator: "")    // "catalog.sqlite: no damage found"
+/// report.damaged                          // false
+/// ```
+public struct CheckReport: Encodable, Sendable, Equatable {
+    /// The store's path as the user gave it.
+    public let store: String
+    public let damaged: Bool
+    public let problems: [StoreDamage]
+
+    public init(store: String, problems: [StoreDamage]) {
+        self.store = store
+        self.damaged = !problems.isEmpty
+        self.problems = problems
+    }
+
+    /// Opens the store at `url` read-only (its type detected from the file) and checks it
+    /// thoroughly. A store too damaged to open is the answer (`store.damaged` from opening is
+    /// reported, not thrown); any other failure to open it is thrown. `path` names the store
+    /// in the report (default: `url.path`).
+    public init(checkingStoreAt url: URL, model: ManagedObjectModel, path: String? = nil) throws {
+        let problems: [StoreDamage]
+        do {
+            problems = try ReadOnlyStore.open(url, model: model).damage(thorough: true)
+        } catch let error as StoreError {
+            guard case .damaged(let found) = error.kind else { throw error }
+            problems = found
+        }
+        self.init(store: path ?? url.path, problems: problems)
+    }
+
+    /// "STORE: no damage found", or "STORE: damaged (N problems)" and one line per problem.
+    public func text() -> String {
+        guard damaged else { return "\(store): no damage found\n" }
+        var out = ["\(store): damaged (\(problems.count) problem\(problems.count == 1 ? "" : "s"))"]
+        for item in problems { out.append("  \(item.kind.rawValue): \(item)") }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// One line of JSON, keys sorted.
+    public func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Lade
+
+/// What to do next about a library error, in lade's own terms. The libraries state the fact
+/// (what, where) and a stable code; the command line, which knows its commands and flags,
+/// adds the next step from the code, so no library message names a `lade` command.
+enum Hint {
+    /// The hint for `error` met while running `arguments` (`CommandLine.arguments`), or nil.
+    static func text(for error: LadeError, arguments: [String] = CommandLine.arguments) -> String? {
+        let command = arguments.dropFirst().first ?? ""
+        switch error.code {
+        case "store.damaged":
+            guard let store = error as? StoreError else { return nil }
+            return "`lade check \(store.path) --model MODEL` lists every problem"
+        case "store.modelMismatch":
+            guard let store = error as? StoreError, !store.path.isEmpty else { return nil }
+            let path = FileManager.default.fileExists(atPath: store.path) && !isModel(store.path) ? store.path : "STORE"
+            return command == "migrate"
+                ? "`lade inspect \(path) --model BUNDLE` says which version wrote the store; `--from VERSION` names it for a store that cannot tell"
+                : "`lade inspect \(path) --model BUNDLE` says which version wrote it; `lade migrate \(path) --model BUNDLE` carries it to the bundle's current version"
+        case "store.notFound":
+            // Only for the store a reading command was given: a missing directory or predicate
+            // file is also `store.notFound`, and `convert` never creates its source.
+            guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
+                  arguments.dropFirst(2).contains(store.path) else { return nil }
+            return "`lade init \(store.path) --model MODEL` creates a SQLite store"
+        case "store.readOnly":
+            return "lade fetch, inspect, export, check and migrate --dry-run read it without writing"
+        case "store.alreadyExists":
+            return command == "convert" ? "`--overwrite` replaces it" : nil
+        case "migration.storeChanged":
+            return "run `lade migrate` again while nothing else writes to the store"
+        case "migration.noCurrentVersion":
+            return "name the version to migrate to with `--to VERSION`"
+        default:
+            return nil
+        }
+    }
+
+    private static func isModel(_ path: String) -> Bool {
+        ["xcdatamodeld", "xcdatamodel", "momd", "json"].contains(URL(fileURLWithPath: path).pathExtension)
+    }
+}
