@@ -51,7 +51,7 @@ public enum CollectionOperator: String, Sendable, Hashable, CaseIterable {
 /// The left or right side of a comparison (Apple's `NSExpression`).
 ///
 /// Named `FetchExpression` (and `FetchPredicate`, `FetchSortDescriptor`) because Foundation
-/// has an `FetchExpression`, a `FetchPredicate` and a `FetchSortDescriptor` of its own: a file that imports
+/// has an `Expression`, a `Predicate` and a `SortDescriptor` of its own: a file that imports
 /// both Foundation and Lade names Lade's types without qualifying them.
 ///
 /// ```swift
