@@ -160,3 +160,30 @@ enum StoreFiles {
         FileSystem.removeCompanions(of: url.path)
     }
 }
+
+/// What the stores of a type can do, read off the class that implements them (the
+/// capabilities it answers), for decisions made before a store is open: a job's plan, its
+/// writer, its commit policy.
+extension StoreType {
+    /// The class that implements stores of this type.
+    var storeClass: any PersistentStore.Type {
+        switch self {
+        case .sqlite: SQLiteStore.self
+        case .xml: XMLStore.self
+        case .binary: BinaryStore.self
+        case .inMemory: InMemoryStore.self
+        }
+    }
+
+    /// Stores of this type hold saves in one transaction until told to commit (`HeldSaves`), so
+    /// an import can commit every so often; the others are written whole at each save.
+    package var holdsSaves: Bool { storeClass is any HeldSaves.Type }
+
+    /// Stores of this type take rows straight into their tables (`BulkInserting`): an import's
+    /// batch writer.
+    package var bulkInserts: Bool { storeClass is any BulkInserting.Type }
+
+    /// Stores of this type have a page cache to size and fetch indexes to defer while loading
+    /// (`BulkLoading`).
+    package var bulkLoads: Bool { storeClass is any BulkLoading.Type }
+}

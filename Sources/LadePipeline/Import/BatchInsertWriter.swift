@@ -27,7 +27,7 @@ final class BatchInsertWriter: ImportWriter {
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
-        if store.kind != .sqlite { return "the store is \(store.kind.name), and batch inserts write SQLite stores" }
+        if !store.kind.bulkInserts { return "the store is \(store.kind.name), and batch inserts write SQLite stores" }
         let entity = plan.entity.name
         if !plan.step.key.isEmpty {
             if !model.isUniquenessConstraint(plan.step.key, of: entity) {

@@ -16,7 +16,7 @@ enum CommitPolicy: Equatable {
 
     /// The policy of `lade run` on `job`'s store.
     static func run(_ job: Job) -> CommitPolicy {
-        job.store.kind == .sqlite ? .periodic(seconds: job.batch.commitSeconds, batches: job.batch.commitEvery) : .atEnd
+        job.store.kind.holdsSaves ? .periodic(seconds: job.batch.commitSeconds, batches: job.batch.commitEvery) : .atEnd
     }
 
     /// Whether a commit is due after a batch, `batchesSinceCommit` batches and the time since

@@ -133,7 +133,7 @@ public final class ImportRunner {
     /// writer's), all saved at the commit on an XML or binary store.
     static func writer(_ choice: ImportWriterChoice, job: Job, plan: ImportPlan, model: ManagedObjectModel, context: ManagedObjectContext) throws -> ImportWriter {
         if choice == .batch { return BatchInsertWriter(context: context, plan: plan, model: model) }
-        guard job.store.kind == .sqlite else { return BatchWriter(context: context, plan: plan, model: model) }
+        guard job.store.kind.holdsSaves else { return BatchWriter(context: context, plan: plan, model: model) }
         // Saves get no savepoint when they cannot break a uniqueness constraint: that spares
         // SQLite a statement journal of every page a batch changes (8% of a 1,000,000-row import).
         let undoableSaves = BatchWriter.savesMayBreakConstraints(plan: plan, model: model)

@@ -79,7 +79,7 @@ public struct JobValidation {
         let (writer, why) = try ImportRunner.chooseWriter(job: job, plan: plans[0], model: model)
         let byTime = "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEvery.map { " or \($0) batches" } ?? "")
         let commits = writer == .batch ? byTime
-            : job.store.kind.isAtomic ? "one save at the end (a \(job.store.kind.name) store is written whole)"
+            : !job.store.kind.holdsSaves ? "one save at the end (a \(job.store.kind.name) store is written whole)"
             : byTime + ", each batch saved into the open transaction, reset every \(job.batch.resetEvery)"
         lines.append("writer: \(writer.rawValue) (\(why))")
         if let cache = Self.pageCache(job, writer) { lines.append(cache) }
@@ -91,7 +91,7 @@ public struct JobValidation {
 
     /// The page cache line, for a SQLite store.
     private static func pageCache(_ job: Job, _ writer: ImportWriterChoice) -> String? {
-        guard job.store.kind == .sqlite else { return nil }
+        guard job.store.kind.bulkLoads else { return nil }
         let mebibytes = job.batch.cacheMiB(for: writer)
         return "SQLite page cache \(mebibytes) MiB" + (job.batch.cacheMiB == nil ? " (the \(writer.rawValue) writer's default; batch.cacheMiB sets it)" : "")
     }
