@@ -285,18 +285,14 @@ struct ImportRejectsTests {
     @Test("a value ICU gives up matching against the pattern is rejected as undecided, naming attribute and pattern, not as a mismatch")
     func undecidedPattern() throws {
         let sandbox = try ImportSandbox()
-        try FileManager.default.createDirectory(at: sandbox.url("P.xcdatamodel"), withIntermediateDirectories: true)
         // Lookahead takes the pattern to ICU, where `(a+)+c` backtracks exponentially on a long
         // run of a's before `a+b` is tried.
-        try sandbox.write("P.xcdatamodel/contents", """
-            <?xml version="1.0"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        try sandbox.xcodeModel("P", """
               <entity name="T">
                 <attribute name="key" attributeType="String"/>
                 <attribute name="code" optional="YES" attributeType="String" regularExpressionString="(?=a)((a+)+c|a+b)"/>
                 <uniquenessConstraints><uniquenessConstraint><constraint value="key"/></uniquenessConstraint></uniquenessConstraints>
               </entity>
-            </model>
             """)
         let long = String(repeating: "a", count: 30)
         try sandbox.write("src.csv", "key,code\nk1,ab\nk2,\(long)b\nk3,b\nk4,\(long)c\n")

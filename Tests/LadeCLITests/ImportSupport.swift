@@ -53,6 +53,21 @@ final class ImportSandbox {
         return url(name + ".gz")
     }
 
+    /// Writes `NAME.xcdatamodel` here, an Xcode model of the `entities` given (`<entity>`
+    /// elements, as Xcode writes them), for a job's `model: NAME.xcdatamodel`.
+    @discardableResult
+    func xcodeModel(_ name: String, _ entities: String) throws -> URL {
+        let bundle = url("\(name).xcdatamodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try write("\(name).xcdatamodel/contents", """
+            <?xml version="1.0"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            \(entities)
+            </model>
+            """)
+        return bundle
+    }
+
     /// Writes a job: `model` and `store` are filled in (the sample Catalog model, `catalog.sqlite`)
     /// unless the text gives them.
     @discardableResult

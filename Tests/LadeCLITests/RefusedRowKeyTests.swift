@@ -9,16 +9,12 @@ struct RefusedRowKeyTests {
     @Test("both writers give the kept rows the same Z_PK and leave the same Z_MAX when the store refuses rows (Decimals over 15 digits)")
     func sameKeys() throws {
         let sandbox = try ImportSandbox()
-        try FileManager.default.createDirectory(at: sandbox.url("D.xcdatamodel"), withIntermediateDirectories: true)
-        try sandbox.write("D.xcdatamodel/contents", """
-            <?xml version="1.0"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        try sandbox.xcodeModel("D", """
               <entity name="T">
                 <attribute name="key" attributeType="String"/>
                 <attribute name="dec" optional="YES" attributeType="Decimal"/>
                 <uniquenessConstraints><uniquenessConstraint><constraint value="key"/></uniquenessConstraint></uniquenessConstraints>
               </entity>
-            </model>
             """)
         // Rows 1 and 3 hold Decimals a SQLite store cannot keep exactly; batches of 3 put a
         // refused row in each batch, and the second batch's save follows one that was retried.

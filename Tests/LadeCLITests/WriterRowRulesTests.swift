@@ -114,17 +114,13 @@ struct WriterRowRulesTests {
     @Test("a row that would make a new object with a model default the store cannot keep exactly is rejected, naming the attribute; existing objects are still updated")
     func unkeepableDefault() throws {
         let sandbox = try ImportSandbox()
-        try FileManager.default.createDirectory(at: sandbox.url("D.xcdatamodel"), withIntermediateDirectories: true)
-        try sandbox.write("D.xcdatamodel/contents", """
-            <?xml version="1.0"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        try sandbox.xcodeModel("D", """
               <entity name="T">
                 <attribute name="key" attributeType="String"/>
                 <attribute name="qty" optional="YES" attributeType="Integer 16"/>
                 <attribute name="dec" optional="YES" attributeType="Decimal" defaultValueString="1234567890123456.5"/>
                 <uniquenessConstraints><uniquenessConstraint><constraint value="key"/></uniquenessConstraint></uniquenessConstraints>
               </entity>
-            </model>
             """)
         try sandbox.write("first.ndjson", "{\"key\":\"x\",\"dec\":\"1\"}\n")
         try sandbox.job("model: D.xcdatamodel\nstore: { path: t.sqlite }\nsource: first.ndjson\nentity: T\nkey: key\n", named: "first.yaml")
@@ -146,10 +142,7 @@ struct WriterRowRulesTests {
           arguments: [["D", "C"], ["C", "D"]])
     func refusedObjectOfTwoRows(codes: [String]) throws {
         let sandbox = try ImportSandbox()
-        try FileManager.default.createDirectory(at: sandbox.url("U.xcdatamodel"), withIntermediateDirectories: true)
-        try sandbox.write("U.xcdatamodel/contents", """
-            <?xml version="1.0"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        try sandbox.xcodeModel("U", """
               <entity name="T">
                 <attribute name="key" attributeType="String"/>
                 <attribute name="code" optional="YES" attributeType="String"/>
@@ -158,7 +151,6 @@ struct WriterRowRulesTests {
                   <uniquenessConstraint><constraint value="code"/></uniquenessConstraint>
                 </uniquenessConstraints>
               </entity>
-            </model>
             """)
         try sandbox.write("first.ndjson", "{\"key\":\"x\",\"code\":\"C\"}\n")
         try sandbox.job("model: U.xcdatamodel\nstore: { path: u.sqlite }\nsource: first.ndjson\nentity: T\nkey: key\n", named: "first.yaml")
