@@ -9,19 +9,19 @@ extension PersistentStoreCoordinator {
     /// The rows a fetch matches, from every store whose configuration holds the entity, in
     /// the order the stores were added (each store's rows in the request's order; a caller
     /// that fetched from several orders them).
-    public func rows(matching request: StoreFetchRequest) throws -> [StoreRow] {
+    package func rows(matching request: StoreFetchRequest) throws -> [StoreRow] {
         let stores = try stores(forEntity: request.entityName)
         return stores.count == 1 ? try stores[0].fetch(request) : try stores.flatMap { try $0.fetch(request) }
     }
 
     /// How many objects a fetch matches, over every store that holds the entity.
-    public func count(matching request: StoreFetchRequest) throws -> Int {
+    package func count(matching request: StoreFetchRequest) throws -> Int {
         try stores(forEntity: request.entityName).reduce(0) { $0 + (try $1.count(request)) }
     }
 
     /// The rows of these objects, each from its own store (fault firing, batch faulting,
     /// prefetching); objects a store no longer has are left out.
-    public func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
+    package func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
         guard let first = ids.first else { return [] }
         let store = try store(for: first)
         if ids.allSatisfy({ $0.storeIdentifier == first.storeIdentifier }) { return try store.rows(for: ids) }
@@ -33,7 +33,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// The destinations of an object's to-many relationship, in order when it is ordered.
-    public func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID] {
+    package func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID] {
         try store(for: id).relatedObjectIDs(of: id, relationship: relationship)
     }
 
@@ -41,14 +41,14 @@ extension PersistentStoreCoordinator {
 
     /// Permanent IDs for `count` new objects of `entity`, from the store new objects of the
     /// entity go to (the first added whose configuration has it).
-    public func newObjectIDs(forEntity entity: String, count: Int) throws -> [ManagedObjectID] {
+    package func newObjectIDs(forEntity entity: String, count: Int) throws -> [ManagedObjectID] {
         try store(forEntity: entity).newObjectIDs(for: entity, count: count)
     }
 
     /// Gives back IDs `newObjectIDs(forEntity:count:)` handed out for a save that failed (see
     /// `PersistentStore.giveBackObjectIDs(_:for:)`): a later save numbers its objects as if the
     /// failed one had never asked.
-    public func giveBackObjectIDs(_ ids: [ManagedObjectID], forEntity entity: String) throws {
+    package func giveBackObjectIDs(_ ids: [ManagedObjectID], forEntity entity: String) throws {
         guard let first = ids.first else { return }
         try store(for: first).giveBackObjectIDs(ids, for: entity)
     }
@@ -58,7 +58,7 @@ extension PersistentStoreCoordinator {
     /// Resolves the objects a store found changed since they were read (optimistic locking),
     /// by the caller's merge policy, and returns the store's part of the save to try again, or
     /// throws to give up. `attempt` counts from 1.
-    public typealias ConflictResolution = (_ conflicts: [StoreSaveError.VersionConflict], _ store: PersistentStore, _ attempt: Int) throws -> StoreSaveRequest
+    package typealias ConflictResolution = (_ conflicts: [StoreSaveError.VersionConflict], _ store: PersistentStore, _ attempt: Int) throws -> StoreSaveRequest
 
     /// Writes a save: one transaction per store its changes reach, in the order they name them
     /// (with one store, the whole request in one transaction, without a pass to split it).
@@ -72,7 +72,7 @@ extension PersistentStoreCoordinator {
     /// has no two-phase commit either), and the caller, told which, can save the rest again.
     /// Metadata a failed transaction did not write is staged again, unless newer metadata was
     /// staged meanwhile.
-    public func save(_ request: StoreSaveRequest, saved: inout Set<String>, resolve: ConflictResolution) throws {
+    package func save(_ request: StoreSaveRequest, saved: inout Set<String>, resolve: ConflictResolution) throws {
         let stores = persistentStores
         guard !stores.isEmpty else { throw CoordinatorError.noStores }
         if stores.count == 1 {
@@ -91,7 +91,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// Writes the metadata staged for each store, in a transaction of its own.
-    public func saveStagedMetadata() throws {
+    package func saveStagedMetadata() throws {
         for store in persistentStores {
             guard let metadata = takeStagedMetadata(for: store) else { continue }
             var request = StoreSaveRequest()
@@ -107,7 +107,7 @@ extension PersistentStoreCoordinator {
     /// metadata to write in the transaction `body` commits: when `body` throws, the metadata
     /// is staged again, unless newer metadata was staged meanwhile. The one rule every write
     /// with staged metadata follows (a save, a bulk session's commit).
-    public func withStagedMetadata<T>(for store: PersistentStore, _ body: ([String: PropertyListValue]?) throws -> T) throws -> T {
+    package func withStagedMetadata<T>(for store: PersistentStore, _ body: ([String: PropertyListValue]?) throws -> T) throws -> T {
         let metadata = takeStagedMetadata(for: store)
         do {
             return try body(metadata)

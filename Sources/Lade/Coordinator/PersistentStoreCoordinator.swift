@@ -119,7 +119,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// The stores that hold objects of `entity` (by their configurations), in the order added.
-    public func stores(forEntity entity: String) throws -> [PersistentStore] {
+    package func stores(forEntity entity: String) throws -> [PersistentStore] {
         let (all, holding) = lock.withLock { (stores, stores.filter { storeEntities[$0.identifier]?.contains(entity) ?? true }) }
         guard !all.isEmpty else { throw CoordinatorError.noStores }
         guard !holding.isEmpty else { throw CoordinatorError.noStoreForEntity(entity) }

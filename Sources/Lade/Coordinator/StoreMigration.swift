@@ -90,7 +90,7 @@ extension PersistentStoreCoordinator {
     /// Nothing else ever reads them. Call it only while no other process writes that store
     /// (`lade convert` holds the store's lock when it does).
     @discardableResult
-    public static func removeInterruptedWrites(beside url: URL) -> [String] {
+    package static func removeInterruptedWrites(beside url: URL) -> [String] {
         StagedFile.removeInterruptedWrites(beside: url)
     }
 }

@@ -326,7 +326,7 @@ public struct MigrationRefusal: LadeError, Sendable {
     /// Whether the refusal is of a mapping model's (else of lightweight migration's rules).
     public let byMapping: Bool
 
-    public init(store: String, reasons: [String], mapping: Bool = false) {
+    package init(store: String, reasons: [String], mapping: Bool = false) {
         self.store = store
         self.reasons = reasons
         self.byMapping = mapping

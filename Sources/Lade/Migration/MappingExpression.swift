@@ -37,7 +37,7 @@ public indirect enum MappingExpression: Sendable, Hashable, CustomStringConverti
 
     /// The migration manager's methods a mapping model may call (`FUNCTION($manager, …)`),
     /// which Lade runs as `NSMigrationManager` does.
-    public static let managerSelectors: Set<String> = [
+    package static let managerSelectors: Set<String> = [
         "destinationInstancesForEntityMappingNamed:sourceInstances:",
         "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
         "sourceInstancesForEntityMappingNamed:destinationInstances:",
@@ -46,7 +46,7 @@ public indirect enum MappingExpression: Sendable, Hashable, CustomStringConverti
     ]
 
     /// Foundation's own expression functions Lade runs (`NSExpression(forFunction:arguments:)`).
-    public static let builtInSelectors: Set<String> = [
+    package static let builtInSelectors: Set<String> = [
         "add:to:", "from:subtract:", "multiply:by:", "divide:by:", "modulus:by:", "abs:",
         "lowercase:", "uppercase:", "now", "count:", "sum:", "min:", "max:", "average:",
     ]

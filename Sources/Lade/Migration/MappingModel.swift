@@ -83,7 +83,7 @@ public struct MappingModel: Sendable, Equatable {
 
     /// Whether the entity hashes this mapping records are the two models' (both loaded with
     /// Apple's hashes, from a `.momd`); nil when it records none.
-    public func matchesVersionHashes(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> Bool? {
+    package func matchesVersionHashes(from source: ManagedObjectModel, to destination: ManagedObjectModel) -> Bool? {
         guard !entityVersionHashes.isEmpty else { return nil }
         return entityMappings.allSatisfy { mapping in
             guard let hashes = entityVersionHashes[mapping.name] else { return true }
@@ -175,7 +175,7 @@ public struct MappingModelError: LadeError, Sendable {
     public let reason: String
     public var code: String { "migration.mapping" }
 
-    public init(_ path: String, _ reason: String) {
+    package init(_ path: String, _ reason: String) {
         self.path = path
         self.reason = reason
     }

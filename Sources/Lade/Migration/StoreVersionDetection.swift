@@ -96,7 +96,7 @@ public struct StoreVersionMatch: Sendable, Equatable {
     }
 
     /// The match of a store known to open with `version`, the model's only one.
-    public init(only version: String) {
+    package init(only version: String) {
         self.version = version
         current = version
         matching = [version]

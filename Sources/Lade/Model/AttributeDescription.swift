@@ -63,7 +63,7 @@ public struct AttributeDescription: Sendable, Hashable {
 
     /// The type min/max bounds are written in: the attribute's own type for numbers and dates,
     /// a length (Integer 64) for strings and binary data; nil where bounds do not apply.
-    public var boundType: AttributeType? {
+    package var boundType: AttributeType? {
         switch type {
         case .string, .binary, .transformable: .integer64
         case .date: .date

@@ -51,7 +51,7 @@ extension AttributeValue {
     /// How two strings compare by their UTF-8 bytes (negative: `lhs` first, 0: the same
     /// bytes), as SQLite's BINARY collation orders them: `memcmp`, then the shorter first.
     /// Reads the strings' storage in place (`withUTF8Bytes`: this orders every batch's keys).
-    public static func byteOrder(_ lhs: String, _ rhs: String) -> Int {
+    package static func byteOrder(_ lhs: String, _ rhs: String) -> Int {
         func order(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
             let common = min(a.count, b.count)
             let order = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
@@ -109,7 +109,7 @@ extension AttributeValue {
     /// `text` without the spaces and tabs (`CharacterSet.whitespaces`) at its ends, as values
     /// are read (`AttributeValue(parsing:as:)`, a job's dates); `text` itself, without a copy,
     /// when it does not start or end with whitespace, as most values do.
-    public static func trimmingEdgeWhitespace(_ text: String) -> String {
+    package static func trimmingEdgeWhitespace(_ text: String) -> String {
         mayHaveEdgeWhitespace(text) ? text.trimmingCharacters(in: .whitespaces) : text
     }
 
@@ -264,7 +264,7 @@ extension AttributeValue {
     }
 
     /// `YES`/`NO`, `true`/`false`, `1`/`0`, in any case.
-    public static func parseBoolean(_ text: String) -> Bool? {
+    package static func parseBoolean(_ text: String) -> Bool? {
         switch text.utf8.count {
         case 1: return text == "1" ? true : text == "0" ? false : nil
         case 2, 3, 4, 5:

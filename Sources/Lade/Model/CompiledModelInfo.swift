@@ -2,15 +2,15 @@ import Foundation
 
 /// What Lade reads from a compiled model (`.momd`) that Xcode built: the
 /// `VersionInfo.plist` with Apple's per-entity version hashes for each model version.
-public struct CompiledModelInfo: Sendable {
+package struct CompiledModelInfo: Sendable {
     /// Version name → entity name → 32-byte version hash.
-    public let versionHashes: [String: [String: Data]]
+    package let versionHashes: [String: [String: Data]]
     /// `NSManagedObjectModel_CurrentVersionName`.
-    public let currentVersionName: String?
+    package let currentVersionName: String?
     let file: String
 
     /// Reads `VersionInfo.plist` from a `.momd` directory.
-    public init(momd: URL) throws {
+    package init(momd: URL) throws {
         let plistURL = momd.appendingPathComponent("VersionInfo.plist")
         file = plistURL.path
         guard let data = try? Data(contentsOf: plistURL) else {
@@ -41,7 +41,7 @@ public struct CompiledModelInfo: Sendable {
     }
 
     /// The entity hashes of one model version.
-    public func versionHashes(for version: String) throws -> [String: Data] {
+    package func versionHashes(for version: String) throws -> [String: Data] {
         guard let hashes = versionHashes[version] else {
             throw ModelError(file: file, "has no hashes for model version '\(version)'; it has \(versionHashes.keys.sorted().joined(separator: ", "))")
         }

@@ -11,12 +11,12 @@ import Foundation
 /// DecimalText.parse("12abc")      // nil: the whole text must be a number
 /// DecimalText.format(DecimalText.parse("922.160")!)   // "922.16", as Decimal.description
 /// ```
-public enum DecimalText {
+package enum DecimalText {
     /// The text `Decimal.description` gives, without its cost for values whose mantissa fits
     /// 64 bits. Reads Decimal's storage as swift-foundation lays it out (exponent byte; a byte
     /// holding length, sign and compact bits; then eight 16-bit mantissa words); checked against
     /// `description` once per process, which turns the fast path off if the layout differs.
-    public static func format(_ value: Decimal) -> String {
+    package static func format(_ value: Decimal) -> String {
         guard layoutIsKnown, let text = fastText(value) else { return value.description }
         return text
     }
@@ -106,7 +106,7 @@ public enum DecimalText {
     /// exact as doubles); nil otherwise, and for zero. A value of at most 15 significant
     /// digits is the only such value its nearest double stands for (doubles keep 15 digits),
     /// so a stored double equal to this one reads back as `value`.
-    public static func nearestDouble(_ value: Decimal) -> Double? {
+    package static func nearestDouble(_ value: Decimal) -> Double? {
         guard layoutIsKnown, let (negative, mantissa, exponent) = parts(value), mantissa > 0, mantissa < 1_000_000_000_000_000, abs(exponent) <= 22 else { return nil }
         let magnitude = exponent >= 0 ? Double(mantissa) * exactPowersOfTen[exponent] : Double(mantissa) / exactPowersOfTen[-exponent]
         return negative ? -magnitude : magnitude
@@ -114,7 +114,7 @@ public enum DecimalText {
 
     /// The significant digits of `value` as `significantDigits(format(value))` counts them,
     /// without writing the text for values whose mantissa fits 64 bits.
-    public static func significantDigits(of value: Decimal) -> Int {
+    package static func significantDigits(of value: Decimal) -> Int {
         guard layoutIsKnown, let (_, stored, _) = parts(value) else { return significantDigits(format(value)) }
         var mantissa = stored
         if mantissa == 0 { return 0 }
@@ -126,7 +126,7 @@ public enum DecimalText {
 
     /// The significant digits of a decimal number written in text (`-001.2300e5` has 3): from
     /// the first non-zero digit to the last non-zero one, exponent aside.
-    public static func significantDigits(_ text: String) -> Int {
+    package static func significantDigits(_ text: String) -> Int {
         // Digits are counted from the first non-zero one; `last` is the count at the latest
         // non-zero one (so trailing zeros are not counted). No buffer: this runs per value.
         var counted = 0
@@ -146,9 +146,9 @@ public enum DecimalText {
 
     /// Foundation's `Decimal` keeps 38 significant digits (a 128-bit mantissa holds every
     /// 38-digit number); a longer text would be cut, so it is refused.
-    public static let maximumSignificantDigits = 38
+    package static let maximumSignificantDigits = 38
 
-    public static func parse(_ text: String) -> Decimal? {
+    package static func parse(_ text: String) -> Decimal? {
         var copy = text
         return copy.withUTF8 { bytes -> Decimal? in
             var index = 0

@@ -26,14 +26,14 @@ public final class EntityLayout: Sendable {
     private let attributePositions: [String: Int]
     private let relationshipPositions: [String: Int]
     /// Each attribute's default value, by position: a new object starts as a copy of this.
-    public let defaultValues: [AttributeValue?]
+    package let defaultValues: [AttributeValue?]
     /// Each attribute's type, by position.
-    public let attributeTypes: [AttributeType]
+    package let attributeTypes: [AttributeType]
     /// What changing each relationship involves, by position (one reference each, no copies
     /// of the descriptions on every change).
-    public let relationshipSlots: [RelationshipSlot]
+    package let relationshipSlots: [RelationshipSlot]
     /// Whether any attribute is transient (values stores never keep).
-    public let hasTransientAttributes: Bool
+    package let hasTransientAttributes: Bool
 
     init(entity: EntityDescription, name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription], fetchedProperties: [FetchedPropertyDescription],
          attributesByName: [String: AttributeDescription], relationshipsByName: [String: RelationshipDescription],
@@ -63,7 +63,7 @@ public final class EntityLayout: Sendable {
 
     /// Values by position as a dictionary by name, nil ones (and, unless asked, transient
     /// ones) left out: for code that wants names, off the hot paths.
-    public func dictionary(of values: [AttributeValue?], includingTransient: Bool = false) -> [String: AttributeValue] {
+    package func dictionary(of values: [AttributeValue?], includingTransient: Bool = false) -> [String: AttributeValue] {
         var result: [String: AttributeValue] = [:]
         for (index, value) in values.enumerated() where index < attributes.count {
             guard let value, includingTransient || !attributes[index].isTransient else { continue }
@@ -73,7 +73,7 @@ public final class EntityLayout: Sendable {
     }
 
     /// Values by name as an array by position (names this entity lacks are ignored).
-    public func values(from dictionary: [String: AttributeValue]) -> [AttributeValue?] {
+    package func values(from dictionary: [String: AttributeValue]) -> [AttributeValue?] {
         var values = [AttributeValue?](repeating: nil, count: attributes.count)
         for (name, value) in dictionary {
             if let index = attributePositions[name] { values[index] = value }
@@ -82,7 +82,7 @@ public final class EntityLayout: Sendable {
     }
 
     /// To-one destinations by name as an array by relationship position.
-    public func toOneSlots(from dictionary: [String: ManagedObjectID]) -> [ManagedObjectID?] {
+    package func toOneSlots(from dictionary: [String: ManagedObjectID]) -> [ManagedObjectID?] {
         var slots = [ManagedObjectID?](repeating: nil, count: relationships.count)
         for (name, id) in dictionary {
             if let index = relationshipPositions[name] { slots[index] = id }
@@ -92,18 +92,18 @@ public final class EntityLayout: Sendable {
 }
 
 /// A relationship as changing it needs it: its shape and its inverse's.
-public final class RelationshipSlot: Sendable {
-    public let relationship: RelationshipDescription
-    public let name: String
-    public let isToMany: Bool
-    public let isOrdered: Bool
-    public let destinationEntityName: String
+package final class RelationshipSlot: Sendable {
+    package let relationship: RelationshipDescription
+    package let name: String
+    package let isToMany: Bool
+    package let isOrdered: Bool
+    package let destinationEntityName: String
     /// The inverse relationship's name, if there is one.
-    public let inverseName: String?
-    public let inverseIsToMany: Bool
+    package let inverseName: String?
+    package let inverseIsToMany: Bool
     /// Whether links are kept as pairs (many-to-many, or a to-many without inverse), rather
     /// than as the other side's to-one key.
-    public let keepsLinks: Bool
+    package let keepsLinks: Bool
 
     init(relationship: RelationshipDescription, inverse: RelationshipDescription?) {
         self.relationship = relationship

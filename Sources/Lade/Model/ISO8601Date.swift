@@ -10,14 +10,14 @@ import Foundation
 /// ISO8601Date.parse("2024-03-01T12:30:00.5+01:00")   // 2024-03-01 11:30:00.5 UTC
 /// ISO8601Date.parse("2024-02-30")                    // nil: February has no 30th
 /// ```
-public enum ISO8601Date {
-    public static func parse(_ text: String) -> Date? {
+package enum ISO8601Date {
+    package static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }
     }
 
     /// Parses the whole of `bytes`; nil unless every byte is part of the date.
-    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var index = 0
         let count = bytes.count
         func digits(_ n: Int) -> Int? {
@@ -98,7 +98,7 @@ public enum ISO8601Date {
     ///
     /// Years before 1 or after 9999 are written with their sign or extra digits (`-0001-…`,
     /// `10000-…`); an instant beyond ±95,000 years as its seconds since 2001.
-    public static func format(_ date: Date, fractionalSeconds: Bool = false) -> String {
+    package static func format(_ date: Date, fractionalSeconds: Bool = false) -> String {
         let seconds = date.timeIntervalSince1970
         guard seconds.isFinite, abs(seconds) < 3e12 else { return String(date.timeIntervalSinceReferenceDate) }
         let micros = fractionalSeconds ? Int64((seconds * 1_000_000).rounded()) : Int64(seconds.rounded(.down)) * 1_000_000

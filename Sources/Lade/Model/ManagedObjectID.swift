@@ -46,13 +46,13 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The row's `Z_PK`, for a permanent ID.
-    public var primaryKey: Int64? {
+    package var primaryKey: Int64? {
         if case .permanent(_, let key) = storage { return key }
         return nil
     }
 
     /// The identifier (`NSStoreUUID`) of the store the object lives in, for a permanent ID.
-    public var storeIdentifier: String? {
+    package var storeIdentifier: String? {
         if case .permanent(let store, _) = storage { return store }
         return nil
     }

@@ -224,7 +224,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
     public func versionHash(of name: String) -> Data? { hashesByName[name] }
 
     /// Whether every entity's hash is Apple's, taken from a compiled model.
-    public var hasAppleVersionHashes: Bool {
+    package var hasAppleVersionHashes: Bool {
         !entities.isEmpty && entities.allSatisfy { $0.appleVersionHash != nil }
     }
 
@@ -247,7 +247,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     /// A copy of this model whose entities carry Apple's version hashes.
     /// Every entity must have a hash and every hash an entity.
-    public func withAppleVersionHashes(_ hashes: [String: Data], source: String) throws -> ManagedObjectModel {
+    package func withAppleVersionHashes(_ hashes: [String: Data], source: String) throws -> ManagedObjectModel {
         var problems: [ModelProblem] = []
         let missing = entityNames.filter { hashes[$0] == nil }
         if !missing.isEmpty {

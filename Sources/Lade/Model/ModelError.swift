@@ -11,7 +11,7 @@ public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
     public var property: String?
     public var message: String
 
-    public init(file: String? = nil, line: Int? = nil, entity: String? = nil, property: String? = nil, message: String) {
+    package init(file: String? = nil, line: Int? = nil, entity: String? = nil, property: String? = nil, message: String) {
         self.file = file
         self.line = line
         self.entity = entity
@@ -44,11 +44,11 @@ public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
 public struct ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     public var problems: [ModelProblem]
 
-    public init(_ problems: [ModelProblem]) {
+    package init(_ problems: [ModelProblem]) {
         self.problems = problems
     }
 
-    public init(file: String? = nil, line: Int? = nil, entity: String? = nil, property: String? = nil, _ message: String) {
+    package init(file: String? = nil, line: Int? = nil, entity: String? = nil, property: String? = nil, _ message: String) {
         self.problems = [ModelProblem(file: file, line: line, entity: entity, property: property, message: message)]
     }
 

@@ -7,7 +7,7 @@ public struct UnknownEntityError: LadeError, Sendable, Equatable {
     /// The model's entity names, for the message.
     public let known: [String]
 
-    public init(_ name: String, in model: ManagedObjectModel) {
+    package init(_ name: String, in model: ManagedObjectModel) {
         self.name = name
         self.known = model.entityNames
     }
@@ -22,7 +22,7 @@ public struct UnknownEntityError: LadeError, Sendable, Equatable {
 
 extension ManagedObjectModel {
     /// The entity named `name`, or `UnknownEntityError`.
-    public func requireEntity(_ name: String) throws -> EntityDescription {
+    package func requireEntity(_ name: String) throws -> EntityDescription {
         guard let entity = entity(named: name) else { throw UnknownEntityError(name, in: self) }
         return entity
     }

@@ -64,8 +64,8 @@ extension FetchPredicate {
 /// ```swift
 /// let matches = try PredicateEvaluator.evaluate(predicate, on: product)
 /// ```
-public enum PredicateEvaluator {
-    public static func evaluate(_ predicate: FetchPredicate, on object: some PredicateEvaluable) throws -> Bool {
+package enum PredicateEvaluator {
+    package static func evaluate(_ predicate: FetchPredicate, on object: some PredicateEvaluable) throws -> Bool {
         try evaluate(predicate, Scope(object: object, variables: [:]))
     }
 

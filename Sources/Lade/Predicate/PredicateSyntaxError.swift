@@ -17,7 +17,7 @@ public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConv
     /// The format string that was parsed.
     public let format: String
 
-    public init(message: String, column: Int, format: String) {
+    package init(message: String, column: Int, format: String) {
         self.message = message
         self.column = column
         self.format = format

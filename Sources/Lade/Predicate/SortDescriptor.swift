@@ -51,7 +51,7 @@ public struct FetchSortDescriptor: Sendable, Hashable {
     }
 
     /// Orders two objects by a list of descriptors: the first that tells them apart decides.
-    public static func compare(_ a: some PredicateEvaluable, _ b: some PredicateEvaluable, by descriptors: [FetchSortDescriptor]) -> Int {
+    package static func compare(_ a: some PredicateEvaluable, _ b: some PredicateEvaluable, by descriptors: [FetchSortDescriptor]) -> Int {
         for descriptor in descriptors {
             let order = descriptor.compare(a, b)
             if order != 0 { return order }

@@ -40,15 +40,18 @@ public protocol PersistentStore: AnyObject, Sendable {
 }
 
 /// A fetch as a store runs it.
+///
+/// Public only as a type in `PersistentStore`'s requirements; its members are `package`:
+/// only the coordinator and the stores make and read it.
 public struct StoreFetchRequest: Sendable {
-    public var entityName: String
-    public var includesSubentities = true
-    public var predicate: FetchPredicate?
-    public var sortDescriptors: [FetchSortDescriptor] = []
-    public var fetchLimit = 0
-    public var fetchOffset = 0
+    package var entityName: String
+    package var includesSubentities = true
+    package var predicate: FetchPredicate?
+    package var sortDescriptors: [FetchSortDescriptor] = []
+    package var fetchLimit = 0
+    package var fetchOffset = 0
 
-    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [], includesSubentities: Bool = true, fetchLimit: Int = 0, fetchOffset: Int = 0) {
+    package init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [], includesSubentities: Bool = true, fetchLimit: Int = 0, fetchOffset: Int = 0) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
@@ -61,16 +64,19 @@ public struct StoreFetchRequest: Sendable {
 /// One object's stored state: its stored attribute values and to-one destinations, by
 /// position in its entity's `EntityLayout`, and its version (`Z_OPT`), used for optimistic
 /// locking.
+///
+/// Public only as a type in `PersistentStore`'s requirements; its members are `package`:
+/// only the coordinator and the stores make and read it.
 public struct StoreRow: Sendable, Equatable {
-    public let objectID: ManagedObjectID
-    public let version: Int64
-    public let layout: EntityLayout
+    package let objectID: ManagedObjectID
+    package let version: Int64
+    package let layout: EntityLayout
     /// Attribute values by position in `layout.attributes` (transient ones nil).
-    public let values: [AttributeValue?]
+    package let values: [AttributeValue?]
     /// To-one destinations by position in `layout.relationships` (to-many positions nil).
-    public let toOneIDs: [ManagedObjectID?]
+    package let toOneIDs: [ManagedObjectID?]
 
-    public init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?]) {
+    package init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?]) {
         self.objectID = objectID
         self.version = version
         self.layout = layout
@@ -79,15 +85,15 @@ public struct StoreRow: Sendable, Equatable {
     }
 
     /// A row from values and destinations by name.
-    public init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, attributes: [String: AttributeValue], toOne: [String: ManagedObjectID]) {
+    package init(objectID: ManagedObjectID, version: Int64, layout: EntityLayout, attributes: [String: AttributeValue], toOne: [String: ManagedObjectID]) {
         self.init(objectID: objectID, version: version, layout: layout, values: layout.values(from: attributes), toOneIDs: layout.toOneSlots(from: toOne))
     }
 
     /// The stored attributes by name, nil ones left out.
-    public var attributes: [String: AttributeValue] { layout.dictionary(of: values) }
+    package var attributes: [String: AttributeValue] { layout.dictionary(of: values) }
 
     /// The to-one destinations by name, nil ones left out.
-    public var toOne: [String: ManagedObjectID] {
+    package var toOne: [String: ManagedObjectID] {
         var result: [String: ManagedObjectID] = [:]
         for (index, id) in toOneIDs.enumerated() { if let id { result[layout.relationships[index].name] = id } }
         return result
@@ -100,14 +106,17 @@ public struct StoreRow: Sendable, Equatable {
 }
 
 /// Everything one save changes in one store.
+///
+/// Public only as a type in `PersistentStore`'s requirements; its members are `package`:
+/// only the coordinator and the stores make and read it.
 public struct StoreSaveRequest: Sendable {
     /// One object's inserted or changed values. Made either by name (what changed, nil
     /// clears) or, as contexts make them, by position: the object's whole value arrays and
     /// which positions changed, shared with the object instead of copied.
-    public struct RowChange: Sendable {
-        public var objectID: ManagedObjectID
+    package struct RowChange: Sendable {
+        package var objectID: ManagedObjectID
         /// For updates: the version the change was made against (optimistic locking).
-        public var expectedVersion: Int64?
+        package var expectedVersion: Int64?
         private var storage: Storage
 
         private enum Storage: Sendable {
@@ -116,16 +125,16 @@ public struct StoreSaveRequest: Sendable {
         }
 
         /// Values by position in an entity's layout, with the positions that changed.
-        public struct Positional: Sendable {
-            public var layout: EntityLayout
-            public var values: [AttributeValue?]
-            public var toOneIDs: [ManagedObjectID?]
+        package struct Positional: Sendable {
+            package var layout: EntityLayout
+            package var values: [AttributeValue?]
+            package var toOneIDs: [ManagedObjectID?]
             /// Changed attribute positions; nil: all (an insert).
-            public var changedAttributes: [Int]?
+            package var changedAttributes: [Int]?
             /// Changed to-one positions; nil: all (an insert).
-            public var changedToOne: [Int]?
+            package var changedToOne: [Int]?
 
-            public init(layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?], changedAttributes: [Int]?, changedToOne: [Int]?) {
+            package init(layout: EntityLayout, values: [AttributeValue?], toOneIDs: [ManagedObjectID?], changedAttributes: [Int]?, changedToOne: [Int]?) {
                 self.layout = layout
                 self.values = values
                 self.toOneIDs = toOneIDs
@@ -134,26 +143,26 @@ public struct StoreSaveRequest: Sendable {
             }
         }
 
-        public init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, attributes: [String: AttributeValue?], toOne: [String: ManagedObjectID?]) {
+        package init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, attributes: [String: AttributeValue?], toOne: [String: ManagedObjectID?]) {
             self.objectID = objectID
             self.expectedVersion = expectedVersion
             self.storage = .named(attributes: attributes, toOne: toOne)
         }
 
-        public init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, positional: Positional) {
+        package init(objectID: ManagedObjectID, expectedVersion: Int64? = nil, positional: Positional) {
             self.objectID = objectID
             self.expectedVersion = expectedVersion
             self.storage = .positional(positional)
         }
 
         /// The change by position, when it was made so (stores that can use it skip names).
-        public var positional: Positional? {
+        package var positional: Positional? {
             if case .positional(let change) = storage { return change }
             return nil
         }
 
         /// Changed stored attributes by name; nil sets NULL.
-        public var attributes: [String: AttributeValue?] {
+        package var attributes: [String: AttributeValue?] {
             switch storage {
             case .named(let attributes, _): return attributes
             case .positional(let change):
@@ -166,7 +175,7 @@ public struct StoreSaveRequest: Sendable {
         }
 
         /// Changed to-one relationships by name; nil clears.
-        public var toOne: [String: ManagedObjectID?] {
+        package var toOne: [String: ManagedObjectID?] {
             switch storage {
             case .named(_, let toOne): return toOne
             case .positional(let change):
@@ -183,13 +192,13 @@ public struct StoreSaveRequest: Sendable {
     }
 
     /// A many-to-many relationship's links added and removed for one source object.
-    public struct LinkChange: Sendable {
-        public var source: ManagedObjectID
-        public var relationship: String
-        public var added: [ManagedObjectID]
-        public var removed: [ManagedObjectID]
+    package struct LinkChange: Sendable {
+        package var source: ManagedObjectID
+        package var relationship: String
+        package var added: [ManagedObjectID]
+        package var removed: [ManagedObjectID]
 
-        public init(source: ManagedObjectID, relationship: String, added: [ManagedObjectID], removed: [ManagedObjectID]) {
+        package init(source: ManagedObjectID, relationship: String, added: [ManagedObjectID], removed: [ManagedObjectID]) {
             self.source = source
             self.relationship = relationship
             self.added = added
@@ -198,34 +207,34 @@ public struct StoreSaveRequest: Sendable {
     }
 
     /// The full order of an ordered to-many relationship of one object.
-    public struct OrderChange: Sendable {
-        public var owner: ManagedObjectID
-        public var relationship: String
-        public var destinations: [ManagedObjectID]
+    package struct OrderChange: Sendable {
+        package var owner: ManagedObjectID
+        package var relationship: String
+        package var destinations: [ManagedObjectID]
 
-        public init(owner: ManagedObjectID, relationship: String, destinations: [ManagedObjectID]) {
+        package init(owner: ManagedObjectID, relationship: String, destinations: [ManagedObjectID]) {
             self.owner = owner
             self.relationship = relationship
             self.destinations = destinations
         }
     }
 
-    public var inserted: [RowChange] = []
-    public var updated: [RowChange] = []
-    public var deleted: [(objectID: ManagedObjectID, expectedVersion: Int64?)] = []
-    public var links: [LinkChange] = []
-    public var orders: [OrderChange] = []
+    package var inserted: [RowChange] = []
+    package var updated: [RowChange] = []
+    package var deleted: [(objectID: ManagedObjectID, expectedVersion: Int64?)] = []
+    package var links: [LinkChange] = []
+    package var orders: [OrderChange] = []
     /// Metadata to write in the same transaction (the whole dictionary), or nil to leave it.
-    public var metadata: [String: PropertyListValue]?
+    package var metadata: [String: PropertyListValue]?
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         inserted.isEmpty && updated.isEmpty && deleted.isEmpty && links.isEmpty && orders.isEmpty && metadata == nil
     }
 
     /// The stores the changes go to, in the order they first appear.
-    public var storeIdentifiers: [String] {
+    package var storeIdentifiers: [String] {
         var seen: Set<String> = []
         var order: [String] = []
         let ids = inserted.map(\.objectID) + updated.map(\.objectID) + deleted.map(\.objectID) + links.map(\.source) + orders.map(\.owner)
@@ -237,7 +246,7 @@ public struct StoreSaveRequest: Sendable {
     }
 
     /// The part of this save that belongs to one store (metadata left out).
-    public func part(for store: String) -> StoreSaveRequest {
+    package func part(for store: String) -> StoreSaveRequest {
         var part = StoreSaveRequest()
         part.inserted = inserted.filter { $0.objectID.storeIdentifier == store }
         part.updated = updated.filter { $0.objectID.storeIdentifier == store }
@@ -249,7 +258,7 @@ public struct StoreSaveRequest: Sendable {
 
     /// The first relationship that would join objects of two stores, which no store can hold
     /// (Core Data refuses it too): the object, the relationship and the destination.
-    public var firstCrossStoreRelationship: (source: ManagedObjectID, relationship: String, destination: ManagedObjectID)? {
+    package var firstCrossStoreRelationship: (source: ManagedObjectID, relationship: String, destination: ManagedObjectID)? {
         for change in inserted + updated {
             for (name, destination) in change.toOne {
                 if let destination, destination.storeIdentifier != change.objectID.storeIdentifier { return (change.objectID, name, destination) }

@@ -65,10 +65,10 @@ public enum PropertyListValue: Sendable, Hashable {
     /// How deep arrays and dictionaries may nest in metadata, for writing and reading alike:
     /// Foundation's reader refuses deeper lists, so a deeper value written would make the store
     /// unreadable.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// How deep this value's arrays and dictionaries nest (0 for a scalar), counted without recursion.
-    public var nestingDepth: Int {
+    package var nestingDepth: Int {
         var deepest = 0
         var pending: [(PropertyListValue, Int)] = [(self, 0)]
         while let (value, depth) = pending.popLast() {
@@ -88,7 +88,7 @@ public enum PropertyListValue: Sendable, Hashable {
     /// Reads a property list in any of its formats (binary, XML). Binary lists are read by
     /// ``BinaryPropertyListReader``, which checks every size and reference a damaged or hostile
     /// file declares.
-    public static func decode(_ data: Data) throws -> PropertyListValue {
+    package static func decode(_ data: Data) throws -> PropertyListValue {
         if BinaryPropertyListReader.isBinaryPropertyList(data) { return try BinaryPropertyListReader.read(data) }
         // Foundation reads XML lists recursively: refuse nesting beyond the limit before it does.
         guard xmlNestingDepth(data) <= maximumDepth else {
@@ -129,7 +129,7 @@ public enum PropertyListValue: Sendable, Hashable {
 
     /// The value as a binary property list (`bplist00`), as Core Data writes `Z_PLIST`.
     /// Throws when it nests deeper than ``maximumDepth`` or holds a date that is not finite.
-    public func binaryPropertyList() throws -> Data {
+    package func binaryPropertyList() throws -> Data {
         try BinaryPropertyListWriter.write(self)
     }
 

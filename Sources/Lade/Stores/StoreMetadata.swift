@@ -14,31 +14,31 @@ public enum StoreMetadata {
         /// present in the metadata a store reports.
         public static let storeUUID = "NSStoreUUID"
         public static let versionHashes = "NSStoreModelVersionHashes"
-        public static let versionHashesVersion = "NSStoreModelVersionHashesVersion"
-        public static let versionHashesDigest = "NSStoreModelVersionHashesDigest"
+        package static let versionHashesVersion = "NSStoreModelVersionHashesVersion"
+        package static let versionHashesDigest = "NSStoreModelVersionHashesDigest"
         public static let versionIdentifiers = "NSStoreModelVersionIdentifiers"
-        public static let frameworkVersion = "NSPersistenceFrameworkVersion"
-        public static let autoVacuumLevel = "_NSAutoVacuumLevel"
+        package static let frameworkVersion = "NSPersistenceFrameworkVersion"
+        package static let autoVacuumLevel = "_NSAutoVacuumLevel"
         /// Lade's own: present when the store's version hashes are Lade's, not Apple's.
-        public static let ladeVersionHashKind = "_LadeVersionHashKind"
+        package static let ladeVersionHashKind = "_LadeVersionHashKind"
     }
 
-    public static let sqliteStoreType = "SQLite"
-    public static let xmlStoreType = "XML"
-    public static let binaryStoreType = "Binary"
-    public static let inMemoryStoreType = "InMemory"
+    package static let sqliteStoreType = "SQLite"
+    package static let xmlStoreType = "XML"
+    package static let binaryStoreType = "Binary"
+    package static let inMemoryStoreType = "InMemory"
     /// The value of `_LadeVersionHashKind` for the entity hashes Lade writes now
     /// (docs/model-format.md); a store an earlier Lade wrote records the scheme it used.
-    public static let ladeHashKind = VersionHash.Scheme.current.rawValue
+    package static let ladeHashKind = VersionHash.Scheme.current.rawValue
     /// Written as `NSPersistenceFrameworkVersion`. Core Data writes its own build number
     /// (1044 on macOS 14); Lade is not that framework and says so with 0.
-    public static let ladeFrameworkVersion: Int64 = 0
+    package static let ladeFrameworkVersion: Int64 = 0
 
     /// Keys that belong to the stack; a user may not set or remove them.
-    public static let reservedKeys: Set<String> = [Key.storeType, Key.storeUUID]
+    package static let reservedKeys: Set<String> = [Key.storeType, Key.storeUUID]
 
     /// The metadata Core Data writes for a store of `model`.
-    public static func make(for model: ManagedObjectModel, storeType: String) -> [String: PropertyListValue] {
+    package static func make(for model: ManagedObjectModel, storeType: String) -> [String: PropertyListValue] {
         var metadata: [String: PropertyListValue] = [
             Key.storeType: .string(storeType),
             Key.versionHashes: .dictionary(model.versionHashes.mapValues { .data($0) }),
@@ -56,7 +56,7 @@ public enum StoreMetadata {
 
     /// `NSStoreModelVersionHashesDigest`: SHA-512 over, for entities sorted by name, the
     /// UTF-8 name followed by its 32-byte hash.
-    public static func digest(of hashes: [String: Data]) -> Data {
+    package static func digest(of hashes: [String: Data]) -> Data {
         var hasher = SHA512()
         for name in hashes.keys.sorted() {
             hasher.update(data: Data(name.utf8))
@@ -68,7 +68,7 @@ public enum StoreMetadata {
     /// The entities whose version hashes in a store's metadata differ from the model's, or nil
     /// when the two cannot be compared: the model has only Lade's hashes and the store Apple's
     /// (or none), so only the store's structure can tell.
-    public static func entitiesWithDifferentHashes(in metadata: [String: PropertyListValue], model: ManagedObjectModel) -> Set<String>? {
+    package static func entitiesWithDifferentHashes(in metadata: [String: PropertyListValue], model: ManagedObjectModel) -> Set<String>? {
         let storeHashes = versionHashes(in: metadata)
         guard let modelHashes = comparableHashes(for: metadata, model: model) else { return nil }
         return Set(Set(storeHashes.keys).union(modelHashes.keys).filter { storeHashes[$0] != modelHashes[$0] })
@@ -94,7 +94,7 @@ public enum StoreMetadata {
     }
 
     /// The entity hashes recorded in store metadata.
-    public static func versionHashes(in metadata: [String: PropertyListValue]) -> [String: Data] {
+    package static func versionHashes(in metadata: [String: PropertyListValue]) -> [String: Data] {
         (metadata[Key.versionHashes]?.dictionaryValue ?? [:]).compactMapValues(\.dataValue)
     }
 }

@@ -17,7 +17,7 @@ public enum StoreType: String, Sendable, CaseIterable {
     case inMemory = "InMemory"
 
     /// The types a store file can have, in the order messages list them.
-    public static let fileTypes: [StoreType] = [.sqlite, .xml, .binary]
+    package static let fileTypes: [StoreType] = [.sqlite, .xml, .binary]
 
     /// The name users write: `sqlite`, `xml`, `binary` (`memory` for the in-memory store).
     public var name: String {
@@ -30,7 +30,7 @@ public enum StoreType: String, Sendable, CaseIterable {
     }
 
     /// "sqlite, xml or binary", for messages.
-    public static let fileTypeNames = "sqlite, xml or binary"
+    package static let fileTypeNames = "sqlite, xml or binary"
 
     /// The file type a user named (`sqlite`, `xml`, `binary`), nil for anything else.
     public init?(name: String) {
@@ -40,7 +40,7 @@ public enum StoreType: String, Sendable, CaseIterable {
 
     /// The file type a store's name implies: `.sqlite`, `.sqlite3`, `.db`, `.store` are
     /// SQLite, `.xml` XML, `.binary` and `.ladebin` binary; nil when the name says nothing.
-    public init?(fileExtensionOf url: URL) {
+    package init?(fileExtensionOf url: URL) {
         switch url.pathExtension.lowercased() {
         case "sqlite", "sqlite3", "db", "store": self = .sqlite
         case "xml": self = .xml
@@ -51,5 +51,5 @@ public enum StoreType: String, Sendable, CaseIterable {
 
     /// Atomic stores (XML, binary, in-memory) hold every object in memory and rewrite
     /// their whole file at each save.
-    public var isAtomic: Bool { self != .sqlite }
+    package var isAtomic: Bool { self != .sqlite }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// when there is one) and what to do, and a stable `code` a script can test.
 ///
 /// ```swift
-/// do { try store.fetch(request) }
+/// do { _ = try context.fetch(request) }
 /// catch let error as LadeError { print(error.code, error) }   // "store.damaged …"
 /// ```
 ///

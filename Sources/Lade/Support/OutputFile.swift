@@ -10,9 +10,9 @@ import Foundation
 ///                                 reads: [.init(store, "the store")])
 /// try OutputFile.write(data, to: url, kind: kind)
 /// ```
-public enum OutputFile {
+package enum OutputFile {
     /// How a checked path is written.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Absent, or a regular file: written beside it and renamed into place.
         case regular
         /// A character device, FIFO or socket (`/dev/null`, `/dev/stdout`, a pipe): written as it is,
@@ -21,10 +21,10 @@ public enum OutputFile {
     }
 
     /// A file (or a folder, such as a model bundle) the run reads.
-    public struct Read: Sendable {
-        public var url: URL
-        public var what: String
-        public init(_ url: URL, _ what: String) {
+    package struct Read: Sendable {
+        package var url: URL
+        package var what: String
+        package init(_ url: URL, _ what: String) {
             self.url = url
             self.what = what
         }
@@ -32,7 +32,7 @@ public enum OutputFile {
 
     /// The store's file and its companions, as reads: the store itself, `-wal`, `-shm`, `-journal` and the lock file
     /// (for a store reached through a symbolic link, those beside the file it names as well: where they are made).
-    public static func storeFiles(_ store: URL) -> [Read] {
+    package static func storeFiles(_ store: URL) -> [Read] {
         let resolved = FileSystem.resolvedPath(store.path)
         let bases = resolved == store.path ? [store.path] : [store.path, resolved]
         return [Read(store, "the store")] + bases.flatMap { base in
@@ -41,7 +41,7 @@ public enum OutputFile {
     }
 
     /// Checks `url` before anything is written; throws naming `role` and what it would overwrite.
-    public static func check(_ url: URL, role: String, reads: [Read]) throws -> Kind {
+    package static func check(_ url: URL, role: String, reads: [Read]) throws -> Kind {
         let path = url.path
         var info = stat()
         let exists = stat(path, &info) == 0
@@ -76,7 +76,7 @@ public enum OutputFile {
 
     /// Writes `data` to a checked path: a regular file through a temporary file beside it (or,
     /// for a symbolic link, beside the file it names), flushed and renamed into place; a stream as it is.
-    public static func write(_ data: Data, to url: URL, kind: Kind) throws {
+    package static func write(_ data: Data, to url: URL, kind: Kind) throws {
         switch kind {
         case .regular:
             try AtomicFileWriter.replace(url, contents: .file) { try $0.write(data) }

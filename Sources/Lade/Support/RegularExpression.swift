@@ -24,16 +24,16 @@
 /// Immutable once compiled: share one value between threads freely.
 ///
 /// Related ICU documentation: <https://unicode-org.github.io/icu/userguide/strings/regexp.html>
-public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
+package struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// The pattern, in ICU syntax.
-    public let pattern: String
+    package let pattern: String
     /// Whether letters match in either case (ICU's `UREGEX_CASE_INSENSITIVE`, `MATCHES[c]`).
-    public let isCaseInsensitive: Bool
+    package let isCaseInsensitive: Bool
     private let engine: Engine
     /// Case-insensitive only: the scalars the pattern's literals match, for `undecidableScalar(in:)`.
     private let literalScalars: Set<UInt32>
     /// Why the native engine does not match this pattern (nil when it does).
-    public let whyNotNative: String?
+    package let whyNotNative: String?
     /// Case-insensitive native patterns whose literals could meet ICU's folding of one
     /// character into two, when ICU answers such texts in bounded time (see
     /// `RegularExpressionCaseFolding.backtracksBoundedly`): ICU, for those texts alone.
@@ -53,7 +53,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// try RegularExpression("(unclosed")
     /// // Invalid regular expression /(unclosed/ at offset 0: the group opened here is never closed with `)`.
     /// ```
-    public init(_ pattern: String) throws {
+    package init(_ pattern: String) throws {
         try self.init(pattern, caseInsensitive: false)
     }
 
@@ -63,7 +63,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// A case-insensitive pattern is matched natively or not at all: one the native engine
     /// cannot match exactly as ICU would (a backreference, lookaround, or a literal such as
     /// `ß` whose case folding is two characters) throws, saying why.
-    public init(_ pattern: String, caseInsensitive: Bool) throws {
+    package init(_ pattern: String, caseInsensitive: Bool) throws {
         self.pattern = pattern
         var body = pattern
         var insensitive = caseInsensitive
@@ -126,7 +126,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// try RegularExpression("\\d{3}-\\d{4}").matchesWhole("555-0199")   // true
     /// ```
-    public func matchesWhole(_ text: String) -> Bool {
+    package func matchesWhole(_ text: String) -> Bool {
         switch engine {
         case .native(let matcher): return matcher.matches(text, whole: true)
         // ICU may give up on a text (`matchesWholeExactly(_:)` says so); that is no match here.
@@ -139,7 +139,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// try RegularExpression("[0-9]+").matchesSomewhere("order 66")   // true
     /// ```
-    public func matchesSomewhere(_ text: String) -> Bool {
+    package func matchesSomewhere(_ text: String) -> Bool {
         switch engine {
         case .native(let matcher): return matcher.matches(text, whole: false)
         case .icu(let fallback): return fallback.matchesSomewhere(text)
@@ -150,7 +150,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// than one character and starts with one the pattern's literals match (`ß` against
     /// `ss`): ICU's full folding could answer differently there, so the caller must refuse
     /// rather than answer. Nil when the answer is exactly ICU's.
-    public func undecidableScalar(in text: String) -> Unicode.Scalar? {
+    package func undecidableScalar(in text: String) -> Unicode.Scalar? {
         guard isCaseInsensitive, !literalScalars.isEmpty else { return nil }
         for scalar in text.unicodeScalars where scalar.value >= 0xDF {
             if let folding = RegularExpressionCaseFolding.multipleFoldings[scalar.value], literalScalars.contains(folding[0]) {
@@ -170,7 +170,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     /// this throws rather than guess. It throws too where ICU, matching a pattern outside the
     /// native subset, gives up on the text (backtracking that would take too long), where
     /// `matchesWhole(_:)` answers no.
-    public func matchesWholeExactly(_ text: String) throws -> Bool {
+    package func matchesWholeExactly(_ text: String) throws -> Bool {
         if case .icu(let fallback) = engine {
             guard let answer = fallback.matchesWhole(text) else { throw undecided(text) }
             return answer
@@ -200,7 +200,7 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the native engine matches this pattern (false: NSRegularExpression does).
-    public var isNative: Bool {
+    package var isNative: Bool {
         if case .native = engine { return true }
         return false
     }
@@ -212,13 +212,13 @@ public struct RegularExpression: Sendable, Hashable, CustomStringConvertible {
         return matcher.program.matches(text.unicodeScalars.map(\.value), whole: whole)
     }
 
-    public var description: String { "/\(pattern)/" }
+    package var description: String { "/\(pattern)/" }
 
-    public static func == (lhs: RegularExpression, rhs: RegularExpression) -> Bool {
+    package static func == (lhs: RegularExpression, rhs: RegularExpression) -> Bool {
         lhs.isCaseInsensitive == rhs.isCaseInsensitive && lhs.pattern.unicodeScalars.elementsEqual(rhs.pattern.unicodeScalars)
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(isCaseInsensitive)
         for scalar in pattern.unicodeScalars { hasher.combine(scalar.value) }
     }

@@ -18,7 +18,7 @@ public struct RegularExpressionError: Error, Hashable, Sendable, CustomStringCon
     /// What is wrong at ``offset``, as a clause (no leading capital, no final period).
     public let reason: String
 
-    public init(pattern: String, offset: Int, reason: String) {
+    package init(pattern: String, offset: Int, reason: String) {
         self.pattern = pattern
         self.offset = offset
         self.reason = reason

@@ -49,7 +49,7 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
     /// What is wrong, in words, without the count.
     public let problem: String
 
-    public init(_ kind: Kind, place: String, count: Int, example: String, problem: String) {
+    package init(_ kind: Kind, place: String, count: Int, example: String, problem: String) {
         self.kind = kind
         self.place = place
         self.count = count
@@ -62,7 +62,7 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
     }
 
     /// One line for an error message that refuses a damaged store.
-    public static func summary(_ damage: [StoreDamage], path: String) -> String {
+    package static func summary(_ damage: [StoreDamage], path: String) -> String {
         let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
         let more = damage.count > 3 ? "; and \(damage.count - 3) more" : ""
         return "the store is damaged: \(shown)\(more)"
@@ -72,7 +72,7 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
 extension StoreError {
     /// A store whose contents break Core Data's invariants, refused rather than read with
     /// the damage skipped or turned into nulls.
-    public static func damaged(_ damage: [StoreDamage], path: String) -> StoreError {
+    package static func damaged(_ damage: [StoreDamage], path: String) -> StoreError {
         StoreError(.damaged(damage), path: path, StoreDamage.summary(damage, path: path))
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A store that could not be created, opened, read or written, with what to do about it.
 ///
 /// ```swift
-/// do { _ = try SQLiteStore(url: url, model: model) }
+/// do { _ = try coordinator.addPersistentStore(type: .sqlite, at: url) }
 /// catch let error as StoreError { print(error) }   // "…catalog.sqlite: the store does not match the model: …"
 /// ```
 ///
@@ -32,7 +32,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let path: String
     public let message: String
 
-    public init(_ kind: Kind, path: String, _ message: String) {
+    package init(_ kind: Kind, path: String, _ message: String) {
         self.kind = kind
         self.path = path
         self.message = message

@@ -16,7 +16,7 @@ public struct CheckReport: Encodable, Sendable, Equatable {
     public let damaged: Bool
     public let problems: [StoreDamage]
 
-    public init(store: String, problems: [StoreDamage]) {
+    package init(store: String, problems: [StoreDamage]) {
         self.store = store
         self.damaged = !problems.isEmpty
         self.problems = problems

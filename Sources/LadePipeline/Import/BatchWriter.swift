@@ -21,9 +21,9 @@ public struct ImportCounts: Sendable, Equatable, Codable {
     /// Destinations created for relationship keys (`create: true`).
     public var createdDestinations = 0
 
-    public init() {}
+    package init() {}
 
-    public mutating func subtract(_ other: ImportCounts) {
+    package mutating func subtract(_ other: ImportCounts) {
         inserted -= other.inserted
         updated -= other.updated
         unchanged -= other.unchanged
@@ -34,7 +34,7 @@ public struct ImportCounts: Sendable, Equatable, Codable {
         createdDestinations -= other.createdDestinations
     }
 
-    public mutating func add(_ other: ImportCounts) {
+    package mutating func add(_ other: ImportCounts) {
         inserted += other.inserted
         updated += other.updated
         unchanged += other.unchanged

@@ -8,20 +8,20 @@ import Lade
 ///
 /// The metadata key is `lade.import:<Entity>:<absolute source path>`; the value a dictionary
 /// (see jobs/README.md, "Checkpoints").
-public struct Checkpoint: Sendable, Equatable {
+package struct Checkpoint: Sendable, Equatable {
     /// What the source file was when the import started: a changed file is a new import.
-    public struct SourceIdentity: Sendable, Equatable {
-        public var path: String
-        public var size: Int64
+    package struct SourceIdentity: Sendable, Equatable {
+        package var path: String
+        package var size: Int64
         /// Modification time, seconds since 1970.
-        public var modified: Double
+        package var modified: Double
         /// SHA-256 of the first 64 KiB, hex.
-        public var head: String
+        package var head: String
 
         /// Reads a file's identity; nil for standard input and for any source that is not a
         /// regular file (a pipe, FIFO or device such as `/dev/stdin`): such a stream can be read
         /// only once, by the reader, so it has no identity and cannot be resumed.
-        public static func of(_ url: URL?) throws -> SourceIdentity? {
+        package static func of(_ url: URL?) throws -> SourceIdentity? {
             guard let url else { return nil }
             var info = stat()
             guard stat(url.path, &info) == 0 else {
@@ -39,24 +39,24 @@ public struct Checkpoint: Sendable, Equatable {
         }
     }
 
-    public var source: SourceIdentity?
+    package var source: SourceIdentity?
     /// Where the next run starts: after the last committed record.
-    public var resume: ResumePoint
+    package var resume: ResumePoint
     /// True once the whole source was committed.
-    public var complete: Bool
+    package var complete: Bool
     /// The rejects file's length at the commit, so a resumed run drops rejects of lost batches.
-    public var rejectsLength: Int64
-    public var counts: ImportCounts
-    public var updatedAt: Date
+    package var rejectsLength: Int64
+    package var counts: ImportCounts
+    package var updatedAt: Date
 
-    public static let metadataKeyPrefix = "lade.import:"
+    package static let metadataKeyPrefix = "lade.import:"
 
-    public static func metadataKey(entity: String, source: URL?) -> String {
+    package static func metadataKey(entity: String, source: URL?) -> String {
         "\(metadataKeyPrefix)\(entity):\(source?.path ?? "-")"
     }
 
     /// The entity and source path a checkpoint key names; nil for other keys.
-    public static func parseMetadataKey(_ key: String) -> (entity: String, source: String)? {
+    package static func parseMetadataKey(_ key: String) -> (entity: String, source: String)? {
         guard key.hasPrefix(metadataKeyPrefix) else { return nil }
         let rest = key.dropFirst(metadataKeyPrefix.count)
         guard let colon = rest.firstIndex(of: ":") else { return nil }
@@ -64,7 +64,7 @@ public struct Checkpoint: Sendable, Equatable {
     }
 
     /// Every import checkpoint in a store's metadata, by key.
-    public static func all(in metadata: [String: PropertyListValue]) -> [(key: String, entity: String, source: String, checkpoint: Checkpoint)] {
+    package static func all(in metadata: [String: PropertyListValue]) -> [(key: String, entity: String, source: String, checkpoint: Checkpoint)] {
         metadata.compactMap { key, value in
             guard let (entity, source) = parseMetadataKey(key), let checkpoint = Checkpoint(value) else { return nil }
             return (key, entity, source, checkpoint)
@@ -73,7 +73,7 @@ public struct Checkpoint: Sendable, Equatable {
 
     /// The finished checkpoints `retention` drops from `metadata` (never `keeping`, the running
     /// source's): those older than its age limit, then all but the newest `keep` of each entity.
-    public static func expiredKeys(in metadata: [String: PropertyListValue], keeping: String,
+    package static func expiredKeys(in metadata: [String: PropertyListValue], keeping: String,
                                    retention: CheckpointRetention, now: Date = Date()) -> [String] {
         var expired: [String] = []
         var finished: [String: [(key: String, updatedAt: Date)]] = [:]
@@ -94,7 +94,7 @@ public struct Checkpoint: Sendable, Equatable {
         return expired.sorted()
     }
 
-    public var propertyList: PropertyListValue {
+    package var propertyList: PropertyListValue {
         var dictionary: [String: PropertyListValue] = [
             "rows": .integer(resume.recordIndex),
             "byteOffset": .integer(resume.byteOffset),
@@ -118,7 +118,7 @@ public struct Checkpoint: Sendable, Equatable {
         return .dictionary(dictionary)
     }
 
-    public init(source: SourceIdentity?, resume: ResumePoint, complete: Bool, rejectsLength: Int64, counts: ImportCounts, updatedAt: Date = Date()) {
+    package init(source: SourceIdentity?, resume: ResumePoint, complete: Bool, rejectsLength: Int64, counts: ImportCounts, updatedAt: Date = Date()) {
         self.source = source
         self.resume = resume
         self.complete = complete
@@ -128,7 +128,7 @@ public struct Checkpoint: Sendable, Equatable {
     }
 
     /// Reads a checkpoint written by `propertyList`; nil for anything else.
-    public init?(_ value: PropertyListValue?) {
+    package init?(_ value: PropertyListValue?) {
         guard case .dictionary(let dictionary)? = value,
               case .integer(let rows)? = dictionary["rows"], case .integer(let offset)? = dictionary["byteOffset"],
               case .integer(let line)? = dictionary["line"], case .bool(let complete)? = dictionary["complete"]

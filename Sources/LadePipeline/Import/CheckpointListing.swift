@@ -2,14 +2,14 @@ import Foundation
 import Lade
 
 /// `lade meta checkpoints`: the import checkpoints a store's metadata holds, one line each.
-public enum CheckpointListing {
+package enum CheckpointListing {
     /// A table, oldest first per entity:
     ///
     /// ```
     /// ENTITY   STATE     ROWS  UPDATED               SOURCE
     /// Product  complete  3000  2026-11-24T02:30:12Z  /srv/feeds/products-2026-11-24.csv
     /// ```
-    public static func text(_ metadata: [String: PropertyListValue]) -> String {
+    package static func text(_ metadata: [String: PropertyListValue]) -> String {
         let entries = Checkpoint.all(in: metadata)
         guard !entries.isEmpty else { return "no import checkpoints\n" }
         let rows = [["ENTITY", "STATE", "ROWS", "UPDATED", "SOURCE"]] + entries.map {
@@ -23,7 +23,7 @@ public enum CheckpointListing {
     }
 
     /// A JSON array of `{entity, source, key, complete, rows, line, updatedAt}`, in the order of `text`.
-    public static func json(_ metadata: [String: PropertyListValue]) throws -> String {
+    package static func json(_ metadata: [String: PropertyListValue]) throws -> String {
         let objects: [[String: Any]] = Checkpoint.all(in: metadata).map {
             ["entity": $0.entity, "source": $0.source, "key": $0.key, "complete": $0.checkpoint.complete,
              "rows": $0.checkpoint.resume.recordIndex, "line": $0.checkpoint.resume.line,

@@ -9,23 +9,23 @@ import Lade
 /// let reader = try RecordReader(path: …, format: …, fields: plan.readerFields)
 /// try plan.check(columns: reader.columns)        // listed columns exist in the header
 /// ```
-public struct ImportPlan: Sendable {
+package struct ImportPlan: Sendable {
     /// An attribute and where its value comes from. (Classes: read for every field of every
     /// row, and a reference is cheaper to hand around than a copy.)
-    public final class AttributePlan: Sendable {
-        public let attribute: AttributeDescription
+    package final class AttributePlan: Sendable {
+        package let attribute: AttributeDescription
         /// Indices into `readerFields`: the first that is present in a record gives the value
         /// (several for name-matched attributes: `createdAt`, `created_at`, …).
-        public let fieldIndices: [Int]
-        public let converter: ValueConverter
+        package let fieldIndices: [Int]
+        package let converter: ValueConverter
         /// A constant for every row (`value:` in the job), already parsed.
-        public let constant: AttributeValue?
-        public let listed: Bool
-        public let validator: AttributeValidator
+        package let constant: AttributeValue?
+        package let listed: Bool
+        package let validator: AttributeValidator
         /// The job's store type when it may be unable to keep a value of this attribute's type
         /// exactly (a Decimal on SQLite): each value is then asked (`refusal(of:)`) while it is
         /// mapped. Nil for the other attributes, whose values every store keeps.
-        public let refusingStore: PersistentStoreCoordinator.StoreType?
+        package let refusingStore: PersistentStoreCoordinator.StoreType?
 
         init(attribute: AttributeDescription, fieldIndices: [Int], converter: ValueConverter, constant: AttributeValue?, listed: Bool, validator: AttributeValidator,
              store: PersistentStoreCoordinator.StoreType?) {
@@ -40,17 +40,17 @@ public struct ImportPlan: Sendable {
     }
 
     /// A relationship wired by the destination's key.
-    public final class RelationshipPlan: Sendable {
-        public let settings: RelationshipSettings
-        public let relationship: RelationshipDescription
-        public let fieldIndex: Int
+    package final class RelationshipPlan: Sendable {
+        package let settings: RelationshipSettings
+        package let relationship: RelationshipDescription
+        package let fieldIndex: Int
         /// The destination attribute keys are matched against, and how key text is read for it.
-        public let match: AttributeDescription
-        public let matchConverter: ValueConverter
-        public let matchValidator: AttributeValidator
+        package let match: AttributeDescription
+        package let matchConverter: ValueConverter
+        package let matchValidator: AttributeValidator
         /// As `AttributePlan.refusingStore`, for `match` (a destination made from a key, with
         /// `create: true`, holds the key there).
-        public let refusingStore: PersistentStoreCoordinator.StoreType?
+        package let refusingStore: PersistentStoreCoordinator.StoreType?
 
         init(settings: RelationshipSettings, relationship: RelationshipDescription, fieldIndex: Int, match: AttributeDescription, matchConverter: ValueConverter, matchValidator: AttributeValidator,
              store: PersistentStoreCoordinator.StoreType?) {
@@ -65,7 +65,7 @@ public struct ImportPlan: Sendable {
 
         /// Why a destination cannot be made from `key` (`create: true`): the key breaks the
         /// match attribute's rules, or the store could not keep it exactly; nil when it can.
-        public func creationProblem(_ key: AttributeValue) -> String? {
+        package func creationProblem(_ key: AttributeValue) -> String? {
             let problem = matchValidator.violation(of: key).map(\.message) ?? refusingStore?.refusal(of: key)
             return problem.map { "a \(relationship.destinationEntityName) cannot be created with \(match.name) '\(key.canonicalText)': \(match.name) \($0)" }
         }
@@ -73,39 +73,39 @@ public struct ImportPlan: Sendable {
 
     /// Positions in `attributes` of required attributes without a default: a new object needs
     /// a value for each from its row.
-    public var requiredWithoutDefault: [Int] {
+    package var requiredWithoutDefault: [Int] {
         attributes.indices.filter { !attributes[$0].attribute.isOptional && attributes[$0].attribute.defaultValue == nil }
     }
 
     /// Positions in `relationships` of required to-one relationships (the model's): a new
     /// object needs a destination for each from its row.
-    public var requiredToOne: [Int] {
+    package var requiredToOne: [Int] {
         relationships.indices.filter { !relationships[$0].relationship.isOptional && !relationships[$0].relationship.isToMany }
     }
 
     /// Positions in `relationships` with `create: true`, and with `required: true` (the job's).
-    public var creating: [Int] { relationships.indices.filter { relationships[$0].settings.create } }
-    public var requiredByJob: [Int] { relationships.indices.filter { relationships[$0].settings.required } }
+    package var creating: [Int] { relationships.indices.filter { relationships[$0].settings.create } }
+    package var requiredByJob: [Int] { relationships.indices.filter { relationships[$0].settings.required } }
 
-    public let step: ImportStep
-    public let entity: EntityDescription
-    public let attributes: [AttributePlan]
-    public let relationships: [RelationshipPlan]
+    package let step: ImportStep
+    package let entity: EntityDescription
+    package let attributes: [AttributePlan]
+    package let relationships: [RelationshipPlan]
     /// Positions in `attributes` of the key attributes, in key order.
-    public let keyIndices: [Int]
+    package let keyIndices: [Int]
     /// What the reader is asked for, in this order.
-    public let readerFields: [FieldPath]
+    package let readerFields: [FieldPath]
     /// The job's store type, whose limits values are checked against; nil checks none.
-    public let storeType: PersistentStoreCoordinator.StoreType?
+    package let storeType: PersistentStoreCoordinator.StoreType?
     /// Model defaults of the entity's attributes that the store cannot keep exactly (a Decimal
     /// default of more than 15 significant digits on SQLite): a new object would take one when
     /// its row gives the attribute no value (`position` in `attributes`; nil when no field sets
     /// it, so every new object would), and is refused for it.
-    public let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
+    package let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
 
     /// `storeType`: the job's store, whose limits a value is checked against as the model's
     /// rules are (a Decimal of more than 15 significant digits on SQLite); nil checks none.
-    public init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
+    package init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
         self.step = step
         self.storeType = storeType
         let entity = try Self.entity(of: step, model: model)
@@ -275,7 +275,7 @@ public struct ImportPlan: Sendable {
     /// JSON record may leave any key out and a key path reaches into nested objects, so then
     /// nothing is refused and only the name matches are worked out.
     @discardableResult
-    public func check(columns: [String]?, sourceName: String, isHeader: Bool = true) throws -> [(attribute: String, column: String)] {
+    package func check(columns: [String]?, sourceName: String, isHeader: Bool = true) throws -> [(attribute: String, column: String)] {
         guard let columns else { return [] }
         if isHeader {
             // Two columns of one name: which one a field would read is not the user's choice.

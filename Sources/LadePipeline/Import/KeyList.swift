@@ -12,7 +12,7 @@ import Lade
 /// let tags: KeyList = [.string("new"), .string("sale")]
 /// key.count == 1 && key.first == .string("SKU-1")
 /// ```
-public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
+package struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
     private enum Storage: Sendable {
         case one(AttributeValue)
         case list([AttributeValue])
@@ -21,28 +21,28 @@ public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleBy
     private var storage: Storage
 
     /// No values.
-    public init() { storage = .list([]) }
+    package init() { storage = .list([]) }
 
     /// One value, held inline.
-    public init(_ value: AttributeValue) { storage = .one(value) }
+    package init(_ value: AttributeValue) { storage = .one(value) }
 
     /// The values of `values`, in order (one of them held inline).
-    public init(_ values: [AttributeValue]) {
+    package init(_ values: [AttributeValue]) {
         storage = values.count == 1 ? .one(values[0]) : .list(values)
     }
 
-    public init(arrayLiteral values: AttributeValue...) { self.init(values) }
+    package init(arrayLiteral values: AttributeValue...) { self.init(values) }
 
-    public var startIndex: Int { 0 }
+    package var startIndex: Int { 0 }
 
-    public var endIndex: Int {
+    package var endIndex: Int {
         switch storage {
         case .one: 1
         case .list(let values): values.count
         }
     }
 
-    public subscript(position: Int) -> AttributeValue {
+    package subscript(position: Int) -> AttributeValue {
         switch storage {
         case .one(let value):
             precondition(position == 0, "KeyList index out of range")
@@ -53,7 +53,7 @@ public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleBy
     }
 
     /// Adds `value` at the end: the first value is held inline, a second makes a list.
-    public mutating func append(_ value: AttributeValue) {
+    package mutating func append(_ value: AttributeValue) {
         switch storage {
         case .one(let first):
             storage = .list([first, value])
@@ -66,19 +66,19 @@ public struct KeyList: RandomAccessCollection, Hashable, Sendable, ExpressibleBy
     }
 
     /// The values as an array.
-    public var values: [AttributeValue] {
+    package var values: [AttributeValue] {
         switch storage {
         case .one(let value): [value]
         case .list(let values): values
         }
     }
 
-    public static func == (lhs: KeyList, rhs: KeyList) -> Bool {
+    package static func == (lhs: KeyList, rhs: KeyList) -> Bool {
         lhs.count == rhs.count && lhs.elementsEqual(rhs)
     }
 
     /// As `[AttributeValue]` hashes: the count, then each value.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         for value in self { hasher.combine(value) }
     }

@@ -3,36 +3,36 @@ import Lade
 
 /// A source record turned into values for one object: its key, its attribute values, and the
 /// destination keys of its relationships.
-public struct MappedRow: Sendable {
-    public var line: Int
-    public var recordIndex: Int64
-    public var rawRange: Range<Int>
+package struct MappedRow: Sendable {
+    package var line: Int
+    package var recordIndex: Int64
+    package var rawRange: Range<Int>
     /// The key attributes' values (empty when the step has no key).
-    public var key: KeyList
+    package var key: KeyList
     /// Per `ImportPlan.attributes`: `.none` leaves the attribute as it is, `.some(nil)` clears it.
-    public var values: [AttributeValue??]
+    package var values: [AttributeValue??]
     /// Per `ImportPlan.relationships`: `nil` when the record has no such field, otherwise the
     /// destination keys (none clears the relationship; one for a to-one).
-    public var links: [KeyList?]
+    package var links: [KeyList?]
 }
 
 /// A row the import could not take, with everything needed to find and fix it.
-public struct RejectedRow: Error, Sendable, Equatable {
-    public var line: Int
-    public var recordIndex: Int64
+package struct RejectedRow: Error, Sendable, Equatable {
+    package var line: Int
+    package var recordIndex: Int64
     /// The column number (CSV, 1-based), when the problem is in one field.
-    public var column: Int?
+    package var column: Int?
     /// The field (column or key path) or attribute the problem is in.
-    public var field: String?
-    public var value: String?
-    public var reason: String
+    package var field: String?
+    package var value: String?
+    package var reason: String
     /// The record as it was in the source.
-    public var raw: String
+    package var raw: String
 
     /// One line, as `lade run` and `lade seed` both say it:
     /// `products.csv:1042:3: field 'price': value '-1': price must be at least 0` (the value
     /// only when the reason does not quote it already, clipped to 80 characters).
-    public func description(source: String) -> String {
+    package func description(source: String) -> String {
         var text = "\(source):\(line)"
         if let column { text += ":\(column)" }
         text += ": "
@@ -43,17 +43,17 @@ public struct RejectedRow: Error, Sendable, Equatable {
 }
 
 /// A batch of records after mapping: rows to write, rows rejected, and where the batch ends.
-public struct MappedBatch: Sendable {
-    public var rows: [MappedRow]
-    public var rejects: [RejectedRow]
-    public var raw: [UInt8]
-    public var endPoint: ResumePoint
-    public var recordCount: Int
+package struct MappedBatch: Sendable {
+    package var rows: [MappedRow]
+    package var rejects: [RejectedRow]
+    package var raw: [UInt8]
+    package var endPoint: ResumePoint
+    package var recordCount: Int
     /// Physical bytes of the source read when the batch was made (for progress).
-    public var bytesRead: Int64
+    package var bytesRead: Int64
     /// Positions in `rows` in key order (see `BatchWriter.keyOrder`): worked out on the
     /// reader's thread, so the writer's thread only writes.
-    public var keyOrder: [Int]
+    package var keyOrder: [Int]
 }
 
 /// Maps records to rows on the reader's thread, so the writer's thread only does object work.
@@ -65,14 +65,14 @@ public struct MappedBatch: Sendable {
 /// an object has its key or not, and a row is rejected for its own values even when a later
 /// row of the batch sets the same object's. What the store holds decides the rest
 /// (`RowRules`).
-public struct RowMapper {
-    public let plan: ImportPlan
+package struct RowMapper {
+    package let plan: ImportPlan
     /// Per reader field: its column number in a CSV header (for messages).
     private let columnNumbers: [Int?]
     /// `plan.creating`, worked out once.
     private let creating: [Int]
 
-    public init(plan: ImportPlan, columns: [String]?) {
+    package init(plan: ImportPlan, columns: [String]?) {
         self.plan = plan
         creating = plan.creating
         let positions = Dictionary((columns ?? []).enumerated().map { ($0.element, $0.offset + 1) }, uniquingKeysWith: { first, _ in first })
@@ -82,7 +82,7 @@ public struct RowMapper {
     /// Reads the next batch from `reader` and maps it, each record as soon as it is read
     /// (``RecordReader/nextBatch(maxRecords:each:)``), so no batch of records is made and freed
     /// first; nil at the end of the source. Errors as the reader's.
-    public func nextBatch(from reader: RecordReader, maxRecords: Int) throws -> MappedBatch? {
+    package func nextBatch(from reader: RecordReader, maxRecords: Int) throws -> MappedBatch? {
         var mapping = BatchMapping(capacity: min(maxRecords, 8_192))
         guard let text = try reader.nextBatch(maxRecords: maxRecords, each: { record in mapping.add(map(record), record.rawRange) }) else { return nil }
         return mapping.finish(raw: text.raw, endPoint: text.endPoint, recordCount: text.recordCount, bytesRead: reader.bytesRead,

@@ -9,11 +9,11 @@ import Lade
 /// price.convert(.string("19.90"))    // .value(.decimal(19.90)), exactly
 /// price.convert(.string("abc"))      // .failure("'abc' is not a valid Decimal value: …")
 /// ```
-public final class ValueConverter: @unchecked Sendable {
+package final class ValueConverter: @unchecked Sendable {
     // DateFormatter is not Sendable; a converter is used by one thread at a time (the reader's).
     // A class: the mapper calls one per value of every row, and a copy of the struct retained
     // and released each of its fields (9% of the reader's thread on NDJSON).
-    public enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// The record does not have the field: leave the attribute as it is.
         case absent
         /// The attribute's new value (nil clears it).
@@ -21,7 +21,7 @@ public final class ValueConverter: @unchecked Sendable {
         case failure(String)
     }
 
-    public let attribute: AttributeDescription
+    package let attribute: AttributeDescription
     private let dateFormat: DateFormat?
     private let timeZone: TimeZone
     private let empty: FieldSettings.EmptyRule?
@@ -33,7 +33,7 @@ public final class ValueConverter: @unchecked Sendable {
     private let manyNulls: Set<String>?
     private let formatter: DateFormatter?
 
-    public init(attribute: AttributeDescription, field: FieldSettings, nulls: [String]) throws {
+    package init(attribute: AttributeDescription, field: FieldSettings, nulls: [String]) throws {
         self.attribute = attribute
         self.timeZone = field.timeZone
         self.empty = field.empty
@@ -55,7 +55,7 @@ public final class ValueConverter: @unchecked Sendable {
         }
     }
 
-    public func convert(_ value: SourceValue) -> Outcome {
+    package func convert(_ value: SourceValue) -> Outcome {
         switch value {
         case .missing: return .absent
         case .null: return .value(nil)

@@ -37,7 +37,7 @@ public struct StoreReport {
 
     /// A store no version of the model matches: its metadata (read without a stack) and the
     /// match, no counts.
-    public init(unmatchedStoreAt url: URL, match: StoreVersionMatch) throws {
+    package init(unmatchedStoreAt url: URL, match: StoreVersionMatch) throws {
         path = url.path
         metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         storeType = metadata[StoreMetadata.Key.storeType]?.stringValue ?? "unknown"
@@ -84,7 +84,7 @@ public struct StoreReport {
 
     /// For a store no version of the model matches (`reading(storeAt:modelAt:)`), the failure
     /// that follows its report, naming `path` (default: the report's); nil otherwise.
-    public func mismatchError(path: String? = nil) -> StoreError? {
+    package func mismatchError(path: String? = nil) -> StoreError? {
         guard let match = versionMatch, match.version == nil else { return nil }
         return StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path ?? self.path, match.mismatchDescription)
     }

@@ -60,7 +60,7 @@ public enum ImportWriterChoice: String, Sendable, CaseIterable {
 extension Job {
     /// Every file the job reads, for ``OutputFile/check(_:role:reads:)``: the job file, the model
     /// (its whole bundle) and compiled model, each step's source, and the store with its companions.
-    public var reads: [OutputFile.Read] {
+    package var reads: [OutputFile.Read] {
         var reads = [OutputFile.Read(URL(fileURLWithPath: file), "the job file"), OutputFile.Read(model.url, "the model")]
         if let compiled = model.compiledModel { reads.append(OutputFile.Read(compiled, "the compiled model")) }
         for step in steps {
@@ -70,7 +70,7 @@ extension Job {
     }
 
     /// Refuses a store path that is one of the job's other files (its source, model or job).
-    public func checkStorePath() throws {
+    package func checkStorePath() throws {
         let others = reads.filter { !$0.what.hasPrefix("the store") }
         if try OutputFile.check(store.url, role: "the job's store", reads: others) == .stream {
             throw StoreError(.io, path: store.url.path, "the job's store is a device, pipe or socket; a store is a regular file")
@@ -131,10 +131,10 @@ public struct ImportStep: Sendable {
     public var key: [String]
     public var mode: ImportMode
     /// Fields listed in the job, in file order.
-    public var fields: [FieldSettings]
+    package var fields: [FieldSettings]
     /// Whether attributes not listed take a same-named column (camelCase ~ snake_case).
-    public var autoMatch: Bool
-    public var relationships: [RelationshipSettings]
+    package var autoMatch: Bool
+    package var relationships: [RelationshipSettings]
     /// Where this step sits in the job file, for messages.
     public var location: String
 }
@@ -154,15 +154,15 @@ public struct SourceSettings: Sendable {
     public var url: URL?
     /// As written in the job, for messages.
     public var displayPath: String
-    public var format: SourceFormat
-    public var gzip: Bool
+    package var format: SourceFormat
+    package var gzip: Bool
     /// Strings read as null (default: the empty string).
-    public var nulls: [String]
+    package var nulls: [String]
 }
 
 /// How one attribute gets its value.
-public struct FieldSettings: Sendable {
-    public enum Origin: Sendable, Equatable {
+package struct FieldSettings: Sendable {
+    package enum Origin: Sendable, Equatable {
         /// A column (CSV) or key path (JSON).
         case field(FieldPath)
         /// The same text for every row, parsed for the attribute's type.
@@ -170,23 +170,23 @@ public struct FieldSettings: Sendable {
     }
 
     /// How an empty string is taken, overriding the source's `nulls` for this field.
-    public enum EmptyRule: String, Sendable {
+    package enum EmptyRule: String, Sendable {
         case null, `default`, keep
     }
 
-    public var attribute: String
-    public var origin: Origin
-    public var dateFormat: DateFormat?
-    public var timeZone: TimeZone
-    public var empty: EmptyRule?
+    package var attribute: String
+    package var origin: Origin
+    package var dateFormat: DateFormat?
+    package var timeZone: TimeZone
+    package var empty: EmptyRule?
     /// Whether the field was listed in the job (false: matched by name).
-    public var listed: Bool
+    package var listed: Bool
     /// Where it is in the job file, for messages.
-    public var location: String
+    package var location: String
 }
 
 /// How dates are written in a source.
-public enum DateFormat: Sendable, Equatable {
+package enum DateFormat: Sendable, Equatable {
     /// `2024-03-01`, `2024-03-01T12:30:00Z`, with or without fraction and offset.
     case iso8601
     /// Seconds since 1970-01-01 UTC (fractions allowed).
@@ -198,20 +198,20 @@ public enum DateFormat: Sendable, Equatable {
 }
 
 /// How a relationship is wired from a row.
-public struct RelationshipSettings: Sendable {
-    public var relationship: String
+package struct RelationshipSettings: Sendable {
+    package var relationship: String
     /// The column or key path holding the destination's key (or a list of keys, to-many).
-    public var from: FieldPath
+    package var from: FieldPath
     /// The destination attribute the key is matched against.
-    public var match: String
+    package var match: String
     /// Create the destination (with just its `match` attribute) when none has the key.
-    public var create: Bool
+    package var create: Bool
     /// Reject the row when the destination is missing (otherwise the relationship stays
     /// empty and the row counts as unresolved).
-    public var required: Bool
+    package var required: Bool
     /// For to-many from a text column: what separates the keys.
-    public var separator: String
-    public var location: String
+    package var separator: String
+    package var location: String
 }
 
 /// Batches: the unit of work, how often the store commits, and how often the context resets.
@@ -232,7 +232,7 @@ public struct BatchSettings: Sendable, Equatable {
     public var cacheMiB: Int?
 
     public static let defaultCommitSeconds: Double = 2
-    public static let largestCacheMiB = 16384
+    package static let largestCacheMiB = 16384
 
     /// The page cache a job gets unless it says: 16 MiB with batch inserts, 12 MiB with
     /// managed objects, whose context holds a batch of objects besides (each peaks at or under
@@ -240,12 +240,12 @@ public struct BatchSettings: Sendable, Equatable {
     /// links statically; SQLite's own default is 2 MiB). With a random unique key every row
     /// touches index pages all over the file: the larger the cache, the fewer of them are read
     /// back and written out again (see `jobs/README.md`).
-    public static func defaultCacheMiB(writer: ImportWriterChoice) -> Int {
+    package static func defaultCacheMiB(writer: ImportWriterChoice) -> Int {
         writer == .objects ? 12 : 16
     }
 
     /// The page cache a run with `writer` gets: the job's `cacheMiB`, else the writer's default.
-    public func cacheMiB(for writer: ImportWriterChoice) -> Int {
+    package func cacheMiB(for writer: ImportWriterChoice) -> Int {
         cacheMiB ?? Self.defaultCacheMiB(writer: writer)
     }
 

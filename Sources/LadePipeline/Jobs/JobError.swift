@@ -14,7 +14,7 @@ public struct JobError: Error, Sendable, Equatable, CustomStringConvertible {
     public let field: String
     public let message: String
 
-    public init(file: String, line: Int? = nil, column: Int? = nil, field: String = "", _ message: String) {
+    package init(file: String, line: Int? = nil, column: Int? = nil, field: String = "", _ message: String) {
         self.file = file
         self.line = line
         self.column = column

@@ -22,7 +22,7 @@
 /// ```
 ///
 /// Streams are used from one thread at a time; the reader owning one is not `Sendable`.
-public protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     /// Reads up to `buffer.count` bytes into `buffer` and returns how many it read: 0 only at the end.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// The physical (for gzip: compressed) bytes consumed so far, for percent-of-file progress.
@@ -36,7 +36,7 @@ public protocol ByteStream: AnyObject {
 
 extension ByteStream {
     /// Unknown, by default.
-    public var totalBytes: Int64? { nil }
+    package var totalBytes: Int64? { nil }
     /// Cannot seek, by default: a reader resumes by reading forward.
-    public func seek(to offset: Int64) throws -> Bool { false }
+    package func seek(to offset: Int64) throws -> Bool { false }
 }

@@ -9,17 +9,17 @@
 ///
 /// Quoting follows RFC 4180 (<https://www.rfc-editor.org/rfc/rfc4180>): a field may be enclosed in
 /// `"`; inside, `""` stands for one quote, and delimiters and line breaks are data.
-public struct CSVDialect: Sendable, Equatable {
+package struct CSVDialect: Sendable, Equatable {
     /// The byte between fields: `,` by default, often `\t` or `;`. It must be an ASCII byte other than `"`, CR or LF.
-    public var delimiter: UInt8 = UInt8(ascii: ",")
+    package var delimiter: UInt8 = UInt8(ascii: ",")
     /// Whether the first record names the columns.
-    public var hasHeader = true
+    package var hasHeader = true
     /// Explicit column names: required when there is no header row; with a header row, they rename
     /// its columns (then both must have the same number of columns).
-    public var columns: [String]?
+    package var columns: [String]?
 
     /// A dialect; the defaults are RFC 4180's: comma-separated with a header row.
-    public init(delimiter: UInt8 = UInt8(ascii: ","), hasHeader: Bool = true, columns: [String]? = nil) {
+    package init(delimiter: UInt8 = UInt8(ascii: ","), hasHeader: Bool = true, columns: [String]? = nil) {
         self.delimiter = delimiter
         self.hasHeader = hasHeader
         self.columns = columns

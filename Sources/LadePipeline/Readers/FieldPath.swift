@@ -9,24 +9,24 @@
 /// of that name). In JSON each component is a key one level deeper. When a path passes through
 /// an array of objects, the value is an array of that key's values, one per element
 /// (`"lines.sku"` on `{"lines": [{"sku": "A"}, {"sku": "B"}]}` is `.array([.string("A"), .string("B")])`).
-public struct FieldPath: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+package struct FieldPath: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The keys from the outermost object inwards.
-    public var components: [String]
+    package var components: [String]
 
     /// A path from its keys.
-    public init(components: [String]) {
+    package init(components: [String]) {
         self.components = components
     }
 
     /// A path from dotted text: `"dimensions.width"` is `["dimensions", "width"]`.
-    public init(_ dotted: String) {
+    package init(_ dotted: String) {
         self.components = dotted.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self.init(value)
     }
 
     /// The components joined with dots: the CSV column name this path asks for.
-    public var description: String { components.joined(separator: ".") }
+    package var description: String { components.joined(separator: ".") }
 }

@@ -12,9 +12,9 @@ import Darwin
 /// let file = try FileByteStream(path: "products.csv")
 /// let stdin = FileByteStream.standardInput()
 /// ```
-public final class FileByteStream: ByteStream {
+package final class FileByteStream: ByteStream {
     /// The path it was opened from, or "stdin".
-    public let path: String
+    package let path: String
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let isRegularFile: Bool
@@ -24,7 +24,7 @@ public final class FileByteStream: ByteStream {
     /// Opens a file for reading and tells the kernel it will be read sequentially.
     ///
     /// Throws a ``ReaderError`` of kind ``ReaderError/Kind/io`` naming the file and the system's reason.
-    public convenience init(path: String) throws {
+    package convenience init(path: String) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
@@ -43,7 +43,7 @@ public final class FileByteStream: ByteStream {
     }
 
     /// Reads from an open descriptor (a pipe, a socket, a file), closing it at the end only when asked.
-    public init(fileDescriptor: Int32, path: String, closeOnDeinit: Bool = false) {
+    package init(fileDescriptor: Int32, path: String, closeOnDeinit: Bool = false) {
         self.descriptor = fileDescriptor
         self.path = path
         self.ownsDescriptor = closeOnDeinit
@@ -61,7 +61,7 @@ public final class FileByteStream: ByteStream {
     }
 
     /// Standard input, left open at the end.
-    public static func standardInput() -> FileByteStream {
+    package static func standardInput() -> FileByteStream {
         FileByteStream(fileDescriptor: 0, path: "stdin")
     }
 
@@ -69,7 +69,7 @@ public final class FileByteStream: ByteStream {
         if ownsDescriptor { close(descriptor) }
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             let count = systemRead(descriptor, base, buffer.count)
@@ -84,11 +84,11 @@ public final class FileByteStream: ByteStream {
         }
     }
 
-    public var bytesRead: Int64 { consumed }
+    package var bytesRead: Int64 { consumed }
 
-    public var totalBytes: Int64? { size }
+    package var totalBytes: Int64? { size }
 
-    public func seek(to offset: Int64) throws -> Bool {
+    package func seek(to offset: Int64) throws -> Bool {
         guard isRegularFile else { return false }
         guard lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
             let reason = String(cString: strerror(errno))

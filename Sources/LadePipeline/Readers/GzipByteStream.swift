@@ -9,9 +9,9 @@ import CZlib
 /// Data cut short, or damaged, is an error naming the compressed offset: a feed truncated by a
 /// failed download is never read as if it were complete. zlib also accepts a zlib (RFC 1950)
 /// header in place of gzip's (`inflateInit2` with window bits 15 + 32).
-public final class GzipByteStream: ByteStream {
+package final class GzipByteStream: ByteStream {
     /// The magic bytes that start every gzip member: `1f 8b`.
-    public static let magic: [UInt8] = [0x1f, 0x8b]
+    package static let magic: [UInt8] = [0x1f, 0x8b]
 
     private let source: any ByteStream
     private let displayName: String
@@ -24,7 +24,7 @@ public final class GzipByteStream: ByteStream {
     private var consumed: Int64 = 0          // compressed bytes inflate has taken
 
     /// Decompresses `source`; `displayName` names it in errors.
-    public convenience init(wrapping source: any ByteStream, displayName: String) throws {
+    package convenience init(wrapping source: any ByteStream, displayName: String) throws {
         try self.init(wrapping: source, displayName: displayName, alreadyRead: [])
     }
 
@@ -56,11 +56,11 @@ public final class GzipByteStream: ByteStream {
         input.deallocate()
     }
 
-    public var bytesRead: Int64 { consumed }
+    package var bytesRead: Int64 { consumed }
 
-    public var totalBytes: Int64? { source.totalBytes }
+    package var totalBytes: Int64? { source.totalBytes }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         let capacity = UInt32(clamping: buffer.count)
         zstream.pointee.next_out = base.assumingMemoryBound(to: UInt8.self)

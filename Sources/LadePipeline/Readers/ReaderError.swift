@@ -51,7 +51,7 @@ public struct ReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     public var expected: String
 
     /// An error; `line` and `column` are nil for damage that is not in the text (I/O, gzip).
-    public init(_ kind: Kind, file: String, line: Int? = nil, column: Int? = nil, found: String, expected: String) {
+    package init(_ kind: Kind, file: String, line: Int? = nil, column: Int? = nil, found: String, expected: String) {
         self.kind = kind
         self.file = file
         self.line = line

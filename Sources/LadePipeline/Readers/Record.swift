@@ -6,23 +6,23 @@
 ///     let sku = record.values[0]      // aligned with reader.fields
 /// }
 /// ```
-public struct Record: Sendable {
+package struct Record: Sendable {
     /// The requested values, aligned with ``RecordReader/fields``; empty when ``problem`` is set.
-    public var values: [SourceValue]
+    package var values: [SourceValue]
     /// The 1-based line where the record starts (for rejects: `file:line`).
-    public var line: Int
+    package var line: Int
     /// The 0-based index of the record among the source's data records (a CSV header is not one).
-    public var recordIndex: Int64
+    package var recordIndex: Int64
     /// The byte offset in the decompressed stream just after this record and its line ending or separator.
-    public var endOffset: Int64
+    package var endOffset: Int64
     /// The 1-based line at ``endOffset``.
-    public var endLine: Int
+    package var endLine: Int
     /// This record's text in ``RecordBatch/raw``, without its line ending or separator.
-    public var rawRange: Range<Int>
+    package var rawRange: Range<Int>
     /// Why this record could not be read, when the reader could skip past it: an NDJSON line that
     /// is not a JSON object, a CSV row with the wrong number of fields, invalid UTF-8, a bad JSON
     /// escape or number. ``values`` is then empty.
-    public var problem: ReaderError? {
+    package var problem: ReaderError? {
         get { problemBox?.error }
         set { problemBox = newValue.map(RecordProblem.init) }
     }
@@ -30,12 +30,12 @@ public struct Record: Sendable {
     private var problemBox: RecordProblem?
 
     /// Where to resume to read the records after this one.
-    public var resumePoint: ResumePoint {
+    package var resumePoint: ResumePoint {
         ResumePoint(byteOffset: endOffset, line: endLine, recordIndex: recordIndex + 1)
     }
 
     /// A record, as a reader makes it.
-    public init(values: [SourceValue], line: Int, recordIndex: Int64, endOffset: Int64, endLine: Int,
+    package init(values: [SourceValue], line: Int, recordIndex: Int64, endOffset: Int64, endLine: Int,
                 rawRange: Range<Int>, problem: ReaderError? = nil) {
         self.init(values: values, line: line, recordIndex: recordIndex, endOffset: endOffset, endLine: endLine,
                   rawRange: rawRange, problemBox: problem.map(RecordProblem.init))

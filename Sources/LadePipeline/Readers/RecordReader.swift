@@ -26,21 +26,21 @@
 ///
 /// A reader is used from one thread at a time (it is not `Sendable`): create it on the thread
 /// that reads, or hand it over with `sending`.
-public final class RecordReader {
+package final class RecordReader {
     /// The fields asked for; each record's ``Record/values`` are aligned with them.
-    public let fields: [FieldPath]
+    package let fields: [FieldPath]
     /// The source's format.
-    public let format: SourceFormat
+    package let format: SourceFormat
     /// The name used in errors: the path as given, or "stdin".
-    public let displayName: String
+    package let displayName: String
     /// The CSV header (or the dialect's explicit columns), read when the reader opens; for the
     /// JSON formats, the keys of the first object when it could be read at open, else nil.
-    public private(set) var columns: [String]?
+    package private(set) var columns: [String]?
     /// How much of one record the reader will buffer, in bytes (64 MiB by default): when a
     /// record needs more, it is thrown as ``ReaderError/Kind/recordTooLong`` (in CSV that is
     /// usually an unterminated quote swallowing the rest of the file). Memory stays within about
     /// twice this, whatever the input.
-    public var maxRecordBytes = 64 << 20
+    package var maxRecordBytes = 64 << 20
 
     @exclusivity(unchecked) private var buffer: InputBuffer
     private let parser: any RecordParser
@@ -62,7 +62,7 @@ public final class RecordReader {
     /// let csv = try RecordReader(path: "products.csv", format: nil, fields: ["sku", "name"])
     /// let piped = try RecordReader(path: "-", format: .ndjson, fields: ["sku"])   // cat feed | lade run
     /// ```
-    public convenience init(path: String, format: SourceFormat?, fields: [FieldPath], resumingAt resume: ResumePoint? = nil,
+    package convenience init(path: String, format: SourceFormat?, fields: [FieldPath], resumingAt resume: ResumePoint? = nil,
                             displayName: String? = nil) throws {
         let name = displayName ?? (path == "-" ? "stdin" : path)
         let inferred = path == "-" ? nil : SourceFormat.inferred(fromPath: path)
@@ -83,7 +83,7 @@ public final class RecordReader {
     /// let reader = try RecordReader(stream: FileByteStream.standardInput(), format: .jsonArray,
     ///                               fields: ["sku"], displayName: "stdin")
     /// ```
-    public convenience init(stream: some ByteStream, format: SourceFormat, fields: [FieldPath], resumingAt resume: ResumePoint? = nil,
+    package convenience init(stream: some ByteStream, format: SourceFormat, fields: [FieldPath], resumingAt resume: ResumePoint? = nil,
                             displayName: String) throws {
         try self.init(stream: stream as any ByteStream, format: format, fields: fields, resumingAt: resume, displayName: displayName,
                       namedGzip: false)
@@ -135,16 +135,16 @@ public final class RecordReader {
     private var lastRawCount = 0
 
     /// The physical bytes consumed so far (for gzip, compressed bytes), for percent-of-file progress.
-    public var bytesRead: Int64 { buffer.stream.bytesRead }
+    package var bytesRead: Int64 { buffer.stream.bytesRead }
 
     /// The physical size of the source when known (a file's size; nil for a pipe).
-    public var totalBytes: Int64? { buffer.stream.totalBytes }
+    package var totalBytes: Int64? { buffer.stream.totalBytes }
 
     /// The next records, at most `maxRecords` of them; nil at the end of the source.
     ///
     /// Throws a ``ReaderError`` for damage it cannot skip past; the records read before the
     /// damage come first in a batch of their own, and every later call throws the same error.
-    public func nextBatch(maxRecords: Int) throws -> RecordBatch? {
+    package func nextBatch(maxRecords: Int) throws -> RecordBatch? {
         var records: [Record] = []
         records.reserveCapacity(min(maxRecords, 8_192))
         guard let text = try nextBatch(maxRecords: maxRecords, each: { records.append($0) }) else { return nil }
@@ -165,7 +165,7 @@ public final class RecordReader {
     ///     checkpoint = batch.endPoint
     /// }
     /// ```
-    public func nextBatch(maxRecords: Int, each body: (Record) -> Void) throws -> RecordBatchText? {
+    package func nextBatch(maxRecords: Int, each body: (Record) -> Void) throws -> RecordBatchText? {
         precondition(maxRecords > 0, "a batch holds at least one record")
         if let failure { throw failure }
         if atEnd { return nil }

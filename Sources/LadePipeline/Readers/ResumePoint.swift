@@ -8,21 +8,21 @@
 /// let reader = try RecordReader(path: "products.csv", format: nil, fields: fields,
 ///                               resumingAt: ResumePoint(byteOffset: 1_048_576, line: 5_002, recordIndex: 5_000))
 /// ```
-public struct ResumePoint: Sendable, Equatable, Codable {
+package struct ResumePoint: Sendable, Equatable, Codable {
     /// The offset in the decompressed stream where the next record (or the blank lines before it) begins.
-    public var byteOffset: Int64
+    package var byteOffset: Int64
     /// The 1-based line at `byteOffset`.
-    public var line: Int
+    package var line: Int
     /// The 0-based index the next record will have.
-    public var recordIndex: Int64
+    package var recordIndex: Int64
 
     /// A resume point; `ResumePoint(byteOffset: 0, line: 1, recordIndex: 0)` is the start of a source.
-    public init(byteOffset: Int64, line: Int, recordIndex: Int64) {
+    package init(byteOffset: Int64, line: Int, recordIndex: Int64) {
         self.byteOffset = byteOffset
         self.line = line
         self.recordIndex = recordIndex
     }
 
     /// The start of a source.
-    public static let start = ResumePoint(byteOffset: 0, line: 1, recordIndex: 0)
+    package static let start = ResumePoint(byteOffset: 0, line: 1, recordIndex: 0)
 }

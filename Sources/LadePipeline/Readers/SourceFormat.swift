@@ -4,7 +4,7 @@
 /// SourceFormat.inferred(fromPath: "feeds/products.ndjson.gz")   // (.ndjson, gzip: true)
 /// SourceFormat.inferred(fromPath: "products.tsv")?.format        // .csv with a tab delimiter
 /// ```
-public enum SourceFormat: Sendable, Equatable {
+package enum SourceFormat: Sendable, Equatable {
     /// Comma-separated values (RFC 4180) in the given dialect.
     case csv(CSVDialect)
     /// One JSON object per line (<https://github.com/ndjson/ndjson-spec>), blank lines ignored.
@@ -14,7 +14,7 @@ public enum SourceFormat: Sendable, Equatable {
 
     /// True for CSV, whose header (or `columns:`) names the fields of every record; a JSON
     /// record may leave any key out.
-    public var namesEveryField: Bool {
+    package var namesEveryField: Bool {
         if case .csv = self { true } else { false }
     }
 
@@ -26,7 +26,7 @@ public enum SourceFormat: Sendable, Equatable {
     /// SourceFormat.inferred(fromPath: "in/Products.CSV.gz")   // (.csv(CSVDialect()), gzip: true)
     /// SourceFormat.inferred(fromPath: "notes.txt")             // nil
     /// ```
-    public static func inferred(fromPath path: String) -> (format: SourceFormat, gzip: Bool)? {
+    package static func inferred(fromPath path: String) -> (format: SourceFormat, gzip: Bool)? {
         let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
         var parts = name.lowercased().split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count >= 2 else { return nil }

@@ -8,7 +8,7 @@
 /// // {"sku": "A-1", "price": 19.90, "tags": ["new", "sale"], "note": null}
 /// record.values == [.string("A-1"), .number("19.90"), .array([.string("new"), .string("sale")]), .null, .missing]
 /// ```
-public enum SourceValue: Sendable, Equatable {
+package enum SourceValue: Sendable, Equatable {
     /// The key or column is absent from this record (a JSON key not present, a CSV column not in the header).
     case missing
     /// JSON `null`. CSV never yields it; the mapper applies the job's `nulls` list to strings.

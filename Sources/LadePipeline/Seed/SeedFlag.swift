@@ -30,7 +30,7 @@ public struct SeedFlag: Sendable, Equatable {
         /// Rows with a relationship key no object has (left empty, as `required: false` allows).
         public var unresolved: Int
 
-        public init(entity: String, source: String, rows: Int64 = 0, inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, createdDestinations: Int = 0, unresolved: Int = 0) {
+        package init(entity: String, source: String, rows: Int64 = 0, inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, createdDestinations: Int = 0, unresolved: Int = 0) {
             self.entity = entity
             self.source = source
             self.rows = rows
@@ -57,7 +57,7 @@ public struct SeedFlag: Sendable, Equatable {
     public var job: String
     public var steps: [Step]
 
-    public init(seededAt: Date, job: String, steps: [Step]) {
+    package init(seededAt: Date, job: String, steps: [Step]) {
         self.seededAt = seededAt
         self.job = job
         self.steps = steps
@@ -65,12 +65,12 @@ public struct SeedFlag: Sendable, Equatable {
 
     /// `{ seededAt: <date>, job: <file name>, steps: [{ entity, source, rows, inserted, updated,
     /// unchanged, createdDestinations, unresolved }, …] }`.
-    public var propertyList: PropertyListValue {
+    package var propertyList: PropertyListValue {
         .dictionary(["seededAt": .date(seededAt), "job": .string(job), "steps": .array(steps.map(\.propertyList))])
     }
 
     /// Reads a value `propertyList` wrote; nil for any other value.
-    public init?(_ value: PropertyListValue?) {
+    package init?(_ value: PropertyListValue?) {
         guard case .dictionary(let dictionary)? = value, case .date(let date)? = dictionary["seededAt"],
               case .string(let job)? = dictionary["job"], case .array(let items)? = dictionary["steps"]
         else { return nil }

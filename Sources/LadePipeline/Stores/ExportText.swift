@@ -10,13 +10,13 @@ import Lade
 /// ExportText.text(.date(Date(timeIntervalSince1970: 1.5)))  // 1970-01-01T00:00:01.5Z
 /// ExportText.csvField("a,b")                           // "a,b" (quoted)
 /// ```
-public enum ExportText {
+package enum ExportText {
     /// A value as JSON: numbers as numbers (doubles and floats in Swift's shortest text that
     /// reads back to the same value; NaN and infinities as the strings "NaN", "Infinity",
     /// "-Infinity", which JSON has no numbers for), decimals as strings of their exact decimal
     /// text, dates as ISO 8601 strings (`isoDate`), binary data as base64 strings, UUIDs and
     /// URIs as strings.
-    public static func json(_ value: AttributeValue) -> String {
+    package static func json(_ value: AttributeValue) -> String {
         switch value {
         case .integer(let number): String(number)
         case .double(let number): number.isFinite ? number.description : jsonString(nonFinite(number))
@@ -28,7 +28,7 @@ public enum ExportText {
 
     /// A value as plain text (CSV fields, table cells): what `json` writes, without the quotes
     /// of JSON strings.
-    public static func text(_ value: AttributeValue) -> String {
+    package static func text(_ value: AttributeValue) -> String {
         switch value {
         case .integer(let number): String(number)
         case .double(let number): number.isFinite ? number.description : nonFinite(number)
@@ -49,7 +49,7 @@ public enum ExportText {
 
     /// A JSON string literal: `"`, `\` and control characters escaped (`\n`, `\r`, `\t`, `\b`,
     /// `\f`, else `\u00XX`); everything else, non-ASCII included, as it is (UTF-8).
-    public static func jsonString(_ text: String) -> String {
+    package static func jsonString(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -72,7 +72,7 @@ public enum ExportText {
     /// A CSV field as RFC 4180 writes it: quoted (inner quotes doubled) when it holds a comma,
     /// a quote, CR or LF, or is empty: an empty string is `""`, so that it differs from null,
     /// which is written as nothing at all.
-    public static func csvField(_ text: String) -> String {
+    package static func csvField(_ text: String) -> String {
         guard text.isEmpty || text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -43,19 +43,19 @@ public enum RecordCell: Sendable, Equatable {
 /// destination entity, or one of its ancestors, has a uniqueness constraint on a single
 /// attribute (the entity's own constraints first, then its ancestors', nearest first; the
 /// first such constraint), else as their URIs.
-public struct RecordColumns: Sendable {
-    public enum Column: Sendable, Equatable {
+package struct RecordColumns: Sendable {
+    package enum Column: Sendable, Equatable {
         case uri
         case attribute(String)
         /// `key`: the destination's unique key attribute, or nil to write URIs.
         case relationship(String, isToMany: Bool, isOrdered: Bool, key: String?)
     }
 
-    public let entityName: String
-    public let columns: [Column]
+    package let entityName: String
+    package let columns: [Column]
 
     /// The column names, `_uri` first.
-    public var names: [String] {
+    package var names: [String] {
         columns.map {
             switch $0 {
             case .uri: "_uri"
@@ -64,7 +64,7 @@ public struct RecordColumns: Sendable {
         }
     }
 
-    public init(model: ManagedObjectModel, entity entityName: String, includesToMany: Bool = true) throws {
+    package init(model: ManagedObjectModel, entity entityName: String, includesToMany: Bool = true) throws {
         guard let layout = model.layout(of: entityName) else { throw UnknownEntityError(entityName, in: model) }
         self.entityName = entityName
         var columns: [Column] = [.uri]
@@ -80,7 +80,7 @@ public struct RecordColumns: Sendable {
     }
 
     /// The single attribute a uniqueness constraint of the entity or of an ancestor covers.
-    public static func uniqueKey(of entityName: String, in model: ManagedObjectModel) -> String? {
+    package static func uniqueKey(of entityName: String, in model: ManagedObjectModel) -> String? {
         guard let entity = model.entity(named: entityName) else { return nil }
         for candidate in [entity] + model.ancestors(of: entityName) {
             for constraint in candidate.uniquenessConstraints where constraint.count == 1 {
@@ -97,18 +97,18 @@ public struct RecordColumns: Sendable {
 /// when its rows reach `destinationsPerGroup` destinations, so the "one" side of a large
 /// one-to-many (a category of a million products) costs the memory of its own record, not of
 /// a whole batch of such records.
-public struct StoreRecordReader {
-    public let store: PersistentStore
+package struct StoreRecordReader {
+    package let store: PersistentStore
     /// Destinations whose keys are looked up (and held) at once, at most (a single row with
     /// more is looked up alone).
-    public var destinationsPerGroup = 10_000
+    package var destinationsPerGroup = 10_000
 
-    public init(store: PersistentStore) {
+    package init(store: PersistentStore) {
         self.store = store
     }
 
     /// Every row's record, in order.
-    public func records(of rows: [StoreRow], columns: RecordColumns) throws -> [[RecordCell]] {
+    package func records(of rows: [StoreRow], columns: RecordColumns) throws -> [[RecordCell]] {
         var records: [[RecordCell]] = []
         records.reserveCapacity(rows.count)
         try forEachRecord(of: rows, columns: columns) { records.append($0) }
@@ -116,7 +116,7 @@ public struct StoreRecordReader {
     }
 
     /// Calls `body` with each row's record, in order, a group of rows at a time.
-    public func forEachRecord(of rows: [StoreRow], columns: RecordColumns, _ body: ([RecordCell]) throws -> Void) throws {
+    package func forEachRecord(of rows: [StoreRow], columns: RecordColumns, _ body: ([RecordCell]) throws -> Void) throws {
         var group: [(row: StoreRow, toMany: [[ManagedObjectID]?])] = []
         var needKeys = Set<ManagedObjectID>()
         func flush() throws {
@@ -197,10 +197,10 @@ public struct StoreRecordReader {
 }
 
 /// Opening an existing store read-only, its type detected from the file.
-public enum ReadOnlyStore {
+package enum ReadOnlyStore {
     /// Opens the store at `url` read-only through a coordinator (the type is detected from the
     /// file); the file is never written.
-    public static func open(_ url: URL, model: ManagedObjectModel) throws -> PersistentStore {
+    package static func open(_ url: URL, model: ManagedObjectModel) throws -> PersistentStore {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError(.notFound, path: url.path, "no store here; check the path")
         }

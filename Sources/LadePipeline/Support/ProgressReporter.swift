@@ -8,7 +8,7 @@ public final class ProgressReporter: @unchecked Sendable {
     /// Where progress text goes: bars come with a carriage return and no newline.
     public typealias Output = @Sendable (String) -> Void
 
-    public enum Mode: Equatable, Sendable {
+    package enum Mode: Equatable, Sendable {
         case bar
         case lines(every: TimeInterval)
         case quiet
@@ -24,7 +24,7 @@ public final class ProgressReporter: @unchecked Sendable {
     private let output: Output?
 
     /// `unit` names what is counted ("rows", "objects"); nothing is shown without `output`.
-    public init(mode: Mode, label: String, unit: String = "rows", output: Output?) {
+    package init(mode: Mode, label: String, unit: String = "rows", output: Output?) {
         self.mode = output == nil ? .quiet : mode
         self.label = label
         self.unit = unit
@@ -32,12 +32,12 @@ public final class ProgressReporter: @unchecked Sendable {
     }
 
     /// `.bar` when standard error is a terminal, else `.lines` when an interval is given, else quiet.
-    public static func mode(interval: TimeInterval?) -> Mode {
+    package static func mode(interval: TimeInterval?) -> Mode {
         if let interval { return .lines(every: interval) }
         return isatty(STDERR_FILENO) == 1 ? .bar : .quiet
     }
 
-    public func update(rows: Int64, bytes: Int64, totalBytes: Int64?) {
+    package func update(rows: Int64, bytes: Int64, totalBytes: Int64?) {
         let now = Date()
         switch mode {
         case .quiet: return
@@ -69,13 +69,13 @@ public final class ProgressReporter: @unchecked Sendable {
         }
     }
 
-    public func finish() {
+    package func finish() {
         if drewBar { output?("\r\u{1B}[2K") }
     }
 
     /// A line about the run's progress that is not a count ("committing …"), shown whenever
     /// progress is (a bar or lines), never in quiet mode.
-    public static func note(_ text: String, interval: TimeInterval?, output: Output?) {
+    package static func note(_ text: String, interval: TimeInterval?, output: Output?) {
         guard mode(interval: interval) != .quiet else { return }
         output?("\(text)\n")
     }

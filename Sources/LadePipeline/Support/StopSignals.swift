@@ -19,7 +19,7 @@ public final class StopSignals: @unchecked Sendable {
     private var signal: Int32?
     private var sources: [DispatchSourceSignal] = []
 
-    public static func install(onSignal: Handler? = nil) -> StopSignals {
+    package static func install(onSignal: Handler? = nil) -> StopSignals {
         let signals = StopSignals()
         let queue = DispatchQueue(label: "lade.signals")
         for number in [SIGINT, SIGTERM] {
@@ -40,7 +40,7 @@ public final class StopSignals: @unchecked Sendable {
     }
 
     /// The signal received, if any.
-    public var received: Int32? {
+    package var received: Int32? {
         lock.withLock { signal }
     }
 }

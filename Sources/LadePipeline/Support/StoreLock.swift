@@ -24,14 +24,14 @@ public final class StoreLock: @unchecked Sendable {
         }
     }
 
-    public let path: String
+    package let path: String
     private var descriptor: Int32
     private let exclusive: Bool
 
     /// Takes the writer's lock. A store that exists but cannot be written (no write permission,
     /// or a directory this process cannot write: `FileSystem.requireWritableStore`) is refused
     /// here with `store.readOnly`, before the lock file is made, so a refused run leaves nothing.
-    public init(store: URL) throws {
+    package init(store: URL) throws {
         let file = try FileSystem.resolvingLink(store)
         if FileManager.default.fileExists(atPath: file.path) {
             try FileSystem.requireWritableStore(file, directoryUse: "writing the store makes files there (its lock file, and a new file renamed over it or SQLite's -wal and -shm)")
@@ -64,7 +64,7 @@ public final class StoreLock: @unchecked Sendable {
     /// exists, so a run writing the store meanwhile turns the reader away (`Busy`) and readers
     /// never wait for each other; nil when there is no lock file (no run is writing the store).
     /// Nothing is created or written, so it works in a directory this process cannot write.
-    public static func forReading(store: URL) throws -> StoreLock? {
+    package static func forReading(store: URL) throws -> StoreLock? {
         let path = try FileSystem.resolvingLink(store).path + ".lade-lock"
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
@@ -76,7 +76,7 @@ public final class StoreLock: @unchecked Sendable {
         return StoreLock(path: path, descriptor: descriptor)
     }
 
-    public func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         if exclusive { _ = ftruncate(descriptor, 0) }
         close(descriptor)

@@ -52,13 +52,13 @@ protocol AtomicStoreFileFormat {
 ///
 /// Two coordinators (or processes) on one file do not see each other's saves: as in Core Data,
 /// the last save writes the file.
-public class AtomicStore: PersistentStore, @unchecked Sendable {
-    public let identifier: String
+package class AtomicStore: PersistentStore, @unchecked Sendable {
+    package let identifier: String
     /// `NSStoreType`: "XML", "Binary" or "InMemory".
-    public let type: String
-    public let url: URL?
-    public let model: ManagedObjectModel
-    public let isReadOnly: Bool
+    package let type: String
+    package let url: URL?
+    package let model: ManagedObjectModel
+    package let isReadOnly: Bool
 
     private let format: AtomicStoreFileFormat.Type?
     private let lock = NSLock()
@@ -127,7 +127,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
     // MARK: Metadata
 
     /// The store's metadata, `NSStoreType` and `NSStoreUUID` included.
-    public var metadata: [String: PropertyListValue] {
+    package var metadata: [String: PropertyListValue] {
         lock.withLock { currentMetadata }
     }
 
@@ -143,7 +143,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
     }
 
     /// The number of objects in the store.
-    public var objectCount: Int {
+    package var objectCount: Int {
         lock.withLock { graph.count }
     }
 
@@ -159,7 +159,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         try SQLPredicateCompiler.checkKeys(of: predicate, on: request.entityName, in: model, schema: lock.withLock { keyCheckSchema })
     }
 
-    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         try checkKeys(request)
         return try lock.withLock {
             let query = AtomicQuery(graph: graph, model: model, storeIdentifier: identifier)
@@ -167,7 +167,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func count(_ request: StoreFetchRequest) throws -> Int {
+    package func count(_ request: StoreFetchRequest) throws -> Int {
         try checkKeys(request)
         var unordered = request
         unordered.sortDescriptors = []
@@ -176,7 +176,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
+    package func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
         lock.withLock {
             let query = AtomicQuery(graph: graph, model: model, storeIdentifier: identifier)
             return ids.compactMap { id in
@@ -186,7 +186,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID] {
+    package func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID] {
         lock.withLock {
             guard id.storeIdentifier == identifier, let key = id.primaryKey, let destinations = graph[key]?.toMany[relationship] else { return [] }
             return destinations.compactMap { destination in
@@ -195,12 +195,12 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func damage(thorough: Bool) throws -> [StoreDamage] {
+    package func damage(thorough: Bool) throws -> [StoreDamage] {
         let graph = graphSnapshot
         return graph.damage(model: model, thorough: thorough)
     }
 
-    public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
+    package func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
         _ = try model.requireEntity(entityName)
         let keys = lock.withLock { graph.keys(ofEntities: [entityName]) }
         for start in stride(from: 0, to: keys.count, by: max(1, batchSize)) {
@@ -212,7 +212,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
+    package func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
         guard !isReadOnly else { throw StoreError(.readOnly, path: path, "the store was opened read-only") }
         guard count > 0 else { return [] }
         return lock.withLock {
@@ -220,12 +220,12 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    public func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
+    package func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
         guard let keys = ids.handedOutKeys else { return }
         lock.withLock { graph.giveBackKeys(keys) }
     }
 
-    public func save(_ request: StoreSaveRequest) throws {
+    package func save(_ request: StoreSaveRequest) throws {
         guard !isReadOnly else { throw StoreError(.readOnly, path: path, "the store was opened read-only") }
         guard !request.isEmpty else { return }
         try lock.withLock {
@@ -252,7 +252,7 @@ public class AtomicStore: PersistentStore, @unchecked Sendable {
 }
 
 /// An atomic store kept in a file (`XMLStore`, `BinaryStore`): what creating one takes.
-public protocol AtomicFileStore: AtomicStore {
+package protocol AtomicFileStore: AtomicStore {
     /// The store type of the file.
     static var storeType: StoreType { get }
     /// Opens the store at `url` with `model`.
@@ -267,7 +267,7 @@ extension AtomicFileStore {
     /// let store = try XMLStore.create(at: URL(fileURLWithPath: "catalog.xml"), model: model)
     /// ```
     @discardableResult
-    public static func create(at url: URL, model: ManagedObjectModel) throws -> Self {
+    package static func create(at url: URL, model: ManagedObjectModel) throws -> Self {
         try createFile(at: url, model: model, format: storeType.atomicFileFormat!)
         return try Self(url: url, model: model, readOnly: false)
     }

@@ -9,12 +9,12 @@ import Foundation
 /// let store = try BinaryStore.create(at: URL(fileURLWithPath: "catalog.ladebin"), model: model)
 /// store.type   // "Binary"
 /// ```
-public final class BinaryStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
-    public static let storeType = StoreType.binary
+package final class BinaryStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
+    package static let storeType = StoreType.binary
 
     /// Opens the store at `url` with `model`, which must have every entity and property the
     /// store records and, when the hashes compare, the same version hashes.
-    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    package convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
         try self.init(url: url, model: model, readOnly: readOnly, format: BinaryStoreFile.self)
     }
 }

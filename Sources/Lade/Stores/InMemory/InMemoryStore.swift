@@ -7,9 +7,9 @@ import Foundation
 /// let store = try coordinator.addPersistentStore(type: .inMemory, at: nil)
 /// store.url    // nil
 /// ```
-public final class InMemoryStore: AtomicStore, @unchecked Sendable {
+package final class InMemoryStore: AtomicStore, @unchecked Sendable {
     /// A new, empty store for `model`.
-    public init(model: ManagedObjectModel) throws {
+    package init(model: ManagedObjectModel) throws {
         let contents = AtomicStoreContents.empty(model: model, storeType: StoreMetadata.inMemoryStoreType, firstKey: 1)
         try super.init(type: StoreMetadata.inMemoryStoreType, url: nil, model: model, readOnly: false, contents: contents)
     }

@@ -10,8 +10,8 @@ import Foundation
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/c3ref/open.html>
-public final class SQLiteConnection {
-    public enum Mode: Sendable, Equatable {
+package final class SQLiteConnection {
+    package enum Mode: Sendable, Equatable {
         /// Opens for reading only; SQLite never writes the database or its `-wal`.
         ///
         /// A WAL-mode database read through a read-only connection keeps the `-wal` and
@@ -39,14 +39,14 @@ public final class SQLiteConnection {
     }
 
     let handle: OpaquePointer
-    public let path: String
-    public let mode: Mode
+    package let path: String
+    package let mode: Mode
 
     /// Done once, before the first connection opens: SQLite's memory statistics off (nothing
     /// here reads them, and they take a global mutex on every allocation SQLite makes).
     private static let configured: Void = { _ = lade_sqlite3_disable_memstatus() }()
 
-    public init(path: String, mode: Mode, busyTimeout: TimeInterval = 5) throws {
+    package init(path: String, mode: Mode, busyTimeout: TimeInterval = 5) throws {
         Self.configured
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var queryOnly = false
@@ -164,22 +164,22 @@ public final class SQLiteConnection {
 
     /// Runs one statement that takes no arguments. SQL holding more than one statement is
     /// refused, not run, so a name that carried SQL into a statement could never add another.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         try prepare(sql).run([])
     }
 
-    public func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)
     }
 
     /// Every row of a query.
-    public func rows(_ sql: String, _ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+    package func rows(_ sql: String, _ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
         try prepare(sql).rows(values)
     }
 
     /// Runs `body` in one transaction (`BEGIN IMMEDIATE`, so a writer waits for the lock up
     /// front instead of failing at its first write); commits when it returns, rolls back when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -200,21 +200,21 @@ public final class SQLiteConnection {
     }
 
     /// Whether a transaction is open on this connection (SQLite's autocommit mode is off).
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// The rowid of the last row inserted on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the last statement.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The names of the tables in the database.
-    public func tableNames() throws -> Set<String> {
+    package func tableNames() throws -> Set<String> {
         try schemaNames(type: "table")
     }
 
     /// The indexes the file has (SQLite's own `sqlite_autoindex_…` among them), by name.
-    public func indexNames() throws -> Set<String> {
+    package func indexNames() throws -> Set<String> {
         try schemaNames(type: "index")
     }
 

@@ -7,14 +7,14 @@ import Foundation
 /// `SQLite error 19: UNIQUE constraint failed: ZPRODUCT.ZSKU - while executing INSERT INTO ZPRODUCT … on /data/catalog.sqlite`.
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/rescode.html>
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+package struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The (extended) result code.
-    public let code: Int32
-    public let message: String
-    public let sql: String?
-    public let path: String?
+    package let code: Int32
+    package let message: String
+    package let sql: String?
+    package let path: String?
 
-    public init(code: Int32, message: String, sql: String? = nil, path: String? = nil) {
+    package init(code: Int32, message: String, sql: String? = nil, path: String? = nil) {
         self.code = code
         self.message = message
         self.sql = sql
@@ -22,16 +22,16 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `SQLITE_CONSTRAINT_UNIQUE` and `SQLITE_CONSTRAINT_PRIMARYKEY`: macros Swift does not import.
-    public static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
-    public static let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+    package static let constraintUnique: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+    package static let constraintPrimaryKey: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
-    public var primaryCode: Int32 { code & 0xff }
+    package var primaryCode: Int32 { code & 0xff }
 
     /// Whether another connection holds the lock this one needed.
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    package var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 
-    public var description: String {
+    package var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " - while executing `\(sql.count > 200 ? String(sql.prefix(200)) + "…" : sql)`" }
         if let path { text += " on \(path)" }

@@ -10,20 +10,20 @@ import Foundation
 /// schema.entity(named: "Car")?.number       // 1
 /// schema.createStatements                    // CREATE TABLE ZCAR ( Z_PK INTEGER PRIMARY KEY, … )
 /// ```
-public struct SQLiteSchema: Sendable {
+package struct SQLiteSchema: Sendable {
     /// An entity's place in the store: its number, its parent's, and its table.
-    public struct Entity: Sendable, Equatable {
-        public let name: String
+    package struct Entity: Sendable, Equatable {
+        package let name: String
         /// `Z_ENT`: depth-first over the hierarchies, roots and children each in name order, from 1.
-        public let number: Int64
+        package let number: Int64
         /// `Z_SUPER`: the parent's number, 0 for a root.
-        public let superNumber: Int64
-        public let rootName: String
-        public let tableName: String
+        package let superNumber: Int64
+        package let rootName: String
+        package let tableName: String
     }
 
     /// What a column of an entity table holds.
-    public enum ColumnRole: Sendable, Hashable {
+    package enum ColumnRole: Sendable, Hashable {
         case primaryKey, entity, optimisticLock
         /// A stored attribute, by the entity that declares it and its name.
         case attribute(entity: String, name: String)
@@ -36,57 +36,57 @@ public struct SQLiteSchema: Sendable {
         case orderKey(entity: String, name: String)
     }
 
-    public struct Column: Sendable, Equatable {
-        public let name: String
+    package struct Column: Sendable, Equatable {
+        package let name: String
         /// As Core Data declares it: INTEGER, FLOAT, DECIMAL, TIMESTAMP, VARCHAR or BLOB.
-        public let declaredType: String
-        public let role: ColumnRole
+        package let declaredType: String
+        package let role: ColumnRole
     }
 
-    public struct Table: Sendable, Equatable {
-        public let name: String
-        public let rootEntity: String
-        public let columns: [Column]
+    package struct Table: Sendable, Equatable {
+        package let name: String
+        package let rootEntity: String
+        package let columns: [Column]
     }
 
     /// A many-to-many relationship's table. Named after the side whose entity has the lower
     /// number (`Z_1BOOKS` for Author(1).books ↔ Book(2).authors).
-    public struct JoinTable: Sendable, Equatable {
-        public let name: String
+    package struct JoinTable: Sendable, Equatable {
+        package let name: String
         /// The relationship the table is named after, and its inverse.
-        public let relationship: PropertyReference
-        public let inverse: PropertyReference
+        package let relationship: PropertyReference
+        package let inverse: PropertyReference
         /// Holds primary keys of `relationship`'s source objects (`Z_1AUTHORS`).
-        public let sourceColumn: String
+        package let sourceColumn: String
         /// Holds primary keys of `relationship`'s destination objects (`Z_2BOOKS`).
-        public let destinationColumn: String
+        package let destinationColumn: String
         /// Order of destinations within each source, when `relationship` is ordered.
-        public let destinationOrderColumn: String?
+        package let destinationOrderColumn: String?
         /// Order of sources within each destination, when `inverse` is ordered.
-        public let sourceOrderColumn: String?
+        package let sourceOrderColumn: String?
     }
 
     /// A relationship or attribute named by the entity that declares it.
-    public struct PropertyReference: Sendable, Hashable {
-        public let entity: String
-        public let name: String
+    package struct PropertyReference: Sendable, Hashable {
+        package let entity: String
+        package let name: String
     }
 
-    public struct Index: Sendable, Equatable {
+    package struct Index: Sendable, Equatable {
         /// What an index is for: Core Data's own (to-one keys, `Z_ENT`, join tables), a
         /// uniqueness constraint, or the model's fetching (indexed attributes, fetch indexes,
         /// compound indexes). Only the last are left out while a bulk load fills an empty
         /// table (`SQLiteStore.deferFetchIndexes`): the others serve the load itself.
-        public enum Kind: Sendable, Equatable { case relationship, unique, fetch }
+        package enum Kind: Sendable, Equatable { case relationship, unique, fetch }
 
-        public let name: String
-        public let table: String
+        package let name: String
+        package let table: String
         /// Column terms as written in the statement (`ZNAME COLLATE BINARY ASC`).
-        public let terms: [String]
+        package let terms: [String]
         /// The columns of `terms`, unquoted, in order.
-        public let columns: [String]
-        public let kind: Kind
-        public var isUnique: Bool { kind == .unique }
+        package let columns: [String]
+        package let kind: Kind
+        package var isUnique: Bool { kind == .unique }
 
         init(name: String, table: String, columns: [String], terms: [String]? = nil, kind: Kind) {
             self.name = name
@@ -96,7 +96,7 @@ public struct SQLiteSchema: Sendable {
             self.kind = kind
         }
 
-        public var createStatement: String { createStatement(ifNotExists: false) }
+        package var createStatement: String { createStatement(ifNotExists: false) }
 
         func createStatement(ifNotExists: Bool) -> String {
             "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLiteSchema.quoted(name)) ON \(SQLiteSchema.quoted(table)) (\(terms.joined(separator: ", ")))"
@@ -104,10 +104,10 @@ public struct SQLiteSchema: Sendable {
     }
 
     /// In `Z_ENT` order.
-    public let entities: [Entity]
-    public let tables: [Table]
-    public let joinTables: [JoinTable]
-    public let indexes: [Index]
+    package let entities: [Entity]
+    package let tables: [Table]
+    package let joinTables: [JoinTable]
+    package let indexes: [Index]
 
     private let entityIndex: [String: Int]
     private let tableIndex: [String: Int]
@@ -115,12 +115,12 @@ public struct SQLiteSchema: Sendable {
     private let columnIndex: [ColumnRole: String]
     private let joinIndex: [PropertyReference: Int]
 
-    public static let primaryKeyTableStatement = "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
-    public static let metadataTableStatement = "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"
-    public static let modelCacheTableStatement = "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"
-    public static let systemTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+    package static let primaryKeyTableStatement = "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+    package static let metadataTableStatement = "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"
+    package static let modelCacheTableStatement = "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"
+    package static let systemTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
 
-    public init(model: ManagedObjectModel) {
+    package init(model: ManagedObjectModel) {
         // Entity numbers: depth-first over the hierarchies, roots and children in name order.
         var numbered: [Entity] = []
         func number(_ entity: EntityDescription, parent: Int64, root: String) {
@@ -309,43 +309,43 @@ public struct SQLiteSchema: Sendable {
 
     // MARK: Lookups
 
-    public func entity(named name: String) -> Entity? {
+    package func entity(named name: String) -> Entity? {
         entityIndex[name].map { entities[$0] }
     }
 
-    public func entity(number: Int64) -> Entity? {
+    package func entity(number: Int64) -> Entity? {
         number >= 1 && number <= Int64(entities.count) ? entities[Int(number - 1)] : nil
     }
 
     /// The name of the entity `Z_ENT` `number` stands for, without copying the rest of it
     /// (asked once per row by batch inserts).
-    public func entityName(number: Int64) -> String? {
+    package func entityName(number: Int64) -> String? {
         number >= 1 && number <= Int64(entities.count) ? entities[Int(number - 1)].name : nil
     }
 
-    public func table(named name: String) -> Table? {
+    package func table(named name: String) -> Table? {
         tableIndex[name].map { tables[$0] }
     }
 
     /// How many entities (abstract ones included) keep their rows in `table`: its hierarchy's.
-    public func entityCount(inTable table: String) -> Int {
+    package func entityCount(inTable table: String) -> Int {
         entitiesPerTable[table] ?? 0
     }
 
     /// The `Z_ENT` values of `entity` and every entity below it (only the concrete ones, whose
     /// objects can be rows, when `concreteOnly`).
-    public func entityNumbers(from entity: String, in model: ManagedObjectModel, concreteOnly: Bool = false) -> [Int64] {
+    package func entityNumbers(from entity: String, in model: ManagedObjectModel, concreteOnly: Bool = false) -> [Int64] {
         model.hierarchy(from: entity).filter { !concreteOnly || !$0.isAbstract }.compactMap { self.entity(named: $0.name)?.number }
     }
 
     /// The column holding `role`, if the schema has one.
-    public func columnName(for role: ColumnRole) -> String? {
+    package func columnName(for role: ColumnRole) -> String? {
         columnIndex[role]
     }
 
     /// The column of `property`, a stored attribute or to-one relationship of `entity` or of
     /// one of its ancestors; nil for anything else.
-    public func columnName(ofProperty property: String, entity: String, in model: ManagedObjectModel) -> String? {
+    package func columnName(ofProperty property: String, entity: String, in model: ManagedObjectModel) -> String? {
         Self.column(of: property, entity: entity, in: model, columns: columnIndex)
     }
 
@@ -355,7 +355,7 @@ public struct SQLiteSchema: Sendable {
     }
 
     /// The join table of a many-to-many relationship, from either side.
-    public func joinTable(for relationship: PropertyReference) -> JoinTable? {
+    package func joinTable(for relationship: PropertyReference) -> JoinTable? {
         joinIndex[relationship].map { joinTables[$0] }
     }
 
@@ -368,13 +368,13 @@ public struct SQLiteSchema: Sendable {
     // MARK: Statements
 
     /// Every CREATE statement of the layout: system tables, entity tables, join tables, indexes.
-    public var createStatements: [String] {
+    package var createStatements: [String] {
         tableStatements.map(\.statement) + indexes.map(\.createStatement)
     }
 
     /// The same statements by table: each CREATE TABLE followed by the CREATE INDEX statements
     /// on that table, the tables in `createStatements`' order.
-    public var createStatementsByTable: [[String]] {
+    package var createStatementsByTable: [[String]] {
         let indexesByTable = Dictionary(grouping: indexes, by: \.table)
         return tableStatements.map { [$0.statement] + (indexesByTable[$0.table] ?? []).map(\.createStatement) }
     }
@@ -401,7 +401,7 @@ public struct SQLiteSchema: Sendable {
     /// SQL keyword), so the statements read as Core Data's own; in double quotes, doubled inside,
     /// otherwise. The model's name rules (``ModelValidator``) keep names plain; this keeps SQL
     /// safe even for a name that slipped past them.
-    public static func quoted(_ name: String) -> String {
+    package static func quoted(_ name: String) -> String {
         let bytes = name.utf8
         let plain = bytes.first.map { $0 == UInt8(ascii: "Z") || $0 == UInt8(ascii: "z") } == true
             && bytes.allSatisfy(ModelValidator.isIdentifierByte)
@@ -409,7 +409,7 @@ public struct SQLiteSchema: Sendable {
     }
 
     /// How Core Data declares a column of each attribute type.
-    public static func declaredType(of type: AttributeType) -> String {
+    package static func declaredType(of type: AttributeType) -> String {
         switch type {
         case .integer16, .integer32, .integer64, .boolean: "INTEGER"
         case .double, .float: "FLOAT"

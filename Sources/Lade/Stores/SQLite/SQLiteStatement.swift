@@ -10,9 +10,9 @@ import Foundation
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/c3ref/stmt.html>
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     let handle: OpaquePointer
-    public let sql: String
+    package let sql: String
     unowned let connection: SQLiteConnection
 
     /// Compiles `sql`, which must be one statement: SQL after the first statement (other than
@@ -48,7 +48,7 @@ public final class SQLiteStatement {
     }
 
     /// Resets the statement and binds `values` to its parameters, in order.
-    public func bind(_ values: [SQLiteValue]) throws {
+    package func bind(_ values: [SQLiteValue]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
@@ -84,14 +84,14 @@ public final class SQLiteStatement {
     }
 
     /// Resets the statement to run again; bindings stay until replaced.
-    public func reset() {
+    package func reset() {
         sqlite3_reset(handle)
     }
 
     /// Binds one value to parameter `index` (1-based). Text is bound from its UTF-8 bytes
     /// without an intermediate C string. Binding can only fail for a bad index or a value over
     /// SQLite's size limit; such a failure surfaces when the statement runs.
-    public func bind(_ value: SQLiteValue, at index: Int32) {
+    package func bind(_ value: SQLiteValue, at index: Int32) {
         _ = bindValue(value, at: index)
     }
 
@@ -117,7 +117,7 @@ public final class SQLiteStatement {
 
     /// Advances to the next row; false when the statement is done.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -129,14 +129,14 @@ public final class SQLiteStatement {
         }
     }
 
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
-    public func columnName(at index: Int) -> String {
+    package func columnName(at index: Int) -> String {
         String(cString: sqlite3_column_name(handle, Int32(index)))
     }
 
     /// The current row's value in column `index`.
-    public func value(at index: Int) -> SQLiteValue {
+    package func value(at index: Int) -> SQLiteValue {
         let column = Int32(index)
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
@@ -157,7 +157,7 @@ public final class SQLiteStatement {
     /// Whether column `index` of the current row holds exactly `value`: the same storage class
     /// and the same bytes (text by its UTF-8, not by Swift's canonical equivalence; a double
     /// by its bits), read in place, without making a `String` or `Data` of it.
-    public func holds(_ value: SQLiteValue, at index: Int) -> Bool {
+    package func holds(_ value: SQLiteValue, at index: Int) -> Bool {
         switch value {
         case .null: return sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
         case .integer(let number): return holds(integer: number, at: index)
@@ -177,19 +177,19 @@ public final class SQLiteStatement {
     }
 
     /// `holds(.integer(number), at:)`.
-    public func holds(integer number: Int64, at index: Int) -> Bool {
+    package func holds(integer number: Int64, at index: Int) -> Bool {
         let column = Int32(index)
         return sqlite3_column_type(handle, column) == SQLITE_INTEGER && sqlite3_column_int64(handle, column) == number
     }
 
     /// `holds(.real(number), at:)`: the same bits.
-    public func holds(real number: Double, at index: Int) -> Bool {
+    package func holds(real number: Double, at index: Int) -> Bool {
         let column = Int32(index)
         return sqlite3_column_type(handle, column) == SQLITE_FLOAT && sqlite3_column_double(handle, column).bitPattern == number.bitPattern
     }
 
     /// `holds(.text(text), at:)`: the same UTF-8 bytes.
-    public func holds(text: String, at index: Int) -> Bool {
+    package func holds(text: String, at index: Int) -> Bool {
         guard let stored = textBytes(at: index) else { return false }
         return text.withUTF8Bytes { $0.hasSameBytes(as: stored) }
     }
@@ -215,7 +215,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds `values`, runs the statement to the end and returns every row.
-    public func rows(_ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+    package func rows(_ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
         try bind(values)
         var result: [[SQLiteValue]] = []
         let count = columnCount
@@ -226,7 +226,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds `values` and runs the statement to the end, ignoring any rows.
-    public func run(_ values: [SQLiteValue] = []) throws {
+    package func run(_ values: [SQLiteValue] = []) throws {
         try bind(values)
         while try step() {}
     }

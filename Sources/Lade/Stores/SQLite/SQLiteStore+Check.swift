@@ -10,7 +10,7 @@ extension SQLiteStore {
     /// objects that are not there. Thorough adds `PRAGMA integrity_check`, `Z_PRIMARYKEY`'s
     /// counters, every value read as its attribute's type, required values, uniqueness
     /// constraints and one-to-one inverses.
-    public func damage(thorough: Bool) throws -> [StoreDamage] {
+    package func damage(thorough: Bool) throws -> [StoreDamage] {
         try withConnection { connection in
             var found: [StoreDamage] = []
             if thorough { found += try integrityDamage(connection) }

@@ -20,7 +20,7 @@ extension SQLiteStore {
     /// only those already missing (a load killed before its last commit). An index whose first
     /// column is one of `keeping` (the attributes or to-one relationships the load looks rows
     /// up by) stays. Returns the names of the indexes kept out, in the schema's order.
-    public func deferFetchIndexes(ofEntity entityName: String, keeping properties: Set<String>) throws -> [String] {
+    package func deferFetchIndexes(ofEntity entityName: String, keeping properties: Set<String>) throws -> [String] {
         guard !isReadOnly else { throw StoreError(.readOnly, path: fileURL.path, "the store was opened read-only") }
         guard let table = schema.entity(named: entityName)?.tableName else {
             throw StoreError(.modelMismatch(entities: [entityName]), path: fileURL.path, "the model has no entity \(entityName)")
@@ -41,12 +41,12 @@ extension SQLiteStore {
 
     /// Makes the next commit build the deferred indexes, in its transaction; after it the
     /// store keeps no index out.
-    public func buildDeferredIndexesAtNextCommit() {
+    package func buildDeferredIndexesAtNextCommit() {
         try? withConnection { _ in buildsDeferredIndexes = !deferredIndexes.isEmpty }
     }
 
     /// The indexes kept out until a commit builds them (`deferFetchIndexes`).
-    public var deferredIndexNames: [String] {
+    package var deferredIndexNames: [String] {
         (try? withConnection { _ in deferredIndexes.map(\.name) }) ?? []
     }
 

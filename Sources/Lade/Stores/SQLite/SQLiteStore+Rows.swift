@@ -3,12 +3,12 @@ import Foundation
 
 /// Reading and writing rows: the SQLite store's side of `PersistentStore`.
 extension SQLiteStore: PersistentStore {
-    public var type: String { StoreMetadata.sqliteStoreType }
-    public var url: URL? { fileURL }
+    package var type: String { StoreMetadata.sqliteStoreType }
+    package var url: URL? { fileURL }
 
     // MARK: Fetching
 
-    public func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
         let (sql, arguments) = try selectSQL(request, columns: "t0.*")
         let table = schema.entity(named: request.entityName)!.tableName
         return try withConnection { connection in
@@ -23,7 +23,7 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    public func count(_ request: StoreFetchRequest) throws -> Int {
+    package func count(_ request: StoreFetchRequest) throws -> Int {
         var unlimited = request
         unlimited.sortDescriptors = []
         let (inner, arguments) = try selectSQL(unlimited, columns: "t0.Z_PK")
@@ -48,7 +48,7 @@ extension SQLiteStore: PersistentStore {
         return (sql, query.arguments)
     }
 
-    public func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
+    package func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw UnknownEntityError(entityName, in: model) }
         let sql = "SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
         var last = Int64.min
@@ -70,7 +70,7 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    public func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
+    package func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
         var byTable: [String: [Int64]] = [:]
         for id in ids where id.storeIdentifier == identifier {
             guard let key = id.primaryKey, let entity = schema.entity(named: id.entityName) else { continue }
@@ -145,7 +145,7 @@ extension SQLiteStore: PersistentStore {
 
     // MARK: To-many relationships
 
-    public func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
+    package func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
         guard let key = id.primaryKey, let relationship = model.relationship(name, of: id.entityName), relationship.isToMany else { return [] }
         let destination = schema.entity(named: relationship.destinationEntityName)!
         let declaring = SQLiteSchema.declaringEntity(of: name, from: id.entityName, in: model)!
@@ -175,7 +175,7 @@ extension SQLiteStore: PersistentStore {
 
     // MARK: Keys
 
-    public func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
+    package func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
         guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
         guard count > 0 else { return [] }
         return try withConnection { connection in
@@ -183,7 +183,7 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    public func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
+    package func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
         guard !isReadOnly, let keys = ids.handedOutKeys, let root = model.rootEntity(of: entity).flatMap({ schema.entity(named: $0.name) }) else { return }
         try withConnection { connection in
             // In a store transaction, the write goes into it: its commit keeps the counter
@@ -207,7 +207,7 @@ extension SQLiteStore: PersistentStore {
 
     // MARK: Saving
 
-    public func save(_ request: StoreSaveRequest) throws {
+    package func save(_ request: StoreSaveRequest) throws {
         guard !isReadOnly else { throw StoreError(.readOnly, path: url?.path ?? "", "the store was opened read-only") }
         guard !request.isEmpty else { return }
         if let metadata = request.metadata { try checkReservedKeys(metadata) }

@@ -10,17 +10,17 @@ import Foundation
 /// ```
 ///
 /// A store serialises its own use of its connection, so it may be shared between queues.
-public final class SQLiteStore: @unchecked Sendable {
+package final class SQLiteStore: @unchecked Sendable {
     /// The store file.
-    public let fileURL: URL
-    public let model: ManagedObjectModel
-    public let schema: SQLiteSchema
-    public let isReadOnly: Bool
+    package let fileURL: URL
+    package let model: ManagedObjectModel
+    package let schema: SQLiteSchema
+    package let isReadOnly: Bool
     /// `Z_UUID`, also reported as `NSStoreUUID` in `metadata`.
-    public let identifier: String
+    package let identifier: String
     /// Each `Z_ENT` row's name as the store records it: the entity's name when the store was
     /// made (Core Data keeps an old name after a rename).
-    public let storedEntityNames: [Int64: String]
+    package let storedEntityNames: [Int64: String]
 
     let connection: SQLiteConnection
     let readPlans: [Int64: SQLiteReadPlan]
@@ -46,7 +46,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// The file is built beside `url` and linked into place only when complete, so a crash
     /// leaves either no store or a whole one.
     @discardableResult
-    public static func create(at url: URL, model: ManagedObjectModel) throws -> SQLiteStore {
+    package static func create(at url: URL, model: ManagedObjectModel) throws -> SQLiteStore {
         try create(at: url, model: model, identifier: nil, metadata: nil)
     }
 
@@ -61,7 +61,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// opening it; returns its UUID (`NSStoreUUID`). Opening a store makes SQLite read its
     /// whole schema, which takes time in the square of its tables (34 s for 100,000).
     @discardableResult
-    public static func createFile(at url: URL, model: ManagedObjectModel) throws -> String {
+    package static func createFile(at url: URL, model: ManagedObjectModel) throws -> String {
         try createFile(at: url, model: model, identifier: nil, metadata: nil)
     }
 
@@ -179,7 +179,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// entity numbering and names in `Z_PRIMARYKEY`, and the entity version hashes (or, for a
     /// store with Apple's hashes opened without them, the tables and columns themselves).
     /// A read-only store never writes to the file or its `-wal`.
-    public init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    package init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.notFound, path: path, "no store here")
@@ -362,7 +362,7 @@ public final class SQLiteStore: @unchecked Sendable {
     // MARK: Metadata
 
     /// The store's metadata as Core Data reports it, `NSStoreUUID` included.
-    public var metadata: [String: PropertyListValue] {
+    package var metadata: [String: PropertyListValue] {
         lock.withLock { currentMetadata }
     }
 
@@ -370,7 +370,7 @@ public final class SQLiteStore: @unchecked Sendable {
 
     /// The number of objects whose entity is exactly `entity` (or, with `includingSubentities`,
     /// that entity or one below it).
-    public func count(ofEntity entity: String, includingSubentities: Bool = false) throws -> Int {
+    package func count(ofEntity entity: String, includingSubentities: Bool = false) throws -> Int {
         guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
         let numbers = includingSubentities ? model.hierarchy(from: entity).map { schema.entity(named: $0.name)!.number } : [mapped.number]
         let sql = "SELECT COUNT(*) FROM \(mapped.tableName) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
@@ -450,7 +450,7 @@ public final class SQLiteStore: @unchecked Sendable {
     /// million `pread` calls with the default, 1.31 and 1.12 million with 12 MiB (`lade run`,
     /// counted with `perf stat`). Memory grows by up to this much.
     /// `kibibytes` must be at least 1 and fit SQLite's 32-bit setting.
-    public func setPageCacheSize(kibibytes: Int) throws {
+    package func setPageCacheSize(kibibytes: Int) throws {
         precondition(kibibytes > 0 && kibibytes <= Int(Int32.max), "a page cache of \(kibibytes) KiB")
         try withConnection { try $0.execute("PRAGMA cache_size = -\(kibibytes)") }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// A value as SQLite stores it: one of its five storage classes.
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/datatype3.html>
-public enum SQLiteValue: Sendable, Hashable {
+package enum SQLiteValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)

@@ -13,13 +13,13 @@ import Foundation
 ///
 /// Each save writes the whole file beside the store and renames it into place
 /// (`AtomicFileWriter`), so a crash leaves the old file or the new one.
-public final class XMLStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
-    public static let storeType = StoreType.xml
+package final class XMLStore: AtomicStore, AtomicFileStore, @unchecked Sendable {
+    package static let storeType = StoreType.xml
 
     /// Opens the store at `url` with `model`: every object is read, and each must be of an
     /// entity (and have properties) the model has; when the store records version hashes
     /// comparable with the model's, they must match.
-    public convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    package convenience init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
         try self.init(url: url, model: model, readOnly: readOnly, format: XMLStoreFile.self)
     }
 }
