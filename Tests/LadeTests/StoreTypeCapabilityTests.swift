@@ -17,6 +17,6 @@ struct StoreTypeCapabilityTests {
         #expect(type.bulkInserts == (store.bulkInserting != nil))
         #expect(type.bulkLoads == (store.bulkLoading != nil))
         // Only SQLite holds saves, inserts in bulk and loads in bulk today; a PostgreSQL store will too.
-        #expect([type.holdsSaves, type.bulkInserts, type.bulkLoads] == Array(repeating: type == .sqlite, count: 3))
+        #expect([type.holdsSaves, type.bulkInserts, type.bulkLoads, type.keepsTableLayout] == Array(repeating: type == .sqlite, count: 4))
     }
 }

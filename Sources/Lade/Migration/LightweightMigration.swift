@@ -137,7 +137,7 @@ public struct LightweightMigration: Sendable {
         // Entity numbers: the new version's (an entity added or renamed before another in
         // name order moves it): Z_ENT values, to-one entity columns, join tables named by
         // number and Z_PRIMARYKEY follow.
-        for (new, old) in mapping.entityMap.sorted(by: { $0.key < $1.key }) where storeType == .sqlite {
+        for (new, old) in mapping.entityMap.sorted(by: { $0.key < $1.key }) where storeType.keepsTableLayout {
             let newNumber = mapping.destinationSchema.entity(named: new)!.number, oldNumber = mapping.sourceSchema.entity(named: old)!.number
             mapping.numberMap[oldNumber] = newNumber
             if newNumber != oldNumber { steps.append("\(new): entity number \(oldNumber) → \(newNumber)") }
@@ -242,7 +242,7 @@ public struct LightweightMigration: Sendable {
                     // inverse): each object's one destination becomes its one link.
                     if !previous.isToMany, relationship.isToMany, !relationship.isOrdered,
                        mapping.entityMap[relationship.destinationEntityName] == previous.destinationEntityName {
-                        if storeType != .sqlite {
+                        if !storeType.keepsTableLayout {
                             // An atomic store's object keeps its destination as its one member.
                             steps.append("\(place): to-one made to-many, each object's \(previous.name) its one member")
                             continue
@@ -259,7 +259,7 @@ public struct LightweightMigration: Sendable {
                         }
                     }
                     refusals.append("relationship \(place): changes between to-one, to-many and ordered" + (previous.isToMany && !relationship.isToMany
-                        ? " (to-many to to-one would keep one destination of several)" : relationship.isToMany && !relationship.isOrdered && storeType == .sqlite
+                        ? " (to-many to to-one would keep one destination of several)" : relationship.isToMany && !relationship.isOrdered && storeType.keepsTableLayout
                         ? " (a to-one made to-many is carried when the to-many is kept in a join table; here its inverse would hold the key)" : "") + "; not migrated yet")
                     continue
                 }
@@ -267,7 +267,7 @@ public struct LightweightMigration: Sendable {
                     refusals.append("relationship \(place): its destination changes (\(previous.destinationEntityName) → \(relationship.destinationEntityName))")
                     continue
                 }
-                if !previous.isToMany || storeType != .sqlite {
+                if !previous.isToMany || !storeType.keepsTableLayout {
                     // A to-one's key column is read through `mapping.relationshipMap`; an atomic store
                     // keeps both sides of every relationship by name: nothing more to plan.
                 } else if let newJoin = mapping.destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),

@@ -51,7 +51,7 @@ public struct StoreVersionMatch: Sendable, Equatable {
         current = versions.current
         var matching: [String] = []
         var closest: Closest?
-        // XML and binary stores are checked by their hashes alone, from the metadata, when the
+        // XML and binary stores (no table layout to compare) are checked by their hashes alone, from the metadata, when the
         // hashes can be compared: loading every object once per version would be wasted.
         let type = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
@@ -62,7 +62,7 @@ public struct StoreVersionMatch: Sendable, Equatable {
             currentHashes[name] = model.versionHashes
             let differing = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model)
             byHashes = byHashes || differing != nil
-            if type != .sqlite, let differing {
+            if !type.keepsTableLayout, let differing {
                 if differing.isEmpty {
                     matching.append(name)
                 } else if closest == nil || differing.count < closest!.differingEntities.count {

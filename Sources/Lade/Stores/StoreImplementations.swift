@@ -186,4 +186,15 @@ extension StoreType {
     /// Stores of this type have a page cache to size and fetch indexes to defer while loading
     /// (`BulkLoading`).
     package var bulkLoads: Bool { storeClass is any BulkLoading.Type }
+
+    /// Stores of this type keep Core Data's table layout (`SQLiteSchema`: a table per
+    /// inheritance hierarchy, entity numbers in `Z_ENT`, join tables for many-to-many and
+    /// key-less to-manys): a lightweight migration plans its steps in those terms; the other
+    /// stores keep objects with both sides of every relationship by name.
+    package var keepsTableLayout: Bool {
+        switch self {
+        case .sqlite: true
+        case .xml, .binary, .inMemory: false
+        }
+    }
 }
