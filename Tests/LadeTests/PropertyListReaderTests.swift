@@ -30,6 +30,21 @@ struct PropertyListReaderTests {
         #expect(throws: PropertyListError.self) { try PropertyListValue.decode(data) }
     }
 
+    /// Found by `make fuzz` (target mapping-model): a compiled mapping model (a keyed archive)
+    /// whose UID object holds 8 bytes with the top bit set trapped converting to Int64.
+    @Test("a UID past Int64 in a keyed archive is refused as damaged, not a crash")
+    func hugeUID() throws {
+        var bytes = Array("bplist00".utf8)
+        bytes += [0x87] + Array(repeating: 0xFF, count: 8)            // object 0: a UID of 8 bytes
+        bytes += [0x08]                                               // the offset table: object 0 at 8
+        bytes += Array(repeating: 0, count: 6) + [1, 1]               // offset and reference sizes
+        bytes += [0, 0, 0, 0, 0, 0, 0, 1] + Array(repeating: 0, count: 8) + [0, 0, 0, 0, 0, 0, 0, 17]
+        let error = #expect(throws: PropertyListError.self) { try BinaryPropertyListReader.read(Data(bytes), readingUIDs: true) }
+        #expect(error?.description.contains("UID") == true, "\(String(describing: error))")
+        bytes[9] = 0x7F                                               // the largest UID that fits
+        #expect(try BinaryPropertyListReader.read(Data(bytes), readingUIDs: true) == .dictionary(["CF$UID": .integer(Int64.max)]))
+    }
+
     @Test("an XML property list nested deeper than the limit is refused before Foundation reads it")
     func deepXML() throws {
         let depth = 100_000

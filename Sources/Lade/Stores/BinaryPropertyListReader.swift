@@ -184,7 +184,11 @@ struct BinaryPropertyListReader {
             }
             return .array(array)
         case 0x8 where readsUIDs:
-            return .dictionary(["CF$UID": .integer(Int64(try integer(at: start + 1, size: Int(nibble) + 1)))])
+            let uid = try integer(at: start + 1, size: Int(nibble) + 1)
+            guard let value = Int64(exactly: uid) else {
+                throw PropertyListError(damaged: "object \(reference) is a UID of \(uid), past what a keyed archive can refer to")
+            }
+            return .dictionary(["CF$UID": .integer(value)])
         default:
             throw PropertyListError(damaged: "object \(reference) has the marker \(String(marker, radix: 16)), which metadata cannot hold (UID, set or unknown)")
         }
