@@ -13,8 +13,10 @@ enum Hint {
             guard let store = error as? StoreError else { return nil }
             return "`lade check \(store.path) --model MODEL` lists every problem"
         case "store.modelMismatch":
-            guard let store = error as? StoreError, !store.path.isEmpty else { return nil }
-            let path = FileManager.default.fileExists(atPath: store.path) && !isModel(store.path) ? store.path : "STORE"
+            // A version the bundle lacks (`--to`, `--from`, `--model-version`) names the bundle,
+            // whose message lists its versions: no other step to give.
+            guard let store = error as? StoreError, !store.path.isEmpty, !isModel(store.path) else { return nil }
+            let path = FileManager.default.fileExists(atPath: store.path) ? store.path : "STORE"
             return command == "migrate"
                 ? "`lade inspect \(path) --model BUNDLE` says which version wrote the store; `--from VERSION` names it for a store that cannot tell"
                 : "`lade inspect \(path) --model BUNDLE` says which version wrote it; `lade migrate \(path) --model BUNDLE` carries it to the bundle's current version"
@@ -22,12 +24,17 @@ enum Hint {
             // Only for the store a reading command was given: a missing directory or predicate
             // file is also `store.notFound`, and `convert` never creates its source.
             guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
-                  arguments.dropFirst(2).contains(store.path) else { return nil }
+                  arguments.dropFirst(2).contains(where: { sameFile($0, store.path) }) else { return nil }
             return "`lade init \(store.path) --model MODEL` creates a SQLite store"
         case "store.readOnly":
             return "lade fetch, inspect, export, check and migrate --dry-run read it without writing"
         case "store.alreadyExists":
-            return command == "convert" ? "`--overwrite` replaces it" : nil
+            // Only for a file that is there and may be replaced: not when --overwrite was given,
+            // nor for a destination that is the source itself, a device, pipe or socket.
+            guard command == "convert", !arguments.contains("--overwrite"), let store = error as? StoreError,
+                  let source = arguments.dropFirst(2).first, !sameFile(source, store.path),
+                  (try? FileManager.default.attributesOfItem(atPath: store.path)[.type] as? FileAttributeType) == .typeRegular else { return nil }
+            return "`--overwrite` replaces it"
         case "migration.storeChanged":
             return "run `lade migrate` again while nothing else writes to the store"
         case "migration.noCurrentVersion":
@@ -35,6 +42,12 @@ enum Hint {
         default:
             return nil
         }
+    }
+
+    /// Whether two paths name one file (links followed), or the same path when neither exists.
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        func resolved(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        return resolved(a) == resolved(b)
     }
 
     private static func isModel(_ path: String) -> Bool {

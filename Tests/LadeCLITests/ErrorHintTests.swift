@@ -53,6 +53,33 @@ struct ErrorHintTests {
         #expect(try String(contentsOf: destination, encoding: .utf8) == "not a store")
     }
 
+    @Test("no hint where it would mislead: a version the bundle lacks, --overwrite given, a destination that is the source through a link")
+    func noMisleadingHint() throws {
+        let sandbox = try ImportSandbox()
+        let store = try foreignStore(sandbox)
+        let model = try sandbox.write("thing.json", #"{"entities":[{"name":"Thing","attributes":[{"name":"a","type":"String"}]}]}"#)
+        let typo = try sandbox.lade(["migrate", store.path, "--model", ImportSandbox.catalogModel.path, "--to", "Catalogg"])
+        #expect(typo.status == 1)
+        #expect(typo.stderr.contains("the model has no version 'Catalogg'; its versions are Catalog, Catalog 2 [store.modelMismatch]"), "\(typo.stderr)")
+        try FileManager.default.createSymbolicLink(atPath: sandbox.url("same.sqlite").path, withDestinationPath: store.path)
+        for extra in [[], ["--overwrite"]] {
+            let convert = try sandbox.lade(["convert", store.path, sandbox.url("same.sqlite").path, "--model", model.path] + extra)
+            #expect(convert.status == 1)
+            #expect(convert.stderr.contains("the destination is the source itself") && !convert.stderr.contains("--overwrite` replaces"), "\(convert.stderr)")
+        }
+        let taken = try sandbox.write("taken.xml", "not a store")
+        let overwriteGiven = try sandbox.lade(["convert", store.path, taken.path, "--model", model.path, "--overwrite"])
+        #expect(!overwriteGiven.stderr.contains("--overwrite` replaces"), "\(overwriteGiven.stderr)")
+    }
+
+    @Test("the store named by a relative path still gets the lade init hint")
+    func relativeStore() throws {
+        let sandbox = try ImportSandbox()
+        let inspect = try LadeProcess.run(["inspect", "missing.sqlite", "--model", ImportSandbox.catalogModel.path], in: sandbox.directory)
+        #expect(inspect.status == 1)
+        #expect(inspect.stderr.hasSuffix("`lade init \(sandbox.url("missing.sqlite").path) --model MODEL` creates a SQLite store [store.notFound]\n"), "\(inspect.stderr)")
+    }
+
     @Test("no error message of the Lade library names a lade command: the command line adds those")
     func libraryMessages() throws {
         let sources = LadeProcess.root.appendingPathComponent("Sources/Lade")
