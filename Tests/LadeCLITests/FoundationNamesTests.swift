@@ -101,6 +101,21 @@ struct FoundationNamesTests {
             .filter { $0.pathExtension == "swift" }
     }
 
+    /// The first `-I` directory `pkg-config --cflags-only-I PACKAGE` gives, if any.
+    static func pkgConfigIncludeDirectory(_ package: String) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["pkg-config", "--cflags-only-I", package]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return output.split(separator: " ").first { $0.hasPrefix("-I") }.map { String($0.dropFirst(2)).trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
     /// Type-checks `source` with `swiftc` against the modules built beside the tests (their
     /// `Modules` folder) and the package's C module maps.
     static func expectCompiles(_ source: String, name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -119,8 +134,11 @@ struct FoundationNamesTests {
         let root = LadeProcess.root
         var arguments = ["swiftc", "-typecheck", file.path, "-I", modules.path]
         for shim in ["CSQLite", "CLibXML2", "CZlib"] { arguments += ["-I", root.appendingPathComponent("Sources/\(shim)").path] }
-        for checkout in [".build/checkouts/Yams/Sources/CYaml/include"] { arguments += ["-I", root.appendingPathComponent(checkout).path] }
-        arguments += ["-Xcc", "-I/usr/include/libxml2"]
+        // The build folder (`.build`, or the scratch path given) holds the checkouts: <scratch>/<triple>/debug/Modules.
+        let scratch = modules.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        arguments += ["-I", scratch.appendingPathComponent("checkouts/Yams/Sources/CYaml/include").path]
+        // libxml2's headers, where pkg-config says (the CLibXML2 module map includes them).
+        arguments += ["-Xcc", "-I" + (Self.pkgConfigIncludeDirectory("libxml-2.0") ?? "/usr/include/libxml2")]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments

@@ -23,10 +23,11 @@ public enum StoreMetadata {
         package static let ladeVersionHashKind = "_LadeVersionHashKind"
     }
 
-    package static let sqliteStoreType = "SQLite"
-    package static let xmlStoreType = "XML"
-    package static let binaryStoreType = "Binary"
-    package static let inMemoryStoreType = "InMemory"
+    /// `NSStoreType` of each store type, as the one table of store types names it (`StoreType`).
+    package static let sqliteStoreType = StoreType.sqlite.rawValue
+    package static let xmlStoreType = StoreType.xml.rawValue
+    package static let binaryStoreType = StoreType.binary.rawValue
+    package static let inMemoryStoreType = StoreType.inMemory.rawValue
     /// The value of `_LadeVersionHashKind` for the entity hashes Lade writes now
     /// (docs/model-format.md); a store an earlier Lade wrote records the scheme it used.
     package static let ladeHashKind = VersionHash.Scheme.current.rawValue
