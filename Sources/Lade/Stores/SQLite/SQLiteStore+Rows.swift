@@ -216,7 +216,7 @@ extension SQLiteStore: PersistentStore {
         let refused = refusedValues(request)
         guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
-            try writeTransaction(connection) {
+            try recordingDerivedValues(connection, into: request.derivedValues) { try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.inserted { try insert(change, connection) }
                 for change in request.updated {
@@ -229,7 +229,7 @@ extension SQLiteStore: PersistentStore {
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
                 if let metadata = request.metadata { try writeMetadataRow(metadata, connection) }
-            }
+            } }
         }
         if let metadata = request.metadata { metadataCommitted(metadata) }
     }
