@@ -190,6 +190,23 @@ struct DerivedAttributeTests {
         try Self.exercise(migrated, first: first, second: second, sqlite: url)
     }
 
+    @Test("each form Apple documents for a derivation is told apart; text that is none is not taken for one")
+    func forms() {
+        #expect(DerivationForm(parsing: "pages.@count") == .count(relationship: "pages"))
+        #expect(DerivationForm(parsing: " count:(pages) ") == .count(relationship: "pages"))
+        #expect(DerivationForm(parsing: "pages.@sum.number") == .aggregate(function: "sum", relationship: "pages", attribute: "number"))
+        #expect(DerivationForm(parsing: "sum:(pages.number)") == .aggregate(function: "sum", relationship: "pages", attribute: "number"))
+        #expect(DerivationForm(parsing: "max:(pages.number)") == .aggregate(function: "max", relationship: "pages", attribute: "number"))
+        #expect(DerivationForm(parsing: "title") == .keyPath(["title"]))
+        #expect(DerivationForm(parsing: "author.alias") == .keyPath(["author", "alias"]))
+        #expect(DerivationForm(parsing: "lowercase:(title)") == .function(name: "lowercase", keyPath: ["title"]))
+        #expect(DerivationForm(parsing: "canonical:(author.alias)") == .function(name: "canonical", keyPath: ["author", "alias"]))
+        #expect(DerivationForm(parsing: "now()") == .now)
+        for text in ["", "pages.@", "1title", "pages.@count.x", "title; DROP TABLE ZBOOK", "a..b"] {
+            #expect(DerivationForm(parsing: text) == nil, "\(text)")
+        }
+    }
+
     @Test("derivations Lade does not keep are refused, naming the attribute and the form, by every store type",
           arguments: ["author.alias", "pages.@sum.number", "now()", "lowercase:(title)", "canonical:(title)", "title"])
     func refusedForms(derivation: String) throws {
