@@ -168,6 +168,31 @@ struct DerivedAttributeTests {
                 "as SampleModel2_V1.sqlite has it")
     }
 
+    @Test("a SQLite store without the triggers (made before Lade kept derived attributes) gets them when opened for writing, its counts set from the rows; read-only, it is left as it is")
+    func reopenedWithoutTriggers() throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let url = temp.appendingPathComponent("books.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let (first, second) = try Self.seed(coordinator)
+        coordinator.remove(try #require(coordinator.persistentStores.first))
+        let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+        for row in try connection.rows("SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+            if case .text(let name) = row[0] { try connection.execute("DROP TRIGGER \(name)") }
+        }
+        try connection.execute("UPDATE ZBOOK SET ZPAGESCOUNT = NULL")
+        let triggers = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'"
+        let reader = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
+        try reader.addPersistentStore(type: .sqlite, at: url, readOnly: true)
+        #expect(try connection.rows(triggers).first?.first == .integer(0))
+        let reopened = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
+        try reopened.addPersistentStore(type: .sqlite, at: url)
+        #expect(try connection.rows(triggers).first?.first == .integer(5))
+        #expect(try Self.wrongCounts(url).isEmpty)
+        try Self.exercise(reopened, first: first, second: second, sqlite: url)
+    }
+
     @Test("lightweight migration keeps the triggers: the new tables get them and the counts stay right")
     func migrationKeepsTriggers() throws {
         let temp = try Fixtures.temporaryDirectory()
