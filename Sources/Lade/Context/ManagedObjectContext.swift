@@ -737,8 +737,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let coordinator = try coordinator()
         let assigned = try assignPermanentIDs(to: Array(inserted.filter { !$0.isDeleted }))
         var savedStores: Set<String> = []
+        var request = makeSaveRequest()
+        let derivedValues = DerivedValueReport()
+        request.derivedValues = derivedValues
         do {
-            try coordinator.save(makeSaveRequest(), saved: &savedStores) { conflicts, store, _ in
+            try coordinator.save(request, saved: &savedStores) { conflicts, store, _ in
                 guard mergePolicy != .error else { throw StoreSaveError.conflicts(conflicts) }
                 try resolve(conflicts)
                 return makeSaveRequest().part(for: store.identifier)
@@ -746,7 +749,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         } catch {
             // What the stores that committed wrote is saved: those changes are done, so that
             // saving again writes only the rest (Core Data has no two-phase commit either).
-            if !savedStores.isEmpty { didSave(stores: savedStores) }
+            if !savedStores.isEmpty {
+                didSave(stores: savedStores)
+                applyDerivedValues(derivedValues)
+            }
             // The objects of stores that did not save are new again; the error names them
             // by the IDs they have now, so `object(with:)` finds them.
             let replaced = takeBackPermanentIDs(assigned.filter { !savedStores.contains($0.store) })
@@ -754,6 +760,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             throw replaced.isEmpty ? stated : Self.naming(replaced, in: stated)
         }
         didSave()
+        applyDerivedValues(derivedValues)
     }
 
     /// A store's refusal as the context states it.

@@ -132,6 +132,7 @@ extension PersistentStoreCoordinator {
                     guard attempt < 4 else { throw StoreSaveError.conflicts(conflicts) }
                     request = try resolve(conflicts, store, attempt)
                     request.metadata = metadata
+                    request.derivedValues = part.derivedValues
                 }
             }
         }

@@ -226,6 +226,8 @@ public struct StoreSaveRequest: Sendable {
     package var orders: [OrderChange] = []
     /// Metadata to write in the same transaction (the whole dictionary), or nil to leave it.
     package var metadata: [String: PropertyListValue]?
+    /// Where the store records the derived values it computed in this save (nil: not asked).
+    package var derivedValues: DerivedValueReport?
 
     package init() {}
 
@@ -253,6 +255,7 @@ public struct StoreSaveRequest: Sendable {
         part.deleted = deleted.filter { $0.objectID.storeIdentifier == store }
         part.links = links.filter { $0.source.storeIdentifier == store }
         part.orders = orders.filter { $0.owner.storeIdentifier == store }
+        part.derivedValues = derivedValues
         return part
     }
 

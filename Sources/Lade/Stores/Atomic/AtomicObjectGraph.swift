@@ -78,7 +78,7 @@ struct AtomicObjectGraph: Sendable {
 
     /// The objects a save changed, as they were before it, for `revert(_:)`.
     struct Undo: Sendable {
-        fileprivate var originals: [Int64: AtomicObject?] = [:]
+        fileprivate(set) var originals: [Int64: AtomicObject?] = [:]
         fileprivate var externalIDs: [Int64: String] = [:]
     }
 
@@ -140,6 +140,7 @@ struct AtomicObjectGraph: Sendable {
             let destinations = OrderedSet(order.destinations.compactMap(\.primaryKey).filter { objects[$0] != nil })
             modify(owner, &undo) { $0.toMany[order.relationship] = destinations }
         }
+        updateDerivedAttributes(&undo, model: model, storeIdentifier: storeIdentifier, report: request.derivedValues)
         do {
             try checkUniqueness(of: request.inserted + request.updated, model: model, storeIdentifier: storeIdentifier)
         } catch {
@@ -178,7 +179,7 @@ struct AtomicObjectGraph: Sendable {
     }
 
     /// Changes an existing object, remembering it first.
-    private mutating func modify(_ key: Int64, _ undo: inout Undo, _ change: (inout AtomicObject) -> Void) {
+    mutating func modify(_ key: Int64, _ undo: inout Undo, _ change: (inout AtomicObject) -> Void) {
         guard var object = objects[key] else { return }
         record(key, in: &undo)
         change(&object)

@@ -70,6 +70,7 @@ package class AtomicStore: PersistentStore, @unchecked Sendable {
     @discardableResult
     static func createFile(at url: URL, model: ManagedObjectModel, format: AtomicStoreFileFormat.Type) throws -> String {
         try format.check(model, path: url.path)
+        try AtomicObjectGraph.checkDerivedAttributes(of: model, storeType: format.storeType)
         let contents = AtomicStoreContents.empty(model: model, storeType: format.storeType, firstKey: format.firstKey)
         try AtomicFileWriter.create(url) { try format.write(contents, model: model, to: $0) }
         // `empty` gives every new store a UUID.
@@ -106,6 +107,7 @@ package class AtomicStore: PersistentStore, @unchecked Sendable {
         // be skipped or read as nulls: refused, with counts.
         let damage = contents.graph.damage(model: model, thorough: false)
         guard damage.isEmpty else { throw StoreError.damaged(damage, path: path) }
+        if !readOnly { try AtomicObjectGraph.checkDerivedAttributes(of: model, storeType: type) }
         self.identifier = identifier
         self.type = type
         self.url = url

@@ -40,6 +40,9 @@ package final class SQLiteConnection {
 
     let handle: OpaquePointer
     package let path: String
+    /// What Core Data's derived-attribute triggers report on this connection (see
+    /// `CoreDataTriggerFunctions`).
+    let triggerReports: TriggerReportLog
     package let mode: Mode
 
     /// Done once, before the first connection opens: SQLite's memory statistics off (nothing
@@ -87,6 +90,8 @@ package final class SQLiteConnection {
         sqlite3_extended_result_codes(connection, 1)
         sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000))
         SQLiteFunctions.register(on: connection)
+        let triggerReports = TriggerReportLog()
+        CoreDataTriggerFunctions.register(on: connection, log: triggerReports)
         if queryOnly {
             let code = sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil)
             guard code == SQLITE_OK else {
@@ -96,6 +101,7 @@ package final class SQLiteConnection {
             }
         }
         self.handle = connection
+        self.triggerReports = triggerReports
         self.path = path
         self.mode = mode
     }

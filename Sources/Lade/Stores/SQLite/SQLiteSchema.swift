@@ -158,10 +158,12 @@ package struct SQLiteSchema: Sendable {
                         baseName: "Z" + relationship.name.uppercased(), declaredType: "INTEGER",
                         role: .toOne(entity: entity.name, name: relationship.name)))
                     if !model.subentities(of: relationship.destinationEntityName).isEmpty {
+                        // `Z<destination number>_<NAME>`: Apple's SampleModel2 stores (corpus)
+                        // keep Page.book's destination entity in `Z1_BOOK`.
                         let destination = numberOf(relationship.destinationEntityName)
                         candidates.append(ColumnCandidate(
                             group: 0, entityOrder: position, kindOrder: 2, sortName: relationship.name.uppercased(),
-                            baseName: "Z\(destination)" + relationship.name.uppercased(), declaredType: "INTEGER",
+                            baseName: "Z\(destination)_" + relationship.name.uppercased(), declaredType: "INTEGER",
                             role: .toOneEntity(entity: entity.name, name: relationship.name)))
                     }
                     if let inverse = model.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
@@ -352,6 +354,15 @@ package struct SQLiteSchema: Sendable {
     private static func column(of property: String, entity: String, in model: ManagedObjectModel, columns: [ColumnRole: String]) -> String? {
         guard let declaring = declaringEntity(of: property, from: entity, in: model) else { return nil }
         return columns[.attribute(entity: declaring, name: property)] ?? columns[.toOne(entity: declaring, name: property)]
+    }
+
+    /// The columns of entity table `name` in the order the read plans number them, as a SELECT
+    /// list (each after `prefix`, such as `t0.`): rows are read by column name, never `*`, so a
+    /// store whose columns lie in another order is read right (Apple's SampleModel2 stores put
+    /// `ZPUBLISHEDAT` before `ZPRICE` and `ZUNIQUEID` before `ZCOVER`).
+    package func selectList(ofTable name: String, prefix: String = "") -> String {
+        guard let table = table(named: name) else { return prefix + "*" }
+        return table.columns.map { prefix + Self.quoted($0.name) }.joined(separator: ", ")
     }
 
     /// The join table of a many-to-many relationship, from either side.

@@ -139,6 +139,9 @@ extension InferredMapping {
                 .replacingOccurrences(of: "CREATE UNIQUE INDEX ", with: "CREATE UNIQUE INDEX IF NOT EXISTS ")
                 .replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
         }
+        // Derived attributes: the old tables took their triggers with them; the new version's
+        // are made as a new store's are, and their values set from the rows carried.
+        try SQLiteStore.installDerivedAttributeTriggers(schema: destinationSchema, model: destination, connection: connection)
         // Z_PRIMARYKEY: kept entities keep their rows (a renamed one its old name, as Core
         // Data's does; its Z_MAX), under their new numbers; new entities get theirs; removed
         // ones go.

@@ -9,8 +9,8 @@ extension SQLiteStore: PersistentStore {
     // MARK: Fetching
 
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let (sql, arguments) = try selectSQL(request, columns: "t0.*")
-        let table = schema.entity(named: request.entityName)!.tableName
+        let table = schema.entity(named: request.entityName)?.tableName ?? ""
+        let (sql, arguments) = try selectSQL(request, columns: schema.selectList(ofTable: table, prefix: "t0."))
         return try withConnection { connection in
             let statement = try cachedStatement(sql, connection)
             defer { statement.reset() }
@@ -50,7 +50,7 @@ extension SQLiteStore: PersistentStore {
 
     package func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw UnknownEntityError(entityName, in: model) }
-        let sql = "SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
+        let sql = "SELECT \(schema.selectList(ofTable: entity.tableName)) FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
         var last = Int64.min
         while true {
             let rows = try withConnection { connection in
@@ -80,7 +80,7 @@ extension SQLiteStore: PersistentStore {
             var rows: [StoreRow] = []
             for (table, keys) in byTable {
                 for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                    let statement = try cachedStatement("SELECT * FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
+                    let statement = try cachedStatement("SELECT \(schema.selectList(ofTable: table)) FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
                     defer { statement.reset() }
                     try statement.bind(chunk.map { .integer($0) })
                     while try statement.step() {
@@ -216,7 +216,7 @@ extension SQLiteStore: PersistentStore {
         let refused = refusedValues(request)
         guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
-            try writeTransaction(connection) {
+            try recordingDerivedValues(connection, into: request.derivedValues) { try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.inserted { try insert(change, connection) }
                 for change in request.updated {
@@ -229,7 +229,7 @@ extension SQLiteStore: PersistentStore {
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
                 if let metadata = request.metadata { try writeMetadataRow(metadata, connection) }
-            }
+            } }
         }
         if let metadata = request.metadata { metadataCommitted(metadata) }
     }

@@ -93,6 +93,9 @@ package final class SQLiteStore: @unchecked Sendable {
                 try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
                     .run([.text(uuid), try encodedMetadata(metadata)])
             }
+            if !model.derivedAttributes.isEmpty {
+                try connection.transaction { try installDerivedAttributeTriggers(schema: schema, model: model, connection: connection) }
+            }
             // The connection closes here, the last one: its WAL goes into the file, which is
             // complete and closed before it is linked.
         } catch let error as SQLiteError {
@@ -204,7 +207,10 @@ package final class SQLiteStore: @unchecked Sendable {
             }
             storedEntityNames = try Self.readEntityNames(connection)
             try Self.check(model: model, schema: schema, metadata: metadata, storedNames: storedEntityNames, connection: connection, path: path, tables: tables)
-            if !readOnly { try connection.execute("PRAGMA journal_mode = WAL") }
+            if !readOnly {
+                try connection.execute("PRAGMA journal_mode = WAL")
+                try Self.prepareDerivedAttributes(schema: schema, model: model, connection: connection)
+            }
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
         }
