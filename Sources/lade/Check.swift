@@ -38,8 +38,8 @@ struct Check: ParsableCommand {
     @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Flag(help: "Print the result as JSON: {\"store\", \"damaged\", \"problems\": [{kind, place, count, example, problem}]}.")
     var json = false
@@ -48,7 +48,7 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let report = try reportingFailures {
-            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model), path: store)
+            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store), path: store)
         }
         print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
         if report.damaged { throw ExitCode.failure }

@@ -44,8 +44,8 @@ struct Export: ParsableCommand {
     @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Option(help: ArgumentHelp("ndjson or csv.", valueName: "FORMAT"))
     var format: String
@@ -67,7 +67,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         do {
-            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model))
+            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store))
             let files = try StoreExporter(store: opened, batchSize: batchSize)
                 .export(format: StoreExporter.Format(rawValue: format)!, to: URL(fileURLWithPath: out))
             print(StoreExporter.text(files, directory: out), terminator: "")
