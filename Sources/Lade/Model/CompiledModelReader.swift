@@ -36,7 +36,7 @@ struct CompiledModelReader {
     static let fetchedPropertyRequestName = "fetchedPropertyFetchRequest"
 
     static func read(_ data: Data, origin: String, versionName: String?) throws -> ManagedObjectModel {
-        let archive = try KeyedArchive(data: data, origin: origin, error: { ModelError(file: origin, $0) })
+        let archive = try KeyedArchive(data: data, origin: origin, error: { ModelError(file: origin, "cannot be read as a compiled Core Data model: \($0)") })
         var reader = CompiledModelReader(archive: archive, origin: origin)
         return try reader.model(versionName: versionName)
     }
