@@ -46,6 +46,10 @@ struct Check: ParsableCommand {
 
     @OptionGroup var modelOptions: ModelOptions
 
+    func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
+    }
+
     func run() throws {
         let report = try reportingFailures {
             try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store), path: store)

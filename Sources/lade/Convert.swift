@@ -60,6 +60,7 @@ struct Convert: ParsableCommand {
     }
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         if let type, StoreType(name: type) == nil {
             throw ValidationError("store type '\(type)' is not one of \(StoreType.fileTypeNames)")
         }

@@ -59,6 +59,7 @@ struct Export: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         guard StoreExporter.Format(rawValue: format) != nil else {
             throw ValidationError("format '\(format)' is not one of ndjson, csv")
         }

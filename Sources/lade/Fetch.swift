@@ -60,6 +60,7 @@ struct Fetch: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         guard ["table", "json", "csv"].contains(format) else {
             throw ValidationError("format '\(format)' is not one of table, json, csv")
         }

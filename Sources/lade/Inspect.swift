@@ -85,6 +85,10 @@ struct Inspect: ParsableCommand {
 
     @OptionGroup var modelOptions: ModelOptions
 
+    func validate() throws {
+        if model == nil && Inspect.isStoreFile(path) { try modelOptions.refuseWithoutModel() }
+    }
+
     func run() throws {
         try reportingFailures {
             if let model {
@@ -96,7 +100,6 @@ struct Inspect: ParsableCommand {
                 return
             }
             if Self.isStoreFile(path) {
-                try modelOptions.refuseWithoutModel()
                 let report = try StoreReport.reading(storeAt: URL(fileURLWithPath: path))
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 return

@@ -157,6 +157,11 @@ enum ArchivedPredicate {
         case "NSMutableString", "NSString":
             return try archive.string(field).map(PropertyListValue.string)
         case "NSNull": return nil
+        case "NSDecimalNumber":
+            // Its parts, for the reader of the value to make an exact Decimal of.
+            var fields = object.fields
+            fields["$class"] = .string(object.className)
+            return .dictionary(fields)
         default: return .dictionary(["$class": .string(object.className)])
         }
     }
@@ -179,6 +184,9 @@ enum ArchivedPredicate {
                 return quoted(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }).uuidString)
             }
             return "<" + bytes.map { String(format: "%02x", $0) }.joined() + ">"
+        case .dictionary(let fields)? where fields["$class"] == .string("NSDecimalNumber"):
+            guard let decimal = CompiledModelReader.decimal(fields) else { throw archive.fail("an NSDecimalNumber constant whose parts do not make a number") }
+            return "\(decimal)"
         case .dictionary(let fields)?:
             throw archive.fail("a constant of class \(fields["$class"]?.stringValue ?? "?"), which Lade cannot write as a format string")
         case .array?: throw archive.fail("a constant is a bare array")

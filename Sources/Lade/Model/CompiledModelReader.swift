@@ -340,6 +340,27 @@ struct CompiledModelReader {
         }
     }
 
+    /// An archived `NSDecimalNumber` (its `NSDecimal` parts: exponent, mantissa length in
+    /// 16-bit words, sign, and the mantissa's words, little-endian when `NS.mantissa.bo` is 1),
+    /// exactly; nil for parts that do not make one.
+    static func decimal(_ fields: [String: PropertyListValue]) -> Decimal? {
+        guard case .integer(let exponent)? = fields["NS.exponent"], (-128...127).contains(exponent),
+              case .integer(let length)? = fields["NS.length"], (0...8).contains(length),
+              case .data(let mantissa)? = fields["NS.mantissa"], mantissa.count >= Int(length) * 2 else { return nil }
+        let littleEndian = fields["NS.mantissa.bo"].map { $0 == .integer(1) } ?? true
+        let negative = fields["NS.negative"] == .bool(true)
+        guard length > 0 else { return negative ? nil : Decimal(0) }   // a negative zero is NaN
+        let bytes = [UInt8](mantissa)
+        var value = Decimal(0)
+        for index in stride(from: Int(length) - 1, through: 0, by: -1) {
+            let low = bytes[index * 2], high = bytes[index * 2 + 1]
+            let word = littleEndian ? UInt16(high) << 8 | UInt16(low) : UInt16(low) << 8 | UInt16(high)
+            value = value * 65_536 + Decimal(word)
+        }
+        let scaled = Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent) + value.exponent, significand: Decimal(sign: .plus, exponent: 0, significand: value.significand))
+        return scaled
+    }
+
     /// An archived value (a default, a bound) as a value of `type`.
     private mutating func value(_ field: PropertyListValue?, raw: Bool = false, as type: AttributeType, entity: String, property: String, label: String) throws -> AttributeValue? {
         let plain = raw ? field : try ArchivedPredicate.constantValue(field, in: archive)
@@ -371,6 +392,11 @@ struct CompiledModelReader {
             // An object of the app's, archived: Lade has no class to make it from.
             warn("the \(label) is an archived object of the app's, which Lade cannot read; the attribute has no \(label)", entity: entity, property: property)
             return nil
+        case (.decimal, .dictionary(let fields)) where fields["$class"]?.stringValue == "NSDecimalNumber":
+            guard let decimal = Self.decimal(fields) else {
+                throw fail("the \(label) is an NSDecimalNumber whose parts (NS.exponent, NS.length, NS.mantissa) do not make a number", entity: entity, property: property)
+            }
+            return .decimal(decimal)
         case (_, .dictionary(let fields)):
             throw fail("the \(label) is an object of class \(fields["$class"]?.stringValue ?? "?"), which Lade does not read", entity: entity, property: property)
         default: throw mismatch()

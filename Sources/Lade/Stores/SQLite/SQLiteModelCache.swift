@@ -12,6 +12,9 @@ extension ManagedObjectModel {
     /// ```swift
     /// if let model = try ManagedObjectModel.modelCache(ofStoreAt: storeURL) { … }
     /// ```
+    /// The entities Core Data adds to a store with persistent history (`Z_PRIMARYKEY` 16001–16003).
+    static let historyEntityNames: Set<String> = ["CHANGE", "TRANSACTION", "TRANSACTIONSTRING"]
+
     public static func modelCache(ofStoreAt url: URL) throws -> ManagedObjectModel? {
         let origin = url.path + ", Z_MODELCACHE"
         let blob: Data
@@ -37,7 +40,9 @@ extension ManagedObjectModel {
         }
         let model = try ManagedObjectModel(modelCache: blob, origin: origin)
         guard case .dictionary(let stored)? = metadata[StoreMetadata.Key.versionHashes] else { return model }
-        let hashes = stored.compactMapValues(\.dataValue)
+        // A store with persistent history records hashes for its history entities too
+        // (CHANGE, TRANSACTION, TRANSACTIONSTRING), which are Core Data's, not the model's.
+        let hashes = stored.compactMapValues(\.dataValue).filter { !Self.historyEntityNames.contains($0.key) || model.entityNames.contains($0.key) }
         guard Set(hashes.keys) == Set(model.entityNames), hashes.values.allSatisfy({ $0.count == 32 }) else { return model }
         return try model.withAppleVersionHashes(hashes, source: url.path + ", Z_METADATA")
     }
