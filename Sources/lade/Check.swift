@@ -38,17 +38,21 @@ struct Check: ParsableCommand {
     @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Flag(help: "Print the result as JSON: {\"store\", \"damaged\", \"problems\": [{kind, place, count, example, problem}]}.")
     var json = false
 
     @OptionGroup var modelOptions: ModelOptions
 
+    func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
+    }
+
     func run() throws {
         let report = try reportingFailures {
-            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model), path: store)
+            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store), path: store)
         }
         print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
         if report.damaged { throw ExitCode.failure }

@@ -35,8 +35,8 @@ struct Convert: ParsableCommand {
     @Argument(help: ArgumentHelp("The new store's file.", valueName: "DEST"))
     var destination: String
 
-    @Option(help: ArgumentHelp("The stores' model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The stores' model (default: the model SOURCE carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Option(help: ArgumentHelp("DEST's store type: sqlite, xml or binary (default: from DEST's extension).", valueName: "TYPE"))
     var type: String?
@@ -60,6 +60,7 @@ struct Convert: ParsableCommand {
     }
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         if let type, StoreType(name: type) == nil {
             throw ValidationError("store type '\(type)' is not one of \(StoreType.fileTypeNames)")
         }
@@ -74,7 +75,7 @@ struct Convert: ParsableCommand {
         try reportingFailures {
             var runner = ConvertRunner(
                 source: URL(fileURLWithPath: source), destination: URL(fileURLWithPath: destination), type: destinationType!,
-                model: try modelOptions.load(model),
+                model: try modelOptions.load(model, forStore: source),
                 options: ConvertRunner.Options(overwrite: overwrite, batchSize: batchSize, progressInterval: progress,
                                                progressOutput: ProgressReporter.standardError),
                 displaySource: source, displayDestination: destination)

@@ -44,8 +44,8 @@ struct Export: ParsableCommand {
     @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Option(help: ArgumentHelp("ndjson or csv.", valueName: "FORMAT"))
     var format: String
@@ -59,6 +59,7 @@ struct Export: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         guard StoreExporter.Format(rawValue: format) != nil else {
             throw ValidationError("format '\(format)' is not one of ndjson, csv")
         }
@@ -67,7 +68,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         do {
-            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model))
+            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store))
             let files = try StoreExporter(store: opened, batchSize: batchSize)
                 .export(format: StoreExporter.Format(rawValue: format)!, to: URL(fileURLWithPath: out))
             print(StoreExporter.text(files, directory: out), terminator: "")

@@ -34,8 +34,8 @@ struct Fetch: ParsableCommand {
     @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("The store's model.", valueName: "MODEL"))
-    var model: String
+    @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
+    var model: String?
 
     @Option(help: ArgumentHelp("The entity to fetch.", valueName: "ENTITY"))
     var entity: String
@@ -60,6 +60,7 @@ struct Fetch: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        if model == nil { try modelOptions.refuseWithoutModel() }
         guard ["table", "json", "csv"].contains(format) else {
             throw ValidationError("format '\(format)' is not one of table, json, csv")
         }
@@ -102,7 +103,7 @@ struct Fetch: ParsableCommand {
             query.sortDescriptors = try sort.map(StoreQuery.sortDescriptor)
             query.limit = limit ?? 0
             query.offset = offset ?? 0
-            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model))
+            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store))
             let result = try query.run(on: opened)
             switch format {
             case "json": print(result.json(), terminator: "")

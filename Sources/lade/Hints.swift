@@ -26,6 +26,10 @@ enum Hint {
             guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
                   arguments.dropFirst(2).contains(where: { sameFile($0, store.path) }) else { return nil }
             return "`lade init \(store.path) --model MODEL` creates a SQLite store"
+        case "store.noModel":
+            return command == "run" || command == "seed" || command == "validate"
+                ? "name the model in the job: `model: PATH` (a .xcdatamodeld, .xcdatamodel, .momd, .mom or Lade JSON model)"
+                : "name its model with `--model MODEL` (a .xcdatamodeld, .xcdatamodel, .momd, .mom or Lade JSON model)"
         case "store.readOnly":
             return "lade fetch, inspect, export, check and migrate --dry-run read it without writing"
         case "store.alreadyExists":

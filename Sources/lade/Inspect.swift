@@ -14,6 +14,21 @@ struct ModelOptions: ParsableArguments {
     /// `--momd`'s directory.
     var compiledModelURL: URL? { compiledModel.map { URL(fileURLWithPath: $0) } }
 
+    /// The model of the store at `store`: the one at `path` when given (see ``load(_:)``), else
+    /// the one the store carries (its `Z_MODELCACHE`).
+    func load(_ path: String?, forStore store: String) throws -> ManagedObjectModel {
+        if let path { return try load(path) }
+        try refuseWithoutModel()
+        return try ManagedObjectModel(carriedByStoreAt: URL(fileURLWithPath: store))
+    }
+
+    /// --model-version and --momd qualify a model named with --model.
+    func refuseWithoutModel() throws {
+        guard modelVersion == nil, compiledModel == nil else {
+            throw ValidationError("--model-version and --momd choose from the model given with --model; without --model the store's own model is read")
+        }
+    }
+
     /// Loads the model; what it accepted only as Apple's model compiler does is printed as warnings.
     func load(_ path: String) throws -> ManagedObjectModel {
         let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path), version: modelVersion, compiledModel: compiledModelURL)
@@ -23,12 +38,22 @@ struct ModelOptions: ParsableArguments {
 }
 
 struct Inspect: ParsableCommand {
+    /// Whether `path` is a store file (SQLite, XML or binary, told from its first bytes)
+    /// rather than a model.
+    static func isStoreFile(_ path: String) -> Bool {
+        (try? PersistentStoreCoordinator.StoreType(detectingFileAt: URL(fileURLWithPath: path))) != nil
+    }
+
     static let configuration = CommandConfiguration(
         abstract: "Print a model, or a store's metadata and object counts.",
         discussion: """
             lade inspect MODEL prints a model: entities, properties, constraints, indexes, \
             templates and version hashes. MODEL is a .xcdatamodeld bundle, a .xcdatamodel \
             directory, a model 'contents' XML file, or a Lade JSON model.
+
+            lade inspect STORE prints a store's metadata and object counts read with the \
+            model the store carries (Core Data's SQLite stores keep it in Z_MODELCACHE since \
+            iOS 11 and macOS 10.13, and so does every SQLite store Lade writes).
 
             lade inspect STORE --model MODEL prints a store's metadata, the version of MODEL \
             that wrote it (by Apple's version hashes with --momd, by Lade's when Lade wrote it, \
@@ -43,9 +68,10 @@ struct Inspect: ParsableCommand {
               lade inspect samples/Catalog.xcdatamodeld --model-version Catalog
               lade inspect samples/Catalog.xcdatamodeld --json > catalog.json
               lade inspect out/catalog.sqlite --model samples/Catalog.xcdatamodeld --json
+              lade inspect App.sqlite --json
             """)
 
-    @Argument(help: ArgumentHelp("The model to print, or with --model the store to inspect.", valueName: "MODEL|STORE"))
+    @Argument(help: ArgumentHelp("The model to print, or the store to inspect.", valueName: "MODEL|STORE"))
     var path: String
 
     @Option(help: ArgumentHelp("The store's model: PATH is then a store.", valueName: "MODEL"))
@@ -59,6 +85,10 @@ struct Inspect: ParsableCommand {
 
     @OptionGroup var modelOptions: ModelOptions
 
+    func validate() throws {
+        if model == nil && Inspect.isStoreFile(path) { try modelOptions.refuseWithoutModel() }
+    }
+
     func run() throws {
         try reportingFailures {
             if let model {
@@ -67,6 +97,11 @@ struct Inspect: ParsableCommand {
                     compiledModel: modelOptions.compiledModelURL, onWarning: LadeExit.printWarning)
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 if let mismatch = report.mismatchError(path: path) { throw mismatch }
+                return
+            }
+            if Self.isStoreFile(path) {
+                let report = try StoreReport.reading(storeAt: URL(fileURLWithPath: path))
+                print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 return
             }
             let versions = try ManagedObjectModel.versions(at: URL(fileURLWithPath: path))

@@ -73,7 +73,7 @@ struct ModelLoadingTests {
         #expect(try ManagedObjectModel(contentsOf: other, version: "V2").versionName == "V2")
     }
 
-    @Test("a missing path, a compiled .mom and a non-model file are refused with what to give instead")
+    @Test("a missing path, a damaged compiled .mom, an empty .momd and a non-model file are refused with what to give instead")
     func refusesNonModels() throws {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
@@ -91,6 +91,19 @@ struct ModelLoadingTests {
         let text = temp.appendingPathComponent("notes.txt")
         try Data("hello".utf8).write(to: text)
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: text) }
+    }
+
+    @Test("a SQLite store given where a model is expected is named a store, with how Lade finds its model")
+    func storeGivenAsModel() throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let url = temp.appendingPathComponent("Catalog.sqlite")
+        _ = try SQLiteStore.create(at: url, model: try ManagedObjectModel(contentsOf: Fixtures.catalog))
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        let message = error?.description ?? ""
+        #expect(message.hasPrefix(url.path + ": this is a SQLite store, not a model"), "\(message)")
+        #expect(message.contains("Z_MODELCACHE") && message.contains("--model"), "\(message)")
+        #expect(!message.contains("neither a Core Data model"), "\(message)")
     }
 
     @Test("malformed XML is reported with file, line and column")

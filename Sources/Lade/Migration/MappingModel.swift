@@ -452,3 +452,10 @@ extension MappingModel {
         return .function(manager, selector: "destinationInstancesForSourceRelationshipNamed:sourceInstances:", arguments: [.constant(.string(name)), values])
     }
 }
+
+extension KeyedArchive {
+    /// An archive of a mapping model: its errors are `MappingModelError`s naming `origin`.
+    init(data: Data, origin: String) throws {
+        try self.init(data: data, origin: origin, error: { MappingModelError(origin, $0) })
+    }
+}

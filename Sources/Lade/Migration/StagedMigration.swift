@@ -71,7 +71,9 @@ public struct StagedMigration: Sendable {
     public let targetModel: ManagedObjectModel
 
     /// Plans the migration of the store at `url` to `target` (default: the bundle's current
-    /// version; a bundle that records none must name it). `source` names the version that wrote
+    /// version; a bundle that records none must name it). A store no version of the bundle
+    /// matches, carrying its own model (`Z_MODELCACHE`), is inferred from that model directly
+    /// to the target (``carriedModelName`` is then its source version). `source` names the version that wrote
     /// the store, for a store that cannot tell (a store whose hashes or tables match a version
     /// is believed, and a `source` it contradicts is refused); `compiledModel` (a `.momd`) gives
     /// Apple's hashes. `mappingModels` run the steps between the versions they name (a compiled
@@ -92,7 +94,20 @@ public struct StagedMigration: Sendable {
             throw StoreError(.modelMismatch(entities: []), path: bundle.path, "the model has no version '\(target)'; its versions are \(versions.names.joined(separator: ", "))")
         }
         targetVersion = target
-        sourceVersion = try Self.sourceVersion(of: url, bundle: bundle, versions: versions, given: source, target: target, compiledModel: compiledModel)
+        let found: String
+        do {
+            found = try Self.sourceVersion(of: url, bundle: bundle, versions: versions, given: source, target: target, compiledModel: compiledModel)
+        } catch let error as StoreError where source == nil && mappingModels.isEmpty && inferring {
+            // A store of a version the bundle lacks (an app's older model, not kept) that
+            // carries its model: inferred from that model directly to the target.
+            guard case .modelMismatch = error.kind, let carried = try? ManagedObjectModel(carriedByStoreAt: url) else { throw error }
+            sourceVersion = Self.carriedModelName
+            targetModel = try ManagedObjectModel(contentsOf: bundle, version: target, compiledModel: compiledModel)
+            let planner = Planner(url: url, path: [sourceVersion, target], models: [carried, targetModel], batchSize: batchSize)
+            steps = try planner.steps(mapped: [], inferring: true)
+            return
+        }
+        sourceVersion = found
         let from = versions.names.firstIndex(of: sourceVersion)!, to = versions.names.firstIndex(of: target)!
         let path = from < to ? Array(versions.names[from...to]) : Array(versions.names[to...from].reversed())
         guard path.count > 1 else {
@@ -108,6 +123,10 @@ public struct StagedMigration: Sendable {
         let planner = Planner(url: url, path: path, models: models, batchSize: batchSize)
         steps = try planner.steps(mapped: try planner.mappedSteps(mappingModels), inferring: inferring)
     }
+
+    /// The source version's name when no version of the bundle matches the store and the
+    /// store's own model (its `Z_MODELCACHE`) is the source.
+    public static let carriedModelName = "the store's own model (Z_MODELCACHE)"
 
     /// Runs every step in order; `progress` hears which step and what it is doing.
     public func run(progress: (@Sendable (String) -> Void)? = nil) throws {

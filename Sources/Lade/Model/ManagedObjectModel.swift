@@ -266,8 +266,10 @@ public struct ManagedObjectModel: Sendable, Equatable {
             copy.appleVersionHash = hashes[entity.name]
             return copy
         }
-        return try ManagedObjectModel(
+        var model = try ManagedObjectModel(
             entities: updated, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
             versionName: versionName, versionIdentifiers: versionIdentifiers)
+        model.warnings = warnings
+        return model
     }
 }

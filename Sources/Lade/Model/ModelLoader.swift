@@ -12,7 +12,10 @@ extension ManagedObjectModel {
     /// Loads a model from any of the forms Lade reads:
     /// - a `.xcdatamodeld` bundle (the current version, or `version`),
     /// - a `.xcdatamodel` directory, or a bare `contents` XML file of that format, whatever its name,
-    /// - a JSON model (`docs/model-format.md`).
+    /// - a JSON model (`docs/model-format.md`),
+    /// - a compiled model: a `.momd` directory (the version its `VersionInfo.plist` names
+    ///   current, or `version`) or a `.mom` file; a `.mom` inside a `.momd` carries Apple's
+    ///   version hashes from the bundle's `VersionInfo.plist`.
     ///
     /// Given `compiledModel`, a `.momd` directory Xcode built from the same source, the
     /// entities take Apple's version hashes from its `VersionInfo.plist`.
@@ -34,7 +37,7 @@ extension ManagedObjectModel {
 
     /// The versions in a model bundle; a single `.xcdatamodel` or file is one unnamed version.
     public static func versions(at url: URL) throws -> ModelVersions {
-        try ModelLoader.refuseCompiledModel(url)
+        if url.pathExtension == "momd" { return try ModelLoader.compiledBundleVersions(url) }
         guard ModelLoader.isDirectory(url), ModelLoader.contentsKind(of: url) == nil else {
             return ModelVersions(names: [ModelLoader.versionName(of: url)], current: ModelLoader.versionName(of: url))
         }
@@ -58,7 +61,7 @@ enum ModelLoader {
             }
             return try loadFile(url, versionName: nil)
         }
-        try refuseCompiledModel(url)
+        if url.pathExtension == "momd" { return try loadCompiledBundle(url, version: version) }
         switch contentsKind(of: url) {
         case .contents:
             if let version, version != versionName(of: url) {
@@ -82,10 +85,39 @@ enum ModelLoader {
     /// The largest model file read (Xcode's models are kilobytes; the corpus' largest is under 1 MiB).
     static let maximumFileSize = 256 << 20
 
-    static func refuseCompiledModel(_ url: URL) throws {
-        if url.pathExtension == "momd" {
-            throw ModelError(file: url.path, "this is a compiled model (.momd), which Lade does not read: give the source model (.xcdatamodeld or .xcdatamodel), with this .momd as the compiled model (--momd) to take Apple's version hashes from it")
+    /// A compiled model bundle (`.momd`): the current version's `.mom` (from `VersionInfo.plist`'s
+    /// `NSManagedObjectModel_CurrentVersionName`) or `version`, with Apple's version hashes.
+    static func loadCompiledBundle(_ url: URL, version: String?) throws -> ManagedObjectModel {
+        let versions = try compiledBundleVersions(url)
+        guard let chosen = version.map(stripModelExtension) ?? versions.current else {
+            throw ModelError(file: url.path, "the compiled model has \(versions.names.count) versions and its VersionInfo.plist names no current one; choose one with --model-version (\(versions.names.joined(separator: ", ")))")
         }
+        guard versions.names.contains(chosen) else {
+            throw ModelError(file: url.path, "the compiled model has no version '\(chosen)'; its versions are \(versions.names.joined(separator: ", "))")
+        }
+        return try loadFile(url.appendingPathComponent(chosen + ".mom"), versionName: chosen)
+    }
+
+    /// The `.mom` versions of a `.momd`, and the current one its `VersionInfo.plist` names.
+    static func compiledBundleVersions(_ url: URL) throws -> ModelVersions {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let names = entries.filter { $0.hasSuffix(".mom") }.map { String($0.dropLast(4)) }
+            .sorted { $0.compare($1, options: [.numeric]) == .orderedAscending }
+        guard !names.isEmpty else {
+            throw ModelError(file: url.path, "a compiled model (.momd) needs .mom files inside, and this one has none")
+        }
+        var current = (try? CompiledModelInfo(momd: url))?.currentVersionName
+        if current == nil, names.count == 1 { current = names[0] }
+        return ModelVersions(names: names, current: current)
+    }
+
+    /// Apple's version hashes for a `.mom` inside a `.momd`, from the bundle's `VersionInfo.plist`
+    /// (nil for a `.mom` elsewhere, or a bundle without hashes for it).
+    static func compiledHashes(forMom url: URL, versionName: String) -> (hashes: [String: Data], source: String)? {
+        let bundle = url.deletingLastPathComponent()
+        guard bundle.pathExtension == "momd", let info = try? CompiledModelInfo(momd: bundle),
+              let hashes = try? info.versionHashes(for: versionName) else { return nil }
+        return (hashes, bundle.appendingPathComponent("VersionInfo.plist").path)
     }
 
     static func loadFile(_ url: URL, versionName: String?) throws -> ManagedObjectModel {
@@ -97,7 +129,13 @@ enum ModelLoader {
         let head = data.prefix(64)
         if head.starts(with: Array("bplist".utf8)) {
             if url.lastPathComponent == "elements" { throw ModelError(file: url.path, legacyAdvice) }
-            throw ModelError(file: url.path, "this is a binary property list (a compiled .mom?), not a model source; give the .xcdatamodeld or .xcdatamodel Xcode edits")
+            let name = versionName ?? (url.pathExtension == "mom" ? url.deletingPathExtension().lastPathComponent : nil)
+            let model = try CompiledModelReader.read(data, origin: url.path, versionName: name)
+            guard let name, let apple = compiledHashes(forMom: url, versionName: name) else { return model }
+            return try model.withAppleVersionHashes(apple.hashes, source: apple.source)
+        }
+        if head.starts(with: Array("SQLite format 3\0".utf8)) {
+            throw ModelError(file: url.path, "this is a SQLite store, not a model. Lade reads the model a store carries (its Z_MODELCACHE) when no model is named; a store without one needs its model named with --model (the .xcdatamodeld, .xcdatamodel, .momd or .mom the app was built with)")
         }
         switch head.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }) {
         case UInt8(ascii: "{"):

@@ -15,6 +15,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case alreadyExists
         case notAStore
         case wrongStoreType
+        /// No model was named and the store carries none (no `Z_MODELCACHE`, or a store type
+        /// that keeps no model).
+        case noModel
         /// The store was made from another model (version); `entities` names those that differ.
         case modelMismatch(entities: [String])
         case readOnly
@@ -48,6 +51,7 @@ extension StoreError: LadeError {
         case .alreadyExists: "store.alreadyExists"
         case .notAStore: "store.notAStore"
         case .wrongStoreType: "store.wrongType"
+        case .noModel: "store.noModel"
         case .modelMismatch: "store.modelMismatch"
         case .readOnly: "store.readOnly"
         case .reservedMetadataKey: "store.reservedMetadataKey"

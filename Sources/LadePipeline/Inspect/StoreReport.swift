@@ -18,6 +18,9 @@ public struct StoreReport {
     /// What the quick damage check found (rows of no entity, keys and links to missing
     /// objects): objects the counts above leave out; `lade check` tells everything.
     public var damage: [StoreDamage] = []
+    /// Where the model the store was read with came from, when it is not a file the user
+    /// named: `Z_MODELCACHE`, the store's own.
+    public var modelOrigin: String?
 
     /// Reads a store of any type read-only (the type is detected from the file; the file, and
     /// a SQLite store's `-wal`, are left as they were), counting each entity's objects through
@@ -33,6 +36,14 @@ public struct StoreReport {
             EntityCount(name: $0, count: try store.count(StoreFetchRequest(entityName: $0, includesSubentities: false)))
         }
         damage = try store.damage(thorough: false)
+    }
+
+    /// `lade inspect STORE` with no model: the report of the store at `url`, read with the
+    /// model it carries (`ManagedObjectModel(carriedByStoreAt:)`).
+    public static func reading(storeAt url: URL) throws -> StoreReport {
+        var report = try StoreReport(storeAt: url, model: try ManagedObjectModel(carriedByStoreAt: url))
+        report.modelOrigin = "Z_MODELCACHE"
+        return report
     }
 
     /// A store no version of the model matches: its metadata (read without a stack) and the
@@ -91,6 +102,7 @@ public struct StoreReport {
 
     public func text() -> String {
         var out = ["Store \(path)", "Type: \(storeType)"]
+        if modelOrigin != nil { out.append("Model: the store's own (its model cache, Z_MODELCACHE)") }
         if let match = versionMatch {
             if let version = match.version {
                 let state = if let current = match.current {
@@ -129,6 +141,7 @@ public struct StoreReport {
             "metadata": metadata.mapValues(Self.jsonValue),
             "entities": entities.map { ["name": $0.name, "count": $0.count] as [String: Any] },
         ]
+        if let modelOrigin { object["model"] = modelOrigin }
         if !damage.isEmpty {
             // StoreDamage's own Codable form, as lade check --json writes it.
             object["damage"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(damage))

@@ -61,7 +61,8 @@ extension Job {
     /// Every file the job reads, for ``OutputFile/check(_:role:reads:)``: the job file, the model
     /// (its whole bundle) and compiled model, each step's source, and the store with its companions.
     package var reads: [OutputFile.Read] {
-        var reads = [OutputFile.Read(URL(fileURLWithPath: file), "the job file"), OutputFile.Read(model.url, "the model")]
+        var reads = [OutputFile.Read(URL(fileURLWithPath: file), "the job file")]
+        if !model.isCarriedByStore { reads.append(OutputFile.Read(model.url, "the model")) }
         if let compiled = model.compiledModel { reads.append(OutputFile.Read(compiled, "the compiled model")) }
         for step in steps {
             if let url = step.source.url { reads.append(OutputFile.Read(url, "the source")) }
@@ -98,19 +99,36 @@ public struct CheckpointRetention: Sendable, Equatable {
 
 /// Where the model comes from: a `.xcdatamodeld`, `.xcdatamodel`, contents XML or JSON model.
 public struct ModelReference: Sendable, Equatable {
+    /// The model's file or bundle; for a model the store carries, the store's file.
     public var url: URL
     public var version: String?
     /// A compiled `.momd` whose `VersionInfo.plist` gives Apple's entity hashes.
     public var compiledModel: URL?
+    /// Whether the model is the one the store at `url` carries (a job that names no model).
+    public var isCarriedByStore: Bool
 
     public init(url: URL, version: String? = nil, compiledModel: URL? = nil) {
         self.url = url
         self.version = version
         self.compiledModel = compiledModel
+        isCarriedByStore = false
+    }
+
+    /// The model the store at `store` carries in its `Z_MODELCACHE`.
+    public static func carried(byStoreAt store: URL) -> ModelReference {
+        var reference = ModelReference(url: store)
+        reference.isCarriedByStore = true
+        return reference
     }
 
     public func load() throws -> ManagedObjectModel {
-        try ManagedObjectModel(contentsOf: url, version: version, compiledModel: compiledModel)
+        if isCarriedByStore { return try ManagedObjectModel(carriedByStoreAt: url) }
+        return try ManagedObjectModel(contentsOf: url, version: version, compiledModel: compiledModel)
+    }
+
+    /// What the model is, for messages: its path, or the store's model cache.
+    public var displayName: String {
+        isCarriedByStore ? "the model \(url.lastPathComponent) carries (Z_MODELCACHE)" : url.path
     }
 }
 

@@ -40,13 +40,17 @@ extension Job {
 
         self.kind = kind
         self.file = file
-        model = try Self.model(try required("model"), resolver)
         store = try Self.store(try required("store"), resolver)
+        // No model: the store's own (its Z_MODELCACHE), for a job into a store that exists.
+        model = try fields["model"].map { try Self.model($0, resolver) } ?? .carried(byStoreAt: store.url)
         batch = try fields["batch"].map(Self.batch) ?? .default
         onError = try fields["onError"].map { try Self.errorPolicy($0, resolver) } ?? .abort
         writer = try fields["writer"].map { ImportWriterChoice(rawValue: try $0.oneOf(ImportWriterChoice.allCases.map(\.rawValue)))! } ?? .auto
         if let node = fields["migrate"] {
             migrate = JobMigration(rawValue: try node.oneOf(JobMigration.allCases.map(\.rawValue)))!
+            if migrate == .automatic && model.isCarriedByStore {
+                throw node.error("'migrate: automatic' needs the model's versions: name the .xcdatamodeld bundle as the job's 'model'")
+            }
             if migrate == .automatic && model.url.pathExtension != "xcdatamodeld" {
                 throw node.error("'migrate: automatic' needs the model's versions: give the .xcdatamodeld bundle as the model, not \(model.url.lastPathComponent)")
             }

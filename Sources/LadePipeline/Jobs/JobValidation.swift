@@ -23,7 +23,7 @@ public struct JobValidation {
 
     public func run() throws -> Result {
         let model = try job.model.load()
-        var lines = ["\(job.file): \(job.kind.rawValue) job, model \(job.model.url.path) (\(model.entities.count) entities)"]
+        var lines = ["\(job.file): \(job.kind.rawValue) job, model \(job.model.displayName) (\(model.entities.count) entities)"]
         var plans: [ImportPlan] = []
         for (number, step) in job.steps.enumerated() {
             let plan = try ImportPlan(step: step, model: model, storeType: job.store.kind)

@@ -173,8 +173,11 @@ extension InferredMapping {
         }
         metadata[StoreMetadata.Key.ladeVersionHashKind] = made[StoreMetadata.Key.ladeVersionHashKind]
         try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
-        // Core Data's cached compiled model describes the old version.
-        if try connection.tableNames().contains("Z_MODELCACHE") { try connection.execute("DELETE FROM Z_MODELCACHE") }
+        // Core Data's cached compiled model described the old version: the new version's
+        // replaces it, in this transaction (a model that cannot be archived undoes the migration).
+        if try !connection.tableNames().contains("Z_MODELCACHE") { try connection.execute(SQLiteSchema.modelCacheTableStatement) }
+        try connection.execute("DELETE FROM Z_MODELCACHE")
+        try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(try destination.modelCacheBlob())])
     }
 
     /// Refuses the migration when objects share the values of a uniqueness constraint whose

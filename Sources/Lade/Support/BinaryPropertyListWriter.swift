@@ -13,6 +13,12 @@ import Foundation
 /// number, date or data that occurs more than once written once (when its bytes are the same)
 /// and referred to wherever it occurs.
 ///
+/// Keyed archives (`NSKeyedArchiver`: Core Data's model cache, a compiled `.mom`) also hold UIDs,
+/// their object references (marker 0x8). ``BinaryPropertyListReader`` reads a UID as the one-key
+/// dictionary `["CF$UID": n]`; `write(_:writingUIDs: true)` writes that form back as a UID.
+/// Metadata never asks for it, so a metadata dictionary that happens to look like one stays a
+/// dictionary.
+///
 /// Format reference: Apple's CFBinaryPList.c (opensource.apple.com, CF).
 struct BinaryPropertyListWriter {
     /// One object of the object table: a value without members, already encoded, or an array
@@ -28,21 +34,39 @@ struct BinaryPropertyListWriter {
     /// bytes are the same (`String`'s `==` would merge NFC and NFD spellings, and `Double`'s
     /// 0.0 and -0.0).
     private var scalars: [[UInt8]: Int] = [:]
+    /// Whether `["CF$UID": n]` is written as a UID (keyed archives) rather than a dictionary.
+    private var writesUIDs = false
 
     /// The value as a binary property list. Throws when it nests deeper than
     /// ``PropertyListValue/maximumDepth`` or holds a date that is not finite: neither could be
-    /// read back.
-    static func write(_ value: PropertyListValue) throws -> Data {
+    /// read back. With `writingUIDs`, each one-key dictionary `["CF$UID": n]` (n from 0 to
+    /// 2^32-1) is written as a UID, as ``BinaryPropertyListReader`` reads one back with `readingUIDs`.
+    static func write(_ value: PropertyListValue, writingUIDs: Bool = false) throws -> Data {
         guard value.nestingDepth <= PropertyListValue.maximumDepth else {
             throw PropertyListError("arrays and dictionaries nest \(value.nestingDepth) levels deep; at most \(PropertyListValue.maximumDepth) can be stored and read back")
         }
         var writer = BinaryPropertyListWriter()
+        writer.writesUIDs = writingUIDs
         let top = try writer.add(value)
         return writer.encode(top: top)
     }
 
+    /// The UID a `["CF$UID": n]` dictionary stands for, when UIDs are written.
+    private func uid(_ value: PropertyListValue) -> UInt32? {
+        guard writesUIDs, case .dictionary(let members) = value, members.count == 1,
+              case .integer(let number)? = members["CF$UID"] else { return nil }
+        return UInt32(exactly: number)
+    }
+
     /// Adds `value` (its members first for a container's references) and returns its object number.
     private mutating func add(_ value: PropertyListValue) throws -> Int {
+        if let uid = uid(value) {
+            // Marker 0x8, then the UID big-endian in 1, 2 or 4 bytes (the low nibble is the count less one).
+            let size = Self.width(UInt64(uid))
+            var encoded: [UInt8] = [0x80 | UInt8(size - 1)]
+            Self.append(UInt64(uid), width: size, to: &encoded)
+            return addScalar(encoded)
+        }
         switch value {
         case .array(let items):
             let number = reserve()
@@ -65,12 +89,17 @@ struct BinaryPropertyListWriter {
         default:
             var encoded: [UInt8] = []
             Self.appendScalar(value, to: &encoded)
-            if let known = scalars[encoded] { return known }
-            let number = entries.count
-            entries.append(.scalar(encoded))
-            scalars[encoded] = number
-            return number
+            return addScalar(encoded)
         }
+    }
+
+    /// Adds an encoded scalar once, or returns the object that already holds the same bytes.
+    private mutating func addScalar(_ encoded: [UInt8]) -> Int {
+        if let known = scalars[encoded] { return known }
+        let number = entries.count
+        entries.append(.scalar(encoded))
+        scalars[encoded] = number
+        return number
     }
 
     /// A place for a container, filled once its members are added.
