@@ -229,8 +229,10 @@ extension HostileFileTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("catalog.sqlite")
         _ = try SQLiteStore.create(at: url, model: try ManagedObjectModel(contentsOf: Fixtures.catalog))
-        #expect(try ManagedObjectModel.modelCache(ofStoreAt: url) == nil)
+        // Lade writes a cache into every SQLite store it makes; without it, there is none to read.
         let connection = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+        try connection.execute("DELETE FROM Z_MODELCACHE")
+        #expect(try ManagedObjectModel.modelCache(ofStoreAt: url) == nil)
         try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(try rawDeflate(Data(count: 80 << 20)))])
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel.modelCache(ofStoreAt: url) }
         #expect(error?.problems.first?.file == url.path + ", Z_MODELCACHE", "\(String(describing: error))")

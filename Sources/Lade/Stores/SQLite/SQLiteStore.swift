@@ -74,6 +74,11 @@ package final class SQLiteStore: @unchecked Sendable {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
         }
+        // A derived attribute Lade keeps no triggers for is refused as such first.
+        let schema = SQLiteSchema(model: model)
+        for derived in model.derivedAttributes where schema.derivedAttributeTriggers(for: derived, in: model) == nil {
+            throw refusal(derived)
+        }
         // Core Data's cache of the model, as Core Data writes one into every store it makes, so
         // the store opens with no model given. Made before the file: a model that cannot be
         // archived leaves no store behind.
@@ -87,7 +92,6 @@ package final class SQLiteStore: @unchecked Sendable {
             // recorded in the file header with the first table; WAL comes with the tables.
             try connection.execute("PRAGMA page_size = 4096")
             try connection.execute("PRAGMA auto_vacuum = 2")
-            let schema = SQLiteSchema(model: model)
             let metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
             try createTables(of: schema, connection: connection, batchSize: schemaBatchSize) {
                 let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
