@@ -14,8 +14,8 @@ extension StoreError {
         guard !paths.isEmpty else { return nil }
         let which = "composite attribute\(paths.count == 1 ? "" : "s") \(paths.joined(separator: ", "))"
         let why = storeType == StoreMetadata.sqliteStoreType
-            ? "Lade does not keep them in a SQLite store: Core Data's SQLite columns for composite elements are not known from any Apple-written store, and a store laid out by guess could be misread by Core Data"
+            ? "Lade does not keep composite attributes in a SQLite store: Core Data's SQLite columns for composite elements are not known from any Apple-written store, and a store laid out by guess could be misread by Core Data"
             : "Core Data keeps composite attributes in SQLite stores only, not in \(storeType) stores"
-        return StoreError(.unsupportedModel, path: path, "the model has \(which); \(why). Use an in-memory store for them, or a model version without them")
+        return StoreError(.unsupportedModel, path: path, "the model has \(which); \(why). Use an in-memory store, or a model without composite attributes")
     }
 }
