@@ -217,4 +217,24 @@ struct CompositeAttributeTests {
         #expect(messages.contains { $0.contains(":9: property 'A.any': Core Data does not take Undefined as a composite's element") })
         #expect(messages.contains { $0.contains(":7: composite 'A' holds itself (A → B → A)") })
     }
+
+    @Test("composites chained past 64 levels are refused, in one pass however long the chain")
+    func nestingBound() throws {
+        func chain(_ count: Int) -> [CompositeDescription] {
+            (0..<count).map { level in
+                var next = AttributeDescription(name: "next", type: level == count - 1 ? .string : .composite)
+                if level < count - 1 { next.compositeName = "C\(level + 1)" }
+                return CompositeDescription(name: "C\(level)", elements: [next])
+            }
+        }
+        var top = AttributeDescription(name: "top", type: .composite)
+        top.compositeName = "C0"
+        let entity = EntityDescription(name: "Shop", attributes: [top])
+        _ = try ManagedObjectModel(entities: [entity], composites: chain(CompositeRules.maximumNesting))
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(entities: [entity], composites: chain(CompositeRules.maximumNesting + 1)) }
+        #expect(error?.description.contains("composites nest more than 64 levels deep from composite 'C0'") == true)
+        let start = Date()
+        #expect(throws: ModelError.self) { try ManagedObjectModel(entities: [entity], composites: chain(100_000)) }
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
 }

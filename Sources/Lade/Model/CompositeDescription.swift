@@ -80,25 +80,53 @@ enum CompositeRules {
                     problems.append(ModelProblem(file: file, line: line, property: property, message: "Core Data does not take \(element.allowsExternalBinaryDataStorage ? "Binary with external storage" : element.type.rawValue) as a composite's element"))
                 }
             }
-            if let cycle = cycle(from: composite.name, byName) {
-                problems.append(ModelProblem(file: file, line: sourceMap?.lines["composite:\(composite.name)"],
-                                             message: "composite '\(composite.name)' holds itself (\(cycle.joined(separator: " → "))); a composite cannot nest in itself"))
-            }
         }
+        problems += nesting(composites, byName, sourceMap)
         return problems
     }
 
-    /// The chain of composites by which `start` holds itself, if it does.
-    private static func cycle(from start: String, _ byName: [String: CompositeDescription]) -> [String]? {
-        var pending: [[String]] = [[start]]
-        var visited: Set<String> = []
-        while let path = pending.popLast() {
-            for element in byName[path.last!]?.elements ?? [] where element.type == .composite {
-                guard let next = element.compositeName else { continue }
-                if next == start { return path + [next] }
-                if visited.insert(next).inserted { pending.append(path + [next]) }
+    /// How deep composites may nest: no Apple rule says, but a model with composites chained
+    /// past this is not one Xcode's editor makes, and each level costs every reader a step.
+    static let maximumNesting = 64
+
+    /// Composites that hold themselves, and nesting past `maximumNesting`: one depth-first walk
+    /// of the composites (each visited once, without recursion).
+    private static func nesting(_ composites: [CompositeDescription], _ byName: [String: CompositeDescription],
+                                _ sourceMap: ModelSourceMap?) -> [ModelProblem] {
+        var problems: [ModelProblem] = []
+        var depth: [String: Int] = [:]      // finished: levels below and including it
+        var onPath: [String: Int] = [:]     // open: position on the path
+        for root in composites where depth[root.name] == nil && onPath[root.name] == nil {
+            var path: [(name: String, children: [String], next: Int)] = []
+            func open(_ name: String) {
+                onPath[name] = path.count
+                let children = (byName[name]?.elements ?? []).filter { $0.type == .composite }.compactMap(\.compositeName)
+                path.append((name, children.filter { byName[$0] != nil }, 0))
+            }
+            open(root.name)
+            while let top = path.last {
+                guard top.next < top.children.count else {
+                    path.removeLast()
+                    onPath[top.name] = nil
+                    let below = top.children.map { depth[$0] ?? 0 }.max() ?? 0
+                    depth[top.name] = below + 1
+                    if below + 1 > maximumNesting, !problems.contains(where: { $0.message.contains("nest more than") }) {
+                        problems.append(ModelProblem(file: sourceMap?.file, line: sourceMap?.lines["composite:\(top.name)"],
+                                                     message: "composites nest more than \(maximumNesting) levels deep from composite '\(top.name)'; Lade reads at most \(maximumNesting)"))
+                    }
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let child = top.children[top.next]
+                if let position = onPath[child] {
+                    let cycle = path[position...].map(\.name) + [child]
+                    problems.append(ModelProblem(file: sourceMap?.file, line: sourceMap?.lines["composite:\(child)"],
+                                                 message: "composite '\(child)' holds itself (\(cycle.joined(separator: " → "))); a composite cannot nest in itself"))
+                } else if depth[child] == nil {
+                    open(child)
+                }
             }
         }
-        return nil
+        return problems
     }
 }

@@ -95,7 +95,7 @@ enum VersionHash {
             encoder.field("transient", attribute.isTransient)
             encoder.field("type", attribute.type.rawValue)
             encoder.field("modifier", attribute.versionHashModifier ?? "")
-            if attribute.type == .composite { encodeElements(of: attribute, composites, into: &encoder, seen: []) }
+            if attribute.type == .composite { encodeElements(of: attribute, composites, into: &encoder) }
         }
         for relationship in relationships {
             encoder.field("relationship", relationship.name)
@@ -113,22 +113,33 @@ enum VersionHash {
         return Data(SHA256.hash(data: encoder.bytes))
     }
 
-    /// A composite attribute's composite and elements, nested ones depth-first (a cycle, which
-    /// the model's rules refuse, stops at the composite seen again).
+    /// A composite attribute's composite and elements, nested ones depth-first, without
+    /// recursion (a model may chain many composites); a composite already open on the path,
+    /// a cycle the model's rules refuse, is named and not entered.
     private static func encodeElements(of attribute: AttributeDescription, _ composites: [String: CompositeDescription],
-                                       into encoder: inout CanonicalEncoder, seen: Set<String>) {
-        let name = attribute.compositeName ?? ""
-        encoder.field("composite", name)
-        guard let composite = composites[name], !seen.contains(name) else { return }
-        for element in composite.elements.sorted(by: { $0.name < $1.name }) {
-            encoder.field("element", element.name)
-            encoder.field("optional", element.isOptional)
-            encoder.field("transient", element.isTransient)
-            encoder.field("type", element.type.rawValue)
-            encoder.field("modifier", element.versionHashModifier ?? "")
-            if element.type == .composite { encodeElements(of: element, composites, into: &encoder, seen: seen.union([name])) }
+                                       into encoder: inout CanonicalEncoder) {
+        enum Step { case open(String), element(AttributeDescription), close(String) }
+        var steps: [Step] = [.open(attribute.compositeName ?? "")]
+        var open: Set<String> = []
+        while let step = steps.popLast() {
+            switch step {
+            case .open(let name):
+                encoder.field("composite", name)
+                guard let composite = composites[name], open.insert(name).inserted else { continue }
+                steps.append(.close(name))
+                steps += composite.elements.sorted(by: { $0.name < $1.name }).reversed().map { .element($0) }
+            case .element(let element):
+                encoder.field("element", element.name)
+                encoder.field("optional", element.isOptional)
+                encoder.field("transient", element.isTransient)
+                encoder.field("type", element.type.rawValue)
+                encoder.field("modifier", element.versionHashModifier ?? "")
+                if element.type == .composite { steps.append(.open(element.compositeName ?? "")) }
+            case .close(let name):
+                open.remove(name)
+                encoder.field("endComposite", name)
+            }
         }
-        encoder.field("endComposite", name)
     }
 
     /// Length-prefixed fields, so no two different inputs encode to the same bytes.
