@@ -237,4 +237,37 @@ struct CompositeAttributeTests {
         #expect(throws: ModelError.self) { try ManagedObjectModel(entities: [entity], composites: chain(100_000)) }
         #expect(Date().timeIntervalSince(start) < 10)
     }
+
+    @Test("a save checks a composite value element by element: unknown elements, wrong types, required elements, element rules")
+    func elementValidation() throws {
+        var address = AttributeDescription(name: "address", type: .composite)
+        address.compositeName = "Place"
+        var zip = AttributeDescription(name: "zip", type: .string, regularExpression: "[0-9]{5}")
+        zip.isOptional = true
+        let place = CompositeDescription(name: "Place", elements: [AttributeDescription(name: "city", type: .string, isOptional: false), zip])
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Shop", attributes: [address])], composites: [place])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory, at: nil)
+        func saving(_ value: AttributeValue) throws -> ObjectValidationError? {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return try context.performAndWait {
+                let shop = try context.insertObject(forEntityName: "Shop")
+                try shop.setAttributeValue(value, forKey: "address")
+                do { try context.save() } catch let error as ObjectValidationError { return error }
+                return nil
+            }
+        }
+        #expect(try saving(.composite(["city": .string("Lyon"), "zip": .string("69001")])) == nil)
+        let unknown = try saving(.composite(["city": .string("Lyon"), "town": .string("x")]))
+        #expect(unknown?.failures.first?.rule == .compositeElement)
+        #expect("\(unknown.map { "\($0)" } ?? "")".contains("has element 'town', which composite 'Place' does not have (it has city, zip)"))
+        let wrongType = try saving(.composite(["city": .integer(3)]))
+        #expect("\(wrongType.map { "\($0)" } ?? "")".contains("element 'city' holds 3, not a String value"))
+        let missing = try saving(.composite(["zip": .string("69001")]))
+        #expect(missing?.failures.first?.rule == .required)
+        #expect("\(missing.map { "\($0)" } ?? "")".contains("element 'city' is required"))
+        let pattern = try saving(.composite(["city": .string("Lyon"), "zip": .string("6900")]))
+        #expect(pattern?.failures.first?.rule == .pattern)
+    }
 }
