@@ -69,7 +69,7 @@ struct PredicateGenerator {
         case .bool(let v): return v ? random.pick(["YES", "TRUE", "true"]) : random.pick(["NO", "FALSE", "false"])
         case .date(let v): return "CAST(\(v.timeIntervalSinceReferenceDate), 'NSDate')"
         case .uri(let v): return random.chance(50) ? quoted(v.absoluteString) : argument(.attribute(value))
-        case .binary, .uuid: return argument(.attribute(value))
+        case .binary, .uuid, .composite: return argument(.attribute(value))
         }
     }
 

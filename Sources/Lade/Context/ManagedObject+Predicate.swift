@@ -4,12 +4,13 @@ import Foundation
 extension ManagedObject: PredicateEvaluable {
     /// Attributes give their values, to-one relationships their destination's ID (nil when
     /// unset), and a path through to-many relationships one flat collection of what it reaches
-    /// from every destination, in relationship order.
+    /// from every destination, in relationship order. A path on into a composite attribute
+    /// gives the element's value (`address.city`).
     public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
         guard let key = path.first else { return .object(objectID) }
         guard let model = managedObjectContext?.model else { return .null }
         if model.attribute(key, of: layout.name) != nil {
-            return path.count == 1 ? (attributeValue(forKey: key).map { .attribute($0) } ?? .null) : .null
+            return (attributeValue(forKey: key).map { PredicateValue.attribute($0) } ?? .null).predicateValue(forKeyPath: Array(path.dropFirst()))
         }
         guard let relationship = model.relationship(key, of: layout.name) else { return .null }
         let rest = Array(path.dropFirst())

@@ -117,7 +117,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Reading
 
     /// The value of an attribute or relationship: `Int`, `Double`, `Float`, `Decimal`, `String`,
-    /// `Bool`, `Date`, `Data`, `UUID` or `URL` for attributes; `ManagedObject` for to-one,
+    /// `Bool`, `Date`, `Data`, `UUID` or `URL` for attributes (`[String: Any]` of those for a
+    /// composite attribute; set one with `[String: AttributeValue]`); `ManagedObject` for to-one,
     /// `Set<ManagedObject>` for to-many and `[ManagedObject]` for ordered to-many relationships.
     public func value(forKey key: String) -> Any? {
         guard let context = checkedContext(), let model = Optional(context.model) else { return nil }
@@ -529,6 +530,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         case .binary(let v): v
         case .uuid(let v): v
         case .uri(let v): v
+        case .composite(let v): v.mapValues(swiftValue)
         }
     }
 
@@ -584,6 +586,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         case .binary, .transformable: if let v = value as? Data { return .binary(v) }
         case .uuid: if let v = value as? UUID { return .uuid(v) }
         case .uri: if let v = value as? URL { return .uri(v) }
+        case .composite: if let v = value as? [String: AttributeValue] { return .composite(v) }
         case .undefined: break
         }
         throw wrong()

@@ -868,7 +868,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
         init(entity: String, model: ManagedObjectModel) {
             let attributes = model.attributes(of: entity)
-            validators = attributes.enumerated().map { ($0.offset, AttributeValidator($0.element)) }.filter { $0.1.hasRules }
+            validators = attributes.enumerated().map { ($0.offset, AttributeValidator($0.element, in: model)) }.filter { $0.1.hasRules }
             transientAttributes = Set(attributes.filter(\.isTransient).map(\.name))
             let relationships = model.relationships(of: entity)
             orderedRelationships = relationships.filter(\.isOrdered)

@@ -33,6 +33,9 @@ public struct AttributeDescription: Sendable, Hashable {
     /// Set for derived attributes: the expression Core Data computes the value from.
     public var derivationExpression: String?
     public var userInfo: [String: String]
+    /// For a `.composite` attribute, the name of the model's composite that describes its
+    /// elements (Xcode's `composite="…"`; `ManagedObjectModel.elements(of:)`).
+    public var compositeName: String?
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,

@@ -24,6 +24,9 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, Codable {
     case transformable = "Transformable"
     /// Xcode's type for transient attributes that hold any object; never stored.
     case undefined = "Undefined"
+    /// Xcode 15's composite attribute (`NSCompositeAttributeDescription`): a value of named
+    /// elements, described by one of the model's `composites` (`compositeName`).
+    case composite = "Composite"
 
     /// Whether values of this type are integers (and so compare and bound as integers).
     public var isInteger: Bool {

@@ -20,6 +20,9 @@ public enum AttributeValue: Sendable, Hashable {
     case binary(Data)
     case uuid(UUID)
     case uri(URL)
+    /// A composite attribute's value: element name → value, a nested composite's value a
+    /// nested `.composite`; an element without a value is absent (Core Data's dictionary).
+    indirect case composite([String: AttributeValue])
 }
 
 extension AttributeValue {
@@ -38,6 +41,7 @@ extension AttributeValue {
         case (.binary(let a), .binary(let b)): a == b
         case (.uuid(let a), .uuid(let b)): a == b
         case (.uri(let a), .uri(let b)): sameBytes(a.absoluteString, b.absoluteString)
+        case (.composite(let a), .composite(let b)): a == b
         default: false
         }
     }
@@ -72,6 +76,7 @@ extension AttributeValue {
         case .binary(let v): hasher.combine(7); hasher.combine(v)
         case .uuid(let v): hasher.combine(8); hasher.combine(v)
         case .uri(let v): hasher.combine(9); Self.hashBytes(v.absoluteString, into: &hasher)
+        case .composite(let v): hasher.combine(10); hasher.combine(v)
         }
     }
 
@@ -203,6 +208,8 @@ extension AttributeValue {
             self = .binary(value)
         case .undefined:
             throw fail("an Undefined attribute has no values that can be written in a model")
+        case .composite:
+            throw fail("a Composite attribute's value is its elements' values, not one text")
         }
     }
 
@@ -219,6 +226,9 @@ extension AttributeValue {
         case .binary(let v): v.base64EncodedString()
         case .uuid(let v): v.uuidString
         case .uri(let v): v.absoluteString
+        case .composite(let elements):
+            // Element names in order, each with its value's own text; not read back.
+            "{" + elements.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value.canonicalText)" }.joined(separator: "; ") + "}"
         }
     }
 
@@ -228,7 +238,7 @@ extension AttributeValue {
         case (.integer(let v), _) where type.isInteger: type.integerRange!.contains(v)
         case (.double, .double), (.float, .float), (.decimal, .decimal), (.string, .string),
              (.bool, .boolean), (.date, .date), (.binary, .binary), (.binary, .transformable),
-             (.uuid, .uuid), (.uri, .uri):
+             (.uuid, .uuid), (.uri, .uri), (.composite, .composite):
             true
         default: false
         }

@@ -14,6 +14,8 @@ public struct ManagedObjectModel: Sendable, Equatable {
     public var entities: [EntityDescription] { storage.entities }
     public var fetchRequestTemplates: [FetchRequestTemplate] { storage.fetchRequestTemplates }
     public var configurations: [ModelConfiguration] { storage.configurations }
+    /// The model's composite types (Xcode 15's `<composite>`), in model order.
+    public var composites: [CompositeDescription] { storage.composites }
     /// The version's name inside its bundle (`SampleModel2` for `SampleModel2.xcdatamodel`).
     public var versionName: String? { storage.versionName }
     /// Core Data's `versionIdentifiers` (Xcode's "Model Version Identifier").
@@ -31,6 +33,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
         let entities: [EntityDescription]
         let fetchRequestTemplates: [FetchRequestTemplate]
         let configurations: [ModelConfiguration]
+        let composites: [CompositeDescription]
         let versionName: String?
         let versionIdentifiers: [String]
         let indexByName: [String: Int]
@@ -40,11 +43,12 @@ public struct ManagedObjectModel: Sendable, Equatable {
         let resolved: [String: EntityLayout]
 
         init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration],
-             versionName: String?, versionIdentifiers: [String], indexByName: [String: Int], hashesByName: [String: Data],
+             composites: [CompositeDescription], versionName: String?, versionIdentifiers: [String], indexByName: [String: Int], hashesByName: [String: Data],
              resolved: [String: EntityLayout]) {
             self.entities = entities
             self.fetchRequestTemplates = fetchRequestTemplates
             self.configurations = configurations
+            self.composites = composites
             self.versionName = versionName
             self.versionIdentifiers = versionIdentifiers
             self.indexByName = indexByName
@@ -61,29 +65,31 @@ public struct ManagedObjectModel: Sendable, Equatable {
     public static func == (lhs: ManagedObjectModel, rhs: ManagedObjectModel) -> Bool {
         lhs.storage === rhs.storage || (
             lhs.entities == rhs.entities && lhs.fetchRequestTemplates == rhs.fetchRequestTemplates
-                && lhs.configurations == rhs.configurations && lhs.versionName == rhs.versionName
+                && lhs.configurations == rhs.configurations && lhs.composites == rhs.composites
+                && lhs.versionName == rhs.versionName
                 && lhs.versionIdentifiers == rhs.versionIdentifiers)
     }
 
     /// Makes a model from its parts, checking it as Core Data would.
     public init(
         entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate] = [],
-        configurations: [ModelConfiguration] = [], versionName: String? = nil, versionIdentifiers: [String] = []
+        configurations: [ModelConfiguration] = [], versionName: String? = nil, versionIdentifiers: [String] = [],
+        composites: [CompositeDescription] = []
     ) throws {
         try self.init(
             entities: entities, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
-            versionName: versionName, versionIdentifiers: versionIdentifiers, sourceMap: nil)
+            versionName: versionName, versionIdentifiers: versionIdentifiers, sourceMap: nil, composites: composites)
     }
 
     init(
         entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate],
         configurations: [ModelConfiguration], versionName: String?, versionIdentifiers: [String],
-        sourceMap: ModelSourceMap?
+        sourceMap: ModelSourceMap?, composites: [CompositeDescription] = []
     ) throws {
         let problems = ModelValidator(
             entities: entities, fetchRequestTemplates: fetchRequestTemplates,
             configurations: configurations, sourceMap: sourceMap
-        ).problems()
+        ).problems() + CompositeRules.problems(entities: entities, composites: composites, sourceMap: sourceMap)
         guard problems.isEmpty else { throw ModelError(problems) }
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
@@ -120,13 +126,15 @@ public struct ManagedObjectModel: Sendable, Equatable {
                 subentities: (children[entity.name] ?? []).sorted(),
                 relationshipSlots: slots)
         }
-        var hashes = VersionHash.ladeHashes(of: entities, index: index)
+        let compositesByName = Dictionary(composites.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var hashes = VersionHash.ladeHashes(of: entities, index: index, composites: compositesByName)
         for entity in entities {
             if let apple = entity.appleVersionHash { hashes[entity.name] = apple }
         }
         storage = Storage(
             entities: entities, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
-            versionName: versionName, versionIdentifiers: versionIdentifiers, indexByName: index, hashesByName: hashes,
+            composites: composites, versionName: versionName, versionIdentifiers: versionIdentifiers,
+            indexByName: index, hashesByName: hashes,
             resolved: resolved)
     }
 
@@ -232,7 +240,7 @@ public struct ManagedObjectModel: Sendable, Equatable {
     /// earlier Lade wrote), whether or not the model carries Apple's hashes.
     func ladeVersionHashes(scheme: VersionHash.Scheme) -> [String: Data] {
         if scheme == .current && !entities.contains(where: { $0.appleVersionHash != nil }) { return hashesByName }
-        return VersionHash.ladeHashes(of: entities, index: indexByName, scheme: scheme)
+        return VersionHash.ladeHashes(of: entities, index: indexByName, scheme: scheme, composites: compositesByName)
     }
 
     // MARK: Templates and configurations
@@ -268,8 +276,38 @@ public struct ManagedObjectModel: Sendable, Equatable {
         }
         var model = try ManagedObjectModel(
             entities: updated, fetchRequestTemplates: fetchRequestTemplates, configurations: configurations,
-            versionName: versionName, versionIdentifiers: versionIdentifiers)
+            versionName: versionName, versionIdentifiers: versionIdentifiers, composites: composites)
         model.warnings = warnings
         return model
+    }
+}
+
+// MARK: Composites
+
+extension ManagedObjectModel {
+    /// The composite of this name, if the model has one.
+    public func composite(named name: String) -> CompositeDescription? {
+        composites.first { $0.name == name }
+    }
+
+    /// The elements of a `.composite` attribute (its composite's); empty for other attributes.
+    ///
+    /// ```swift
+    /// let address = model.attribute("address", of: "Shop")!
+    /// model.elements(of: address).map(\.name)   // ["street", "zip"]
+    /// ```
+    public func elements(of attribute: AttributeDescription) -> [AttributeDescription] {
+        guard attribute.type == .composite, let name = attribute.compositeName else { return [] }
+        return composite(named: name)?.elements ?? []
+    }
+
+    var compositesByName: [String: CompositeDescription] {
+        Dictionary(composites.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Every composite attribute the entities declare, as `Entity.attribute`, in model order:
+    /// what a store that cannot keep composites names when it refuses the model.
+    package var compositeAttributePaths: [String] {
+        entities.flatMap { entity in entity.attributes.filter { $0.type == .composite }.map { "\(entity.name).\($0.name)" } }
     }
 }

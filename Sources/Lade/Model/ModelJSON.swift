@@ -25,7 +25,8 @@ extension ManagedObjectModel {
         try self.init(
             entities: document.entities, fetchRequestTemplates: document.fetchRequests ?? [],
             configurations: document.configurations ?? [], versionName: document.versionName,
-            versionIdentifiers: document.versionIdentifiers ?? [], sourceMap: ModelSourceMap(file: file))
+            versionIdentifiers: document.versionIdentifiers ?? [], sourceMap: ModelSourceMap(file: file),
+            composites: document.composites ?? [])
     }
 
     /// The model in Lade's JSON format, pretty-printed with sorted keys. Each entity carries its
@@ -89,6 +90,7 @@ private struct ModelDocument: Codable {
     var entities: [EntityDescription]
     var fetchRequests: [FetchRequestTemplate]?
     var configurations: [ModelConfiguration]?
+    var composites: [CompositeDescription]?
 
     init(model: ManagedObjectModel) {
         format = ManagedObjectModel.jsonFormatName
@@ -98,6 +100,7 @@ private struct ModelDocument: Codable {
         entities = model.entities
         fetchRequests = model.fetchRequestTemplates.isEmpty ? nil : model.fetchRequestTemplates
         configurations = model.configurations.isEmpty ? nil : model.configurations
+        composites = model.composites.isEmpty ? nil : model.composites
         hashes = model.versionHashes
     }
 
@@ -105,7 +108,7 @@ private struct ModelDocument: Codable {
     private var hashes: [String: Data] = [:]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case format, formatVersion, versionName, versionIdentifiers, entities, fetchRequests, configurations
+        case format, formatVersion, versionName, versionIdentifiers, entities, fetchRequests, configurations, composites
     }
 
     init(from decoder: Decoder) throws {
@@ -124,6 +127,7 @@ private struct ModelDocument: Codable {
         entities = try container.decode([EntityDescription].self, forKey: .entities)
         fetchRequests = try container.decodeIfPresent([FetchRequestTemplate].self, forKey: .fetchRequests)
         configurations = try container.decodeIfPresent([ModelConfiguration].self, forKey: .configurations)
+        composites = try container.decodeIfPresent([CompositeDescription].self, forKey: .composites)
     }
 
     func encode(to encoder: Encoder) throws {
@@ -135,6 +139,7 @@ private struct ModelDocument: Codable {
         try container.encode(entities.map { EntityRecord(entity: $0, hash: hashes[$0.name]) }, forKey: .entities)
         try container.encodeIfPresent(fetchRequests, forKey: .fetchRequests)
         try container.encodeIfPresent(configurations, forKey: .configurations)
+        try container.encodeIfPresent(composites, forKey: .composites)
     }
 }
 
@@ -217,7 +222,7 @@ extension AttributeDescription: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, optional, transient, defaultValue = "default", min, max, regularExpression
         case valueTransformerName, customClassName, externalStorage, indexed, preserveAfterDeletion
-        case renamingIdentifier, versionHashModifier, derivation, userInfo
+        case renamingIdentifier, versionHashModifier, derivation, userInfo, composite
     }
 
     public init(from decoder: Decoder) throws {
@@ -247,6 +252,7 @@ extension AttributeDescription: Codable {
         versionHashModifier = try c.decodeIfPresent(String.self, forKey: .versionHashModifier)
         derivationExpression = try c.decodeIfPresent(String.self, forKey: .derivation)
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+        compositeName = try c.decodeIfPresent(String.self, forKey: .composite)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -268,6 +274,7 @@ extension AttributeDescription: Codable {
         try c.encodeIfPresent(versionHashModifier, forKey: .versionHashModifier)
         try c.encodeIfPresent(derivationExpression, forKey: .derivation)
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
+        try c.encodeIfPresent(compositeName, forKey: .composite)
     }
 
     /// Values in JSON: numbers and booleans as JSON numbers and booleans; decimals as strings
@@ -485,5 +492,22 @@ extension ModelConfiguration: Codable {
         try c.encode(name, forKey: .name)
         try c.encode(entityNames, forKey: .entities)
         if isUsedWithCloudKit { try c.encode(true, forKey: .usedWithCloudKit) }
+    }
+}
+
+extension CompositeDescription: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, elements }
+
+    public init(from decoder: Decoder) throws {
+        try rejectUnknownKeys(decoder, CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name),
+                  elements: try c.decodeIfPresent([AttributeDescription].self, forKey: .elements) ?? [])
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        if !elements.isEmpty { try c.encode(elements, forKey: .elements) }
     }
 }

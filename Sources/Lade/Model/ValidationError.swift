@@ -11,6 +11,9 @@ public struct ObjectValidationError: Error, Sendable, CustomStringConvertible {
         /// A string the attribute's regular expression could not be decided for: neither a
         /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.
         case patternUndecided
+        /// A composite value with an element its composite lacks, or an element's value of
+        /// another type than the element's.
+        case compositeElement
     }
 
     public struct Failure: Sendable, CustomStringConvertible {

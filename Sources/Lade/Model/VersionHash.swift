@@ -11,7 +11,11 @@ import Foundation
 /// three inputs that change what a store holds: a relationship's delete rule, to-many flag and
 /// ordering. Renaming identifiers, class names, defaults, validation rules and indexes are left
 /// out, as Apple leaves them out. (`isReadOnly`, an input of Apple's property hash, is not in
-/// the model files Lade reads, so it is always false.)
+/// the model files Lade reads, so it is always false.) A composite attribute adds its
+/// composite's name and, in name order, each element's name, optionality, transience, type and
+/// modifier (a nested composite's elements after its own, the same way); whether Apple's hash
+/// takes a composite's elements in cannot be checked without a model with composites compiled
+/// by Xcode, which Lade does not have.
 ///
 /// The digest is deterministic but is **not** Apple's: a store written with these hashes
 /// matches Lade's reading of the model, not an app's compiled model. A store records which
@@ -30,7 +34,8 @@ enum VersionHash {
     }
 
     /// Every entity's hash under `scheme`.
-    static func ladeHashes(of entities: [EntityDescription], index: [String: Int], scheme: Scheme = .current) -> [String: Data] {
+    static func ladeHashes(of entities: [EntityDescription], index: [String: Int], scheme: Scheme = .current,
+                           composites: [String: CompositeDescription] = [:]) -> [String: Data] {
         var hashes: [String: Data] = [:]
         // Parents before children, without recursion: a chain of many ancestors cannot exhaust
         // the stack, and a cycle (refused by the validator) cannot loop.
@@ -44,7 +49,7 @@ enum VersionHash {
             }
             for entity in pending.reversed() {
                 hashes[entity.name] = ladeHash(of: entity, in: entities, index: index, scheme: scheme,
-                                               parentHash: entity.parentName.flatMap { hashes[$0] })
+                                               parentHash: entity.parentName.flatMap { hashes[$0] }, composites: composites)
             }
             return hashes[name]
         }
@@ -53,7 +58,7 @@ enum VersionHash {
     }
 
     static func ladeHash(of entity: EntityDescription, in entities: [EntityDescription], index: [String: Int],
-                         scheme: Scheme, parentHash: Data?) -> Data {
+                         scheme: Scheme, parentHash: Data?, composites: [String: CompositeDescription] = [:]) -> Data {
         var lineage = [entity]
         var seen: Set<String> = [entity.name]
         while let parent = lineage.last?.parentName, let position = index[parent], seen.insert(parent).inserted {
@@ -90,6 +95,7 @@ enum VersionHash {
             encoder.field("transient", attribute.isTransient)
             encoder.field("type", attribute.type.rawValue)
             encoder.field("modifier", attribute.versionHashModifier ?? "")
+            if attribute.type == .composite { encodeElements(of: attribute, composites, into: &encoder) }
         }
         for relationship in relationships {
             encoder.field("relationship", relationship.name)
@@ -105,6 +111,35 @@ enum VersionHash {
             encoder.field("modifier", relationship.versionHashModifier ?? "")
         }
         return Data(SHA256.hash(data: encoder.bytes))
+    }
+
+    /// A composite attribute's composite and elements, nested ones depth-first, without
+    /// recursion (a model may chain many composites); a composite already open on the path,
+    /// a cycle the model's rules refuse, is named and not entered.
+    private static func encodeElements(of attribute: AttributeDescription, _ composites: [String: CompositeDescription],
+                                       into encoder: inout CanonicalEncoder) {
+        enum Step { case open(String), element(AttributeDescription), close(String) }
+        var steps: [Step] = [.open(attribute.compositeName ?? "")]
+        var open: Set<String> = []
+        while let step = steps.popLast() {
+            switch step {
+            case .open(let name):
+                encoder.field("composite", name)
+                guard let composite = composites[name], open.insert(name).inserted else { continue }
+                steps.append(.close(name))
+                steps += composite.elements.sorted(by: { $0.name < $1.name }).reversed().map { .element($0) }
+            case .element(let element):
+                encoder.field("element", element.name)
+                encoder.field("optional", element.isOptional)
+                encoder.field("transient", element.isTransient)
+                encoder.field("type", element.type.rawValue)
+                encoder.field("modifier", element.versionHashModifier ?? "")
+                if element.type == .composite { steps.append(.open(element.compositeName ?? "")) }
+            case .close(let name):
+                open.remove(name)
+                encoder.field("endComposite", name)
+            }
+        }
     }
 
     /// Length-prefixed fields, so no two different inputs encode to the same bytes.

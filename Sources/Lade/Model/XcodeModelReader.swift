@@ -33,6 +33,7 @@ struct XcodeModelReader {
         var entities: [EntityDescription] = []
         var templates: [FetchRequestTemplate] = []
         var configurations: [ModelConfiguration] = []
+        var composites: [CompositeDescription] = []
         for child in root.children {
             switch child.name {
             case "entity": entities.append(readEntity(child))
@@ -47,6 +48,7 @@ struct XcodeModelReader {
                 configurations.append(ModelConfiguration(
                     name: name, entityNames: child.children(named: "memberEntity").compactMap { $0["name"] },
                     isUsedWithCloudKit: flag(child["usedWithCloudKit"])))
+            case "composite": composites.append(readComposite(child))
             case "elements": break  // diagram layout
             default: problem(child.line, "unknown element <\(child.name)> in <model>; Lade does not read it")
             }
@@ -58,7 +60,7 @@ struct XcodeModelReader {
         guard problems.isEmpty && ruleProblems.isEmpty else { throw ModelError(problems + ruleProblems) }
         var model = try ManagedObjectModel(
             entities: entities, fetchRequestTemplates: templates, configurations: configurations,
-            versionName: versionName, versionIdentifiers: identifiers, sourceMap: sourceMap)
+            versionName: versionName, versionIdentifiers: identifiers, sourceMap: sourceMap, composites: composites)
         model.warnings = warnings
         return model
     }
@@ -111,7 +113,24 @@ struct XcodeModelReader {
         return entity
     }
 
-    private mutating func readAttribute(_ node: XMLElementTree, entity: String) -> AttributeDescription? {
+    /// Xcode 15's `<composite name="…">`: its `<attribute>` elements, read as an entity's are.
+    private mutating func readComposite(_ node: XMLElementTree) -> CompositeDescription {
+        let name = node["name"] ?? ""
+        if node["name"] == nil { problem(node.line, "a <composite> has no name") }
+        sourceMap.lines["composite:\(name)"] = node.line
+        var composite = CompositeDescription(name: name)
+        for child in node.children {
+            guard child.name == "attribute" else {
+                problem(child.line, "unknown element <\(child.name)> in <composite> '\(name)'; Lade reads only <attribute> there")
+                continue
+            }
+            sourceMap.lines["composite:\(name).\(child["name"] ?? "")"] = child.line
+            if let element = readAttribute(child, entity: nil) { composite.elements.append(element) }
+        }
+        return composite
+    }
+
+    private mutating func readAttribute(_ node: XMLElementTree, entity: String?) -> AttributeDescription? {
         let name = node["name"] ?? ""
         guard let typeName = node["attributeType"] else {
             problem(node.line, entity: entity, property: name, "attribute has no attributeType")
@@ -131,6 +150,7 @@ struct XcodeModelReader {
             renamingIdentifier: node["elementID"], versionHashModifier: node["versionHashModifier"],
             derivationExpression: flag(node["derived"]) ? node["derivationExpression"] : nil,
             userInfo: readUserInfo(node))
+        attribute.compositeName = node["composite"]
         if let pattern = attribute.regularExpression, let compiled = try? RegularExpression(pattern), !compiled.isNative {
             // Validation still follows the pattern, through ICU; ICU gives up on values that
             // need too much backtracking and the value then fails, so the user is told.
@@ -146,7 +166,7 @@ struct XcodeModelReader {
         return attribute
     }
 
-    private mutating func value(_ node: XMLElementTree, _ key: String, as type: AttributeType, entity: String, label: String) -> AttributeValue? {
+    private mutating func value(_ node: XMLElementTree, _ key: String, as type: AttributeType, entity: String?, label: String) -> AttributeValue? {
         guard let text = node[key] else { return nil }
         do {
             return try AttributeValue(parsing: text, as: type)

@@ -28,8 +28,12 @@ public final class AttributeValidator: Sendable {
     private let measuresLength: Bool
     private let expression: RegularExpression?
     private let pattern: String
+    /// For a composite attribute validated with its model: each element's rules, by name.
+    private let elements: [String: AttributeValidator]?
 
-    public init(_ attribute: AttributeDescription) {
+    /// The rules of `attribute`; with `model`, a composite attribute's value is checked
+    /// element by element too (names, types and each element's own rules).
+    public init(_ attribute: AttributeDescription, in model: ManagedObjectModel? = nil) {
         self.attribute = attribute
         isOptional = attribute.isOptional
         minValue = attribute.minValue
@@ -37,11 +41,15 @@ public final class AttributeValidator: Sendable {
         measuresLength = attribute.type == .string || attribute.type == .binary
         expression = attribute.regularExpression.flatMap { try? RegularExpression($0) }
         pattern = attribute.regularExpression ?? ""
+        // The model's rules bound the nesting (64 levels), so this recursion is shallow.
+        elements = attribute.type == .composite ? model.map { model in
+            Dictionary(model.elements(of: attribute).map { ($0.name, AttributeValidator($0, in: model)) }, uniquingKeysWith: { first, _ in first })
+        } : nil
     }
 
     /// Whether any value can break a rule: false for an optional attribute with no minimum,
     /// maximum or pattern (a save need not ask about its values).
-    public var hasRules: Bool { !isOptional || minValue != nil || maxValue != nil || expression != nil }
+    public var hasRules: Bool { !isOptional || minValue != nil || maxValue != nil || expression != nil || elements != nil }
 
     /// One broken rule, in the words a save's `ObjectValidationError` uses.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
@@ -91,6 +99,27 @@ public final class AttributeValidator: Sendable {
                 // Neither a match nor a mismatch: refused, and said to be undecided.
                 let why = (error as? RegularExpressionError)?.reason ?? "\(error)"
                 return Violation(rule: .patternUndecided, message: "could not be decided against the pattern /\(pattern)/: \(why)")
+            }
+        }
+        if let elements, case .composite(let values) = value {
+            return elementViolation(values, elements)
+        }
+        return nil
+    }
+
+    /// The first element of a composite value that breaks a rule, named in the message.
+    private func elementViolation(_ values: [String: AttributeValue], _ elements: [String: AttributeValidator]) -> Violation? {
+        for name in values.keys.sorted() where elements[name] == nil {
+            let known = elements.keys.sorted().joined(separator: ", ")
+            return Violation(rule: .compositeElement, message: "has element '\(name)', which composite '\(attribute.compositeName ?? "")' does not have (it has \(known.isEmpty ? "none" : known))")
+        }
+        for name in elements.keys.sorted() {
+            let element = elements[name]!
+            if let value = values[name], !value.fits(element.attribute.type) {
+                return Violation(rule: .compositeElement, message: "element '\(name)' holds \(value.canonicalText), not a \(element.attribute.type.rawValue) value")
+            }
+            if let violation = element.violation(of: values[name]) {
+                return Violation(rule: violation.rule, message: "element '\(name)' \(violation.message)")
             }
         }
         return nil

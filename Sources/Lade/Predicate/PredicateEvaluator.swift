@@ -25,11 +25,17 @@ extension PredicateEvaluable {
 }
 
 /// A plain value evaluates as `SELF`: `try FetchPredicate(format: "SELF BEGINSWITH 'a'").evaluate(with: PredicateValue.string("abc"))`.
+/// A composite value answers its elements' names (`address.city`, `address.geo.lat`); an
+/// element without a value is nil.
 extension PredicateValue: PredicateEvaluable {
     public func predicateValue(forKeyPath path: [String]) -> PredicateValue {
-        guard !path.isEmpty else { return self }
-        if case .collection(let members) = self { return .collection(members.map { $0.predicateValue(forKeyPath: path) }) }
-        return .null
+        guard let first = path.first else { return self }
+        switch self {
+        case .collection(let members): return .collection(members.map { $0.predicateValue(forKeyPath: path) })
+        case .attribute(.composite(let elements)):
+            return (elements[first].map { PredicateValue.attribute($0) } ?? .null).predicateValue(forKeyPath: Array(path.dropFirst()))
+        default: return .null
+        }
     }
 }
 

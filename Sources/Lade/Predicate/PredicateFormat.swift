@@ -77,6 +77,9 @@ extension PredicateValue {
             case .binary(let v): return "CAST(\(Self.quoted(v.base64EncodedString())), 'NSData')"
             case .uuid(let v): return "CAST(\(Self.quoted(v.uuidString)), 'NSUUID')"
             case .uri(let v): return "CAST(\(Self.quoted(v.absoluteString)), 'NSURL')"
+            case .composite(let elements):
+                // Core Data's format has no composite literal; a dictionary's is the nearest.
+                return "{" + elements.sorted { $0.key < $1.key }.map { "\(Self.quoted($0.key)): \(PredicateValue.attribute($0.value).formatted)" }.joined(separator: ", ") + "}"
             }
         }
     }

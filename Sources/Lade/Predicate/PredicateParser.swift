@@ -407,7 +407,7 @@ struct PredicateParser {
             switch ValueComparison.key(attribute) {
             case .number(let double, _): number = double
             case .text(let text): number = Double(text.trimmingCharacters(in: .whitespaces))
-            case .bytes: number = nil
+            case .bytes, .composite: number = nil
             }
         default: number = nil
         }

@@ -85,12 +85,24 @@ public struct FetchSortDescriptor: Sendable, Hashable {
 
     /// Refuses a key path that is not a stored attribute reached through to-one relationships:
     /// neither the store nor the context sorts by relationships, to-many paths or transient values.
+    /// A composite attribute is sorted by one of its elements (`address.city`), not as a whole.
     func check(on entity: String, in model: ManagedObjectModel) throws {
         var current = entity
         let path = keyPath.joined(separator: ".")
         for (position, key) in keyPath.enumerated() {
             let last = position == keyPath.count - 1
             if let attribute = model.attribute(key, of: current) {
+                if attribute.type == .composite, !attribute.isTransient {
+                    var element = attribute
+                    for name in keyPath[(position + 1)...] {
+                        guard let next = model.elements(of: element).first(where: { $0.name == name }) else {
+                            throw FetchPredicateError.unsupported("sorting by '\(path)': composite '\(element.compositeName ?? element.name)' has no element '\(name)'")
+                        }
+                        element = next
+                    }
+                    guard element.type != .composite else { throw FetchPredicateError.unsupported("sorting by composite '\(path)'; sort by one of its elements") }
+                    return
+                }
                 guard last else { throw FetchPredicateError.unsupported("sorting by '\(path)', a key path through attribute '\(key)'") }
                 guard !attribute.isTransient else { throw FetchPredicateError.unsupported("sorting by transient attribute '\(key)'") }
                 return

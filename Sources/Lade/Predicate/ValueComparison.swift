@@ -14,11 +14,13 @@ enum ValueComparison {
         case number(Double, exact: Int64?)
         case text(String)
         case bytes([UInt8])
+        /// A composite value: equal only to the same elements and values, never ordered.
+        case composite([String: AttributeValue])
     }
 
     /// What a value is, for deciding whether two values compare at all.
     enum Kind: Equatable {
-        case null, number, text, bytes, object, collection
+        case null, number, text, bytes, object, collection, composite
     }
 
     static func key(_ value: AttributeValue) -> Key {
@@ -33,6 +35,7 @@ enum ValueComparison {
         case .uri(let v): .text(v.absoluteString)
         case .binary(let v): .bytes(Array(v))
         case .uuid(let v): .bytes(withUnsafeBytes(of: v.uuid) { Array($0) })
+        case .composite(let v): .composite(v)
         }
     }
 
@@ -51,6 +54,7 @@ enum ValueComparison {
         case .integer, .double, .float, .decimal, .bool, .date: .number
         case .string, .uri: .text
         case .binary, .uuid: .bytes
+        case .composite: .composite
         }
     }
 
@@ -77,6 +81,8 @@ enum ValueComparison {
             return StringComparison.compare(x, y, options)
         case (.bytes(let x), .bytes(let y)):
             return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        case (.composite(let x), .composite(let y)):
+            return x == y ? 0 : nil
         default:
             return nil
         }

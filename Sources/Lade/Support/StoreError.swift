@@ -29,6 +29,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The store's contents break Core Data's invariants (`lade check` lists them).
         case damaged([StoreDamage])
         case sqlite(code: Int32)
+        /// The model has something this type of store cannot keep (composite attributes
+        /// outside an in-memory store).
+        case unsupportedModel
     }
 
     public let kind: Kind
@@ -59,6 +62,7 @@ extension StoreError: LadeError {
         case .io: "store.io"
         case .sqlite: "store.sqlite"
         case .damaged: "store.damaged"
+        case .unsupportedModel: "store.unsupportedModel"
         }
     }
 }

@@ -47,6 +47,14 @@ public struct ModelReport {
             out.append("")
             out += entityLines(entity)
         }
+        if !model.composites.isEmpty {
+            out.append("")
+            out.append("Composites (kept in in-memory stores only: SQLite, XML and binary stores refuse them)")
+            for composite in model.composites {
+                out.append("  \(composite.name)\(composite.elements.isEmpty ? " (no elements)" : ":")")
+                out += table(composite.elements.map { [$0.name, $0.type.rawValue, attributeDetails($0)] })
+            }
+        }
         if !model.fetchRequestTemplates.isEmpty {
             out.append("")
             out.append("Fetch request templates")
@@ -110,6 +118,7 @@ public struct ModelReport {
 
     private func attributeDetails(_ attribute: AttributeDescription) -> String {
         var parts = [attribute.isOptional ? "optional" : "required"]
+        if let composite = attribute.compositeName { parts.append("composite \(composite)") }
         if attribute.isTransient { parts.append("transient") }
         if let value = attribute.defaultValue { parts.append("default \(show(value))") }
         if let value = attribute.minValue { parts.append("min \(show(value))") }

@@ -22,6 +22,8 @@ package enum ExportText {
         case .double(let number): number.isFinite ? number.description : jsonString(nonFinite(number))
         case .float(let number): number.isFinite ? number.description : jsonString(nonFinite(Double(number)))
         case .bool(let flag): flag ? "true" : "false"
+        case .composite(let elements):
+            "{" + elements.sorted { $0.key < $1.key }.map { jsonString($0.key) + ":" + json($0.value) }.joined(separator: ",") + "}"
         default: jsonString(text(value))
         }
     }
@@ -40,6 +42,8 @@ package enum ExportText {
         case .binary(let data): data.base64EncodedString()
         case .uuid(let uuid): uuid.uuidString
         case .uri(let url): url.absoluteString
+        // A composite's elements as one JSON object, element names in order.
+        case .composite: json(value)
         }
     }
 

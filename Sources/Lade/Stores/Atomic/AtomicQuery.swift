@@ -71,7 +71,8 @@ struct AtomicQuery {
             guard let object = query.graph[key], let id = query.objectID(key) else { return .null }
             guard let first = path.first else { return .object(id) }
             if query.model.attribute(first, of: object.entity) != nil {
-                return path.count == 1 ? (object.attributes[first].map { .attribute($0) } ?? .null) : .null
+                // Past an attribute only a composite's elements (`address.city`) give values.
+                return (object.attributes[first].map { PredicateValue.attribute($0) } ?? .null).predicateValue(forKeyPath: Array(path.dropFirst()))
             }
             guard let relationship = query.model.relationship(first, of: object.entity) else {
                 if unknown?.first == nil { unknown?.first = (object.entity, first) }

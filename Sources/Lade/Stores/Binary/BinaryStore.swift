@@ -22,5 +22,7 @@ package final class BinaryStore: AtomicStore, AtomicFileStore, @unchecked Sendab
 extension BinaryStoreFile: AtomicStoreFileFormat {
     static var storeType: String { StoreMetadata.binaryStoreType }
     static var firstKey: Int64 { 1 }
-    static func check(_ model: ManagedObjectModel, path: String) throws {}
+    static func check(_ model: ManagedObjectModel, path: String) throws {
+        if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: path) { throw refusal }
+    }
 }

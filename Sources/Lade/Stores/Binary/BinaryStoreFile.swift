@@ -283,6 +283,9 @@ final class BodyWriter {
         case .decimal: bytes.append(Tag.decimal.rawValue); string(value.canonicalText)
         case .string(let text): bytes.append(Tag.string.rawValue); string(text)
         case .bool(let flag): bytes.append(Tag.bool.rawValue); bytes.append(flag ? 1 : 0)
+        // Values are checked against their attribute's type, and a binary store refuses every
+        // model with a composite attribute (`StoreError.refusingComposites`).
+        case .composite: preconditionFailure("a composite value reached a binary store, which refuses composite attributes")
         case .date(let date): bytes.append(Tag.date.rawValue); bytes.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern)
         case .binary(let data):
             bytes.append(Tag.binary.rawValue)

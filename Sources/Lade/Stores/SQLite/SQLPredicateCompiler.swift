@@ -385,7 +385,7 @@ struct SQLPredicateCompiler {
             case .null: .null
             case .number: .number
             case .text: .text
-            case .bytes: .bytes
+            case .bytes, .composite: .bytes  // a composite constant is refused in `operand`
             case .object: .object
             case .collection: .collection
             }
@@ -408,7 +408,11 @@ struct SQLPredicateCompiler {
 
     private mutating func operand(_ expression: FetchExpression) throws -> Operand {
         switch expression {
-        case .constant(let value): return .constant(value)
+        case .constant(let value):
+            if Self.holdsComposite(value) {
+                throw FetchPredicateError.unsupported("a composite value in a SQLite fetch: Core Data's SQLite columns for composite elements are not known from any Apple-written store")
+            }
+            return .constant(value)
         case .evaluatedObject: return .object(key: "t0.Z_PK", entityColumn: "t0.Z_ENT", entity: entity, alias: "t0")
         case .keyPath(let path): return try walk(from: "t0", entity, path)
         case .variable(let name):
@@ -477,6 +481,9 @@ struct SQLPredicateCompiler {
         for (position, key) in path.enumerated() {
             let last = position == path.count - 1
             if let attribute = model.attribute(key, of: current) {
+                if attribute.type == .composite {
+                    throw FetchPredicateError.unsupported("composite attribute '\(key)' of \(current) in a SQLite fetch: Core Data's SQLite columns for composite elements are not known from any Apple-written store, so Lade keeps composites in in-memory stores only, where such predicates are evaluated")
+                }
                 guard last else { throw FetchPredicateError.unsupported("a key path through attribute '\(key)'") }
                 guard !attribute.isTransient, attribute.type != .undefined else {
                     throw FetchPredicateError.unsupported("transient attribute '\(key)' in a store fetch")
@@ -549,6 +556,14 @@ struct SQLPredicateCompiler {
         return (["\(destination.tableName) \(next)"], "(\(next).\(keyColumn) = \(alias).Z_PK AND \(next).Z_ENT IN (\(numbers.joined(separator: ", "))))")
     }
 
+    private static func holdsComposite(_ value: PredicateValue) -> Bool {
+        switch value {
+        case .attribute(.composite): true
+        case .collection(let members): members.contains(where: holdsComposite)
+        default: false
+        }
+    }
+
     private mutating func newAlias() -> String {
         aliasCount += 1
         return "t\(aliasCount)"
@@ -558,7 +573,7 @@ struct SQLPredicateCompiler {
         switch type {
         case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean, .date: .number
         case .string, .uri: .text
-        case .binary, .transformable, .uuid, .undefined: .bytes
+        case .binary, .transformable, .uuid, .undefined, .composite: .bytes
         }
     }
 

@@ -427,7 +427,9 @@ package struct SQLiteSchema: Sendable {
         case .decimal: "DECIMAL"
         case .date: "TIMESTAMP"
         case .string, .uri: "VARCHAR"
-        case .binary, .transformable, .uuid, .undefined: "BLOB"
+        // No SQLite store Lade opens holds a composite (`StoreError.refusingComposites`); a
+        // schema is still made for models with them, to check the keys of in-memory fetches.
+        case .binary, .transformable, .uuid, .undefined, .composite: "BLOB"
         }
     }
 

@@ -69,6 +69,7 @@ package final class SQLiteStore: @unchecked Sendable {
     static func createFile(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?,
                            schemaBatchSize: Int = schemaBatchSize) throws -> String {
         let path = url.path
+        if let refusal = StoreError.refusingComposites(in: model, storeType: StoreMetadata.sqliteStoreType, path: path) { throw refusal }
         // A symbolic link that leads nowhere is refused as such, not linked over.
         _ = try FileSystem.resolvingLink(url)
         guard !FileManager.default.fileExists(atPath: path) else {
@@ -196,6 +197,8 @@ package final class SQLiteStore: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.notFound, path: path, "no store here")
         }
+        // Also a store Core Data wrote: its composite columns could not be read or written.
+        if let refusal = StoreError.refusingComposites(in: model, storeType: StoreMetadata.sqliteStoreType, path: path) { throw refusal }
         self.fileURL = url
         self.model = model
         self.isReadOnly = readOnly

@@ -18,6 +18,9 @@ enum SQLiteValueCoding {
         case .uri(let v): .text(v.absoluteString)
         case .binary(let v): .blob(v)
         case .uuid(let v): .blob(withUnsafeBytes(of: v.uuid) { Data($0) })
+        // Values are checked against their attribute's type, and a SQLite store refuses every
+        // model with a composite attribute (`StoreError.refusingComposites`).
+        case .composite: preconditionFailure("a composite value reached a SQLite store, which refuses composite attributes")
         }
     }
 

@@ -29,6 +29,7 @@ extension XMLStoreFile: AtomicStoreFileFormat {
     static var firstKey: Int64 { firstObjectID }
 
     static func check(_ model: ManagedObjectModel, path: String) throws {
+        if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: path) { throw refusal }
         _ = try XMLStoreNames(model: model, path: path)
     }
 }

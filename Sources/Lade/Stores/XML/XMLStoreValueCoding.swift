@@ -36,6 +36,7 @@ enum XMLStoreValueCoding {
         case .uuid: "uuid"
         case .uri: "uri"
         case .undefined: "undefined"
+        case .composite: "composite"  // refused before any value is written (`StoreError.refusingComposites`)
         }
     }
 

@@ -1,0 +1,21 @@
+import Foundation
+
+extension StoreError {
+    /// The refusal of a model with composite attributes by a store of `storeType` (at `path`),
+    /// or nil when the model has none.
+    ///
+    /// Core Data keeps composites in SQLite stores only (`NSCompositeAttributeDescription`), so
+    /// XML and binary stores refuse them as Core Data does. A SQLite store refuses them too:
+    /// which columns Core Data's SQLite store makes for a composite's elements is not known
+    /// from any Apple-written store, and a store laid out by guess could be misread by the app.
+    /// An in-memory store writes no file and keeps them.
+    static func refusingComposites(in model: ManagedObjectModel, storeType: String, path: String) -> StoreError? {
+        let paths = model.compositeAttributePaths
+        guard !paths.isEmpty else { return nil }
+        let which = "composite attribute\(paths.count == 1 ? "" : "s") \(paths.joined(separator: ", "))"
+        let why = storeType == StoreMetadata.sqliteStoreType
+            ? "Lade does not keep composite attributes in a SQLite store: Core Data's SQLite columns for composite elements are not known from any Apple-written store, and a store laid out by guess could be misread by Core Data"
+            : "Core Data keeps composite attributes in SQLite stores only, not in \(storeType) stores"
+        return StoreError(.unsupportedModel, path: path, "the model has \(which); \(why). Use an in-memory store, or a model without composite attributes")
+    }
+}
