@@ -292,6 +292,7 @@ extension KeyedArchiveWriter {
         case .uuid: 1100
         case .uri: 1200
         case .transformable: 1800
+        case .composite: 2100   // NSCompositeAttributeType (macOS 14, iOS 17)
         }
     }
 
@@ -307,6 +308,7 @@ extension KeyedArchiveWriter {
         case .uuid: "NSUUID"
         case .uri: "NSURL"
         case .transformable: attribute.customClassName
+        case .composite: "NSDictionary"
         case .undefined: nil
         }
     }

@@ -181,6 +181,11 @@ extension KeyedArchiveWriter {
             return object(["NSURL", "NSObject"]) { archive in ["NS.base": Self.null, "NS.relative": archive.string(url.absoluteString)] }
         case .decimal(let decimal):
             return object(["NSDecimalNumber", "NSNumber", "NSValue", "NSObject"]) { _ in Self.decimalFields(decimal) }
+        case .composite(let elements):
+            // A composite's value is a dictionary of its elements, as Core Data gives it.
+            var pairs: [(key: String, value: PropertyListValue)] = []
+            for name in elements.keys.sorted() { pairs.append((name, attributeValue(elements[name]!))) }
+            return dictionary(pairs)
         }
     }
 
