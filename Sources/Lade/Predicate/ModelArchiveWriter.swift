@@ -49,6 +49,11 @@ enum ModelArchive {
         var archive = KeyedArchiveWriter()
         let context = Context(model: model, form: form)
         let root = try archive.model(context)
+        // Everything referred to ahead was written where it belongs (entities with the model,
+        // relationships with their entity); a slot left empty would be a broken archive.
+        guard archive.unwritten.isEmpty else {
+            throw ModelArchiveError(entity: nil, property: nil, reason: "\(archive.unwritten.prefix(3).joined(separator: ", ")) is referred to but never written")
+        }
         return try archive.archive(root: root)
     }
 
@@ -101,7 +106,7 @@ extension KeyedArchiveWriter {
                 for configuration in configurations {
                     var members: [PropertyListValue] = []
                     for name in configuration.entityNames.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                        members.append(try archive.entity(name, context))
+                        members.append(try archive.entityReference(name, context))
                     }
                     pairs.append((configuration.name, archive.array(members, classes: ["NSSet", "NSObject"])))
                 }
@@ -136,6 +141,15 @@ extension KeyedArchiveWriter {
         }
     }
 
+    /// The reference to an entity, written later if not yet (``KeyedArchiveWriter/reference(identity:)``):
+    /// every entity is written by ``entities(_:)``.
+    private mutating func entityReference(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
+        guard context.model.entity(named: name) != nil else {
+            throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
+        }
+        return reference(identity: "entity:\(name)")
+    }
+
     fileprivate mutating func entity(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
         guard let entity = context.model.entity(named: name) else {
             throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
@@ -151,10 +165,10 @@ extension KeyedArchiveWriter {
             ]
             var subentities: [(key: String, value: PropertyListValue)] = []
             for child in sortedByName(context.model.subentities(of: name), \.name) {
-                subentities.append((child.name, try archive.entity(child.name, context)))
+                subentities.append((child.name, try archive.entityReference(child.name, context)))
             }
             fields["NSSubentities"] = archive.dictionary(subentities, classes: ["NSMutableDictionary", "NSDictionary", "NSObject"])
-            fields["NSSuperentity"] = try entity.parentName.map { try archive.entity($0, context) } ?? Self.null
+            fields["NSSuperentity"] = try entity.parentName.map { try archive.entityReference($0, context) } ?? Self.null
             fields["NSProperties"] = try archive.properties(of: entity, context)
             fields["NSUserInfo"] = archive.userInfo(entity.userInfo)
             if entity.isAbstract { fields["NSIsAbstract"] = .bool(true) }
@@ -376,10 +390,10 @@ extension KeyedArchiveWriter {
                 optional: relationship.isOptional, transient: relationship.isTransient, ordered: relationship.isOrdered,
                 userInfo: relationship.userInfo, versionHashModifier: relationship.versionHashModifier, flags: flags, context)
             let destination = relationship.destinationEntityName
-            fields["NSDestinationEntity"] = try archive.entity(destination, context)
+            fields["NSDestinationEntity"] = try archive.entityReference(destination, context)
             fields["_NSDestinationEntityName"] = archive.string(destination)
             if let inverse = relationship.inverseName, let target = context.model.relationship(inverse, of: destination) {
-                fields["NSInverseRelationship"] = try archive.relationship(target, on: destination, context)
+                fields["NSInverseRelationship"] = archive.reference(identity: "property:\(context.owner(of: target.name, on: destination)).\(target.name)")
             } else {
                 fields["NSInverseRelationship"] = Self.null
             }

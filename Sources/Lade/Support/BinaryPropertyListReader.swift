@@ -15,8 +15,12 @@ struct BinaryPropertyListReader {
     /// How deep arrays and dictionaries may nest: the same bound the writers keep
     /// (``PropertyListValue/maximumDepth``), so that nothing is written that cannot be read.
     static var maximumDepth: Int { PropertyListValue.maximumDepth }
-    /// How many values one file may expand into (an object referred to twice counts twice).
+    /// How many values one file may expand into (an object referred to twice counts twice):
+    /// a million, or eight for each object the file holds, whichever is more, so that sharing
+    /// cannot blow a small file up, while a large archive (a model of 20,000 entities' cache
+    /// holds several million objects, each read once) is still read.
     static let maximumValues = 1_000_000
+    private var valueBound: Int { max(Self.maximumValues, objectCount * 8) }
 
     private let bytes: [UInt8]
     private let offsetSize: Int
@@ -100,7 +104,7 @@ struct BinaryPropertyListReader {
 
     private mutating func object(_ reference: Int, depth: Int) throws -> PropertyListValue {
         values += 1
-        guard values <= Self.maximumValues else { throw PropertyListError(damaged: "it expands into more than \(Self.maximumValues) values") }
+        guard values <= valueBound else { throw PropertyListError(damaged: "it expands into more than \(valueBound) values") }
         let start = try offset(of: reference)
         let marker = bytes[start]
         let nibble = marker & 0xF

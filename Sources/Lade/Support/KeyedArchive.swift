@@ -75,8 +75,12 @@ struct KeyedArchive {
     func object(_ field: PropertyListValue?) throws -> Object? {
         guard let resolved = try value(field) else { return nil }
         reads.count += 1
-        guard reads.count <= Self.maximumObjectsRead else {
-            throw fail("the keyed archive expands into more than \(Self.maximumObjectsRead) objects")
+        // Four reads per object the archive holds, or 200,000, whichever is more: sharing cannot
+        // blow a small archive up, and a large one (the cache of a model of 20,000 entities)
+        // is still read.
+        let bound = max(Self.maximumObjectsRead, objects.count * 4)
+        guard reads.count <= bound else {
+            throw fail("the keyed archive expands into more than \(bound) objects")
         }
         guard case .dictionary(var fields) = resolved, let classReference = fields.removeValue(forKey: "$class") else {
             throw fail("the keyed archive holds a \(Self.kind(resolved)) where an object was expected")

@@ -26,6 +26,8 @@ struct KeyedArchiveWriter {
     private var classRecords: [String: Int] = [:]
     private var strings: [String: Int] = [:]
     private var identities: [String: Int] = [:]
+    /// Objects referred to before they were written (``reference(identity:)``), by identity.
+    private var reserved: [String: Int] = [:]
 
     /// The reference to object `number` (`["CF$UID": number]`, written as a UID).
     static func reference(_ number: Int) -> PropertyListValue { .dictionary(["CF$UID": .integer(Int64(number))]) }
@@ -58,6 +60,22 @@ struct KeyedArchiveWriter {
     /// Whether an object of this identity was started already.
     func has(identity: String) -> Bool { identities[identity] != nil }
 
+    /// The reference to the object of `identity`, which a later ``object(_:identity:fields:)``
+    /// call writes when it has not been started yet: so that objects that refer to one another
+    /// along a long chain (an entity's relationship to the next entity, to the next…) are
+    /// written one after another, not each inside the one before, which would nest as deep as
+    /// the chain is long.
+    mutating func reference(identity: String) -> PropertyListValue {
+        if let known = identities[identity] { return Self.reference(known) }
+        objects.append(.string("$null"))
+        identities[identity] = objects.count - 1
+        reserved[identity] = objects.count - 1
+        return Self.reference(objects.count - 1)
+    }
+
+    /// The identities referred to (``reference(identity:)``) and never written.
+    var unwritten: [String] { reserved.keys.sorted() }
+
     /// An object of class `classes[0]` (its superclasses after it, ending with the root class),
     /// whose keyed fields `fields` gives: scalars inline, objects as references from this writer.
     /// With an `identity` already met, the reference to that object, `fields` not called.
@@ -65,10 +83,16 @@ struct KeyedArchiveWriter {
         _ classes: [String], identity: String? = nil,
         fields: (inout KeyedArchiveWriter) throws -> [String: PropertyListValue]
     ) rethrows -> PropertyListValue {
-        if let identity, let known = identities[identity] { return Self.reference(known) }
-        let number = objects.count
-        objects.append(.string("$null"))
-        if let identity { identities[identity] = number }
+        let number: Int
+        if let identity, let slot = reserved.removeValue(forKey: identity) {
+            number = slot
+        } else if let identity, let known = identities[identity] {
+            return Self.reference(known)
+        } else {
+            number = objects.count
+            objects.append(.string("$null"))
+            if let identity { identities[identity] = number }
+        }
         var members = try fields(&self)
         members["$class"] = classRecord(classes)
         objects[number] = .dictionary(members)
