@@ -15,6 +15,11 @@ func modelDifferences(compiled: ManagedObjectModel, source: ManagedObjectModel, 
     func check<T: Equatable>(_ place: String, _ field: String, _ a: T, _ b: T) {
         if a != b { differences.append("\(place): \(field): compiled \(a), source \(b)") }
     }
+    // Fields compared as values where they are hashable (a dictionary's text depends on its order).
+    func same(_ a: Any, _ b: Any) -> Bool {
+        if let a = a as? AnyHashable, let b = b as? AnyHashable { return a == b }
+        return "\(a)" == "\(b)"
+    }
     if comparesVersionName { check("model", "versionName", compiled.versionName, source.versionName) }
     check("model", "versionIdentifiers", compiled.versionIdentifiers.filter { !$0.isEmpty }, source.versionIdentifiers.filter { !$0.isEmpty })
     check("model", "entities", compiled.entityNames.sorted(), source.entityNames.sorted())
@@ -41,14 +46,14 @@ func modelDifferences(compiled: ManagedObjectModel, source: ManagedObjectModel, 
             if mine.customClassName == nil, attribute.type == .transformable { mine.customClassName = attribute.customClassName }
             let at = "\(place), attribute \(attribute.name)"
             let mirrorA = Mirror(reflecting: mine), mirrorB = Mirror(reflecting: attribute)
-            for (a, b) in zip(mirrorA.children, mirrorB.children) where "\(a.value)" != "\(b.value)" {
+            for (a, b) in zip(mirrorA.children, mirrorB.children) where !same(a.value, b.value) {
                 differences.append("\(at): \(a.label ?? "?"): compiled \(a.value), source \(b.value)")
             }
         }
         for relationship in entity.relationships {
             guard let mine = other.relationships.first(where: { $0.name == relationship.name }) else { continue }
             let at = "\(place), relationship \(relationship.name)"
-            for (a, b) in zip(Mirror(reflecting: mine).children, Mirror(reflecting: relationship).children) where "\(a.value)" != "\(b.value)" {
+            for (a, b) in zip(Mirror(reflecting: mine).children, Mirror(reflecting: relationship).children) where !same(a.value, b.value) {
                 differences.append("\(at): \(a.label ?? "?"): compiled \(a.value), source \(b.value)")
             }
         }

@@ -9,7 +9,6 @@ struct PredicateTemplateTests {
             fetchRequestTemplates: [
                 FetchRequestTemplate(name: "scoredAbove", entityName: "Owner", predicateString: "score > $MINIMUM", fetchLimit: 2),
                 FetchRequestTemplate(name: "everything", entityName: "Item"),
-                FetchRequestTemplate(name: "broken", entityName: "Item", predicateString: "str ==== 1"),
             ],
             ownerFetchedProperties: [
                 FetchedPropertyDescription(
@@ -46,7 +45,12 @@ struct PredicateTemplateTests {
         }
         #expect(throws: FetchPredicateError.missingVariable("MINIMUM")) { try stack.model.fetchRequest(fromTemplateNamed: "scoredAbove") }
         #expect(throws: FetchPredicateError.unknownTemplate("nothing")) { try stack.model.fetchRequest(fromTemplateNamed: "nothing") }
-        let broken = #expect(throws: FetchPredicateError.self) { try stack.model.fetchRequest(fromTemplateNamed: "broken") }
+        // A model with a template that does not parse loads (the error comes when it is used),
+        // but gets no SQLite store: its model cache could not hold it (ModelCacheWriterTests).
+        let withBroken = try PredicateTestStack.makeModel(fetchRequestTemplates: [
+            FetchRequestTemplate(name: "broken", entityName: "Item", predicateString: "str ==== 1"),
+        ])
+        let broken = #expect(throws: FetchPredicateError.self) { try withBroken.fetchRequest(fromTemplateNamed: "broken") }
         #expect(broken?.description == "fetch request 'broken': its predicate 'str ==== 1' does not parse: expected a value after '==', found '==' at column 7")
     }
 

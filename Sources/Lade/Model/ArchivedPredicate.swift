@@ -176,7 +176,8 @@ enum ArchivedPredicate {
         case nil: return "nil"
         case .string(let text)?: return quoted(text)
         case .integer(let number)?: return String(number)
-        case .bool(let flag)?: return flag ? "1" : "0"
+        // A Boolean NSNumber (kCFBooleanTrue) comes from YES/NO in the source; 1 and 0 archive as integers.
+        case .bool(let flag)?: return flag ? "YES" : "NO"
         case .real(let number)?: return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
         case .date(let date)?: return "CAST(\(date.timeIntervalSinceReferenceDate), \"NSDate\")"
         case .data(let bytes)?:

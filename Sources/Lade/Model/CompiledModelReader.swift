@@ -275,6 +275,8 @@ struct CompiledModelReader {
     /// `NSFlagsKey` bit for "Preserve After Deletion" (a UUID attribute with
     /// `preserveAfterDeletion="YES"` compiles to 16 in the corpus).
     static let preserveAfterDeletionFlag: Int64 = 16
+    /// `NSFlagsKey` bit for "Allows External Storage" (docs/model-cache.md, "Flags").
+    static let externalStorageFlag: Int64 = 4
 
     private mutating func attribute(_ object: KeyedArchive.Object, name: String, entity: String) throws -> AttributeDescription {
         let code = try archive.integer(object.fields["NSAttributeType"]) ?? 0
@@ -288,6 +290,7 @@ struct CompiledModelReader {
             isTransient: try archive.bool(object.fields["NSIsTransient"]),
             valueTransformerName: try archive.string(object.fields["NSValueTransformerName"]),
             customClassName: type == .transformable ? valueClass : nil,
+            allowsExternalBinaryDataStorage: (try archive.integer(object.fields["NSFlagsKey"]) ?? 0) & Self.externalStorageFlag != 0,
             isIndexed: try archive.bool(object.fields["NSIsIndexed"]),
             preservesValueInHistoryOnDeletion: (try archive.integer(object.fields["NSFlagsKey"]) ?? 0) & Self.preserveAfterDeletionFlag != 0,
             renamingIdentifier: try renamingIdentifier(object.fields["NSRenamingIdentifier"], name: name),

@@ -402,6 +402,7 @@ extension KeyedArchiveWriter {
             fields["NSMaxCount"] = .integer(Int64(relationship.maxCount))
             let rule: Int64 = switch relationship.deleteRule { case .noAction: 0; case .nullify: 1; case .cascade: 2; case .deny: 3 }
             fields["NSDeleteRule"] = .integer(rule)
+            if relationship.isIndexed { fields["NSIsIndexed"] = .bool(true) }
             return fields
         }
     }
