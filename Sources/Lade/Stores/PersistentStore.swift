@@ -226,6 +226,8 @@ public struct StoreSaveRequest: Sendable {
     package var orders: [OrderChange] = []
     /// Metadata to write in the same transaction (the whole dictionary), or nil to leave it.
     package var metadata: [String: PropertyListValue]?
+    /// Who the commit is recorded as in a store that keeps persistent history.
+    package var authorship = HistoryAuthorship()
 
     package init() {}
 
@@ -253,6 +255,7 @@ public struct StoreSaveRequest: Sendable {
         part.deleted = deleted.filter { $0.objectID.storeIdentifier == store }
         part.links = links.filter { $0.source.storeIdentifier == store }
         part.orders = orders.filter { $0.owner.storeIdentifier == store }
+        part.authorship = authorship
         return part
     }
 

@@ -216,6 +216,10 @@ extension SQLiteStore: PersistentStore {
         let refused = refusedValues(request)
         guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
+            // A save of metadata alone leaves the author of the commit it joins as it is.
+            if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty && request.links.isEmpty && request.orders.isEmpty) {
+                noteAuthorship(request.authorship)
+            }
             try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.inserted { try insert(change, connection) }
