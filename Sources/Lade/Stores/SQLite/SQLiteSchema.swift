@@ -161,7 +161,8 @@ package struct SQLiteSchema: Sendable {
                         let destination = numberOf(relationship.destinationEntityName)
                         candidates.append(ColumnCandidate(
                             group: 0, entityOrder: position, kindOrder: 2, sortName: relationship.name.uppercased(),
-                            baseName: "Z\(destination)" + relationship.name.uppercased(), declaredType: "INTEGER",
+                            // `Z1_BOOK`, as Core Data names it (SampleModel2_V1.sqlite, the corpus's one such column).
+                            baseName: "Z\(destination)_" + relationship.name.uppercased(), declaredType: "INTEGER",
                             role: .toOneEntity(entity: entity.name, name: relationship.name)))
                     }
                     if let inverse = model.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {

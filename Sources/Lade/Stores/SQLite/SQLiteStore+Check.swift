@@ -165,7 +165,7 @@ extension SQLiteStore {
             guard let plan = readPlans[entity.number], let described = model.entity(named: entity.name), !described.isAbstract else { continue }
             let requiredAttributes = Set(model.attributes(of: entity.name).filter { !$0.isOptional && !$0.isTransient }.map(\.name))
             let requiredToOne = Set(model.relationships(of: entity.name).filter { !$0.isOptional && !$0.isToMany && !$0.isTransient }.map(\.name))
-            let statement = try connection.prepare("SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? ORDER BY Z_PK")
+            let statement = try connection.prepare("SELECT \(columnList(ofTable: entity.tableName)) FROM \(entity.tableName) WHERE Z_ENT = ? ORDER BY Z_PK")
             try statement.bind([.integer(entity.number)])
             while try statement.step() {
                 guard case .integer(let key) = statement.value(at: 0) else { continue }

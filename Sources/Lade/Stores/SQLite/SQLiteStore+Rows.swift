@@ -9,8 +9,8 @@ extension SQLiteStore: PersistentStore {
     // MARK: Fetching
 
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let (sql, arguments) = try selectSQL(request, columns: "t0.*")
-        let table = schema.entity(named: request.entityName)!.tableName
+        guard let table = schema.entity(named: request.entityName)?.tableName else { throw UnknownEntityError(request.entityName, in: model) }
+        let (sql, arguments) = try selectSQL(request, columns: columnList(ofTable: table, alias: "t0"))
         return try withConnection { connection in
             let statement = try cachedStatement(sql, connection)
             defer { statement.reset() }
@@ -50,7 +50,7 @@ extension SQLiteStore: PersistentStore {
 
     package func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw UnknownEntityError(entityName, in: model) }
-        let sql = "SELECT * FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
+        let sql = "SELECT \(columnList(ofTable: entity.tableName)) FROM \(entity.tableName) WHERE Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?"
         var last = Int64.min
         while true {
             let rows = try withConnection { connection in
@@ -80,7 +80,7 @@ extension SQLiteStore: PersistentStore {
             var rows: [StoreRow] = []
             for (table, keys) in byTable {
                 for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
-                    let statement = try cachedStatement("SELECT * FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
+                    let statement = try cachedStatement("SELECT \(columnList(ofTable: table)) FROM \(table) WHERE Z_PK IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))", connection)
                     defer { statement.reset() }
                     try statement.bind(chunk.map { .integer($0) })
                     while try statement.step() {
@@ -92,7 +92,16 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    /// Decodes a `SELECT *` row of an entity table. A row the model cannot read (a `Z_ENT`
+    /// A table's columns in the layout's order, for a SELECT whose rows `decodeRow` reads by
+    /// position: a store Core Data wrote may keep them in another order (in
+    /// `SampleModel2_V1.sqlite`, from a model built in code, `ZBOOK` has `ZPUBLISHEDAT` before
+    /// `ZPRICE` and `ZUNIQUEID` before `ZCOVER`), which `SELECT *` would hand back.
+    func columnList(ofTable name: String, alias: String? = nil) -> String {
+        guard let table = schema.table(named: name) else { return alias.map { "\($0).*" } ?? "*" }
+        return table.columns.map { (alias.map { "\($0)." } ?? "") + SQLiteSchema.quoted($0.name) }.joined(separator: ", ")
+    }
+
+    /// Decodes a row of an entity table, its columns as `columnList` lists them. A row the model cannot read (a `Z_ENT`
     /// that names no entity, a value that cannot stand for its attribute) is damage, refused
     /// with where it is, never skipped or read as nil.
     private func decodeRow(_ statement: SQLiteStatement, table: String) throws -> StoreRow {
