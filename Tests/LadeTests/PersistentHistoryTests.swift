@@ -244,6 +244,38 @@ struct PersistentHistoryTests {
         #expect(try HistoryRows.changes(url, after: 1) == [RecordedChange(transaction: 2, type: 0, entity: Self.feedback + 1, key: 445)])
     }
 
+    @Test("ZCOLUMNS spans bytes in property-name order, and deletes keep each preserved attribute in its ZTOMBSTONE column by name order")
+    func columnsAndTombstones() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Ten attributes a0…a9 (bits 0…9 by name); a3 and a1 kept after deletion: a1 in ZTOMBSTONE0, a3 in ZTOMBSTONE1.
+        let attributes = (0..<10).map { AttributeDescription(name: "a\($0)", type: .integer64, preservesValueInHistoryOnDeletion: $0 == 1 || $0 == 3) }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Item", attributes: attributes.reversed())])
+        let url = directory.appendingPathComponent("items.sqlite")
+        try PersistentStoreCoordinator.createStore(at: url, type: .sqlite, model: model, history: true)
+        let columns = try SQLiteConnection(path: url.path, mode: .readOnly).rows("PRAGMA table_info(ACHANGE)").compactMap { row -> String? in
+            if case .text(let name) = row[1] { return name } else { return nil } }
+        #expect(columns.suffix(3) == ["ZCOLUMNS", "ZTOMBSTONE0", "ZTOMBSTONE1"])
+        let context = try privateContext(model: model, store: url)
+        try context.performAndWait {
+            let item = try context.insertObject(forEntityName: "Item")
+            for index in 0..<10 { try item.setAttributeValue(.integer(Int64(100 + index)), forKey: "a\(index)") }
+            try context.save()
+            try item.setAttributeValue(.integer(1), forKey: "a0")
+            try item.setAttributeValue(.integer(9), forKey: "a9")
+            try context.save()
+            context.delete(item)
+            try context.save()
+        }
+        #expect(try HistoryRows.changes(url) == [
+            RecordedChange(transaction: 1, type: 0, entity: 1, key: 1),
+            RecordedChange(transaction: 2, type: 1, entity: 1, key: 1, columns: "8040"),
+            RecordedChange(transaction: 3, type: 2, entity: 1, key: 1),
+        ])
+        #expect(try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT ZTOMBSTONE0, ZTOMBSTONE1 FROM ACHANGE ORDER BY Z_PK")
+            == [[.null, .null], [.null, .null], [.integer(101), .integer(103)]])
+    }
+
     @Test("history is listed after a token or date and pruned before one, as NSPersistentHistoryChangeRequest does", .needsCorpus)
     func listAndPrune() throws {
         let directory = try Fixtures.temporaryDirectory()
@@ -256,7 +288,7 @@ struct PersistentHistoryTests {
             }
         }
         let all = try PersistentStoreCoordinator.history(ofStoreAt: url)
-        #expect(all.map(\.number) == [1, 2, 3, 4])
+        try #require(all.map(\.number) == [1, 2, 3, 4])
         #expect(all[0].changes.count == 5468 && all[0].bundleID == "com.apple.dt.xctest.tool" && all[0].processID == "xctest" && all[0].author == nil)
         #expect(all[1].changes.map { "\($0.type) \($0.entityName ?? "") \($0.primaryKey)" } == ["insert Feedback 445"])
         #expect(try PersistentStoreCoordinator.history(ofStoreAt: url, after: .token(2)).map(\.number) == [3, 4])
