@@ -86,7 +86,7 @@ extension SQLiteHistory {
             throw StoreError(.notAStore, path: url.path, "this SQLite file has no Z_METADATA and Z_PRIMARYKEY tables: it is not a Core Data store")
         }
         guard isTracked(tables: tables) else {
-            throw HistoryError(.notTracked, path: url.path, "this store keeps no persistent history (it has no ATRANSACTION, ACHANGE and ATRANSACTIONSTRING tables); create stores with 'lade init --history' or a job's 'store: { history: true }'")
+            throw HistoryError(.notTracked, path: url.path, "this store keeps no persistent history (it has no ATRANSACTION, ACHANGE and ATRANSACTIONSTRING tables): only a store created with history tracking has it")
         }
     }
 
