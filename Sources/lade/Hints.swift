@@ -41,6 +41,8 @@ enum Hint {
             return "`--overwrite` replaces it"
         case "migration.storeChanged":
             return "run `lade migrate` again while nothing else writes to the store"
+        case "history.notTracked":
+            return "`lade init NEW.sqlite --model MODEL --history` makes a store that records history; a job's `store: { history: true }` does the same for the store it creates"
         case "migration.noCurrentVersion":
             return "name the version to migrate to with `--to VERSION`"
         default:

@@ -16,7 +16,7 @@ struct LadeCommand: ParsableCommand {
             \(LadeExit.summary)
             """,
         version: LadeVersion.string,
-        subcommands: [Run.self, Validate.self, Seed.self, Convert.self, Migrate.self, Meta.self, Fetch.self, Export.self, Inspect.self, Check.self, Init.self])
+        subcommands: [Run.self, Validate.self, Seed.self, Convert.self, Migrate.self, Meta.self, Fetch.self, Export.self, Inspect.self, Check.self, Init.self, History.self])
 
     /// SIGINT and SIGTERM reach lade even when the process that started it had them blocked
     /// (a blocked mask is inherited): a run waiting on a FIFO must still end when asked to.

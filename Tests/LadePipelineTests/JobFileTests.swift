@@ -66,10 +66,21 @@ struct JobFileTests {
         ("kind: import\nmodel: m\n  store: x\n", "test.yaml:3:8: not valid YAML or JSON"),
         ("kind: seed\nmodel: m\nstore: { path: x.sqlite }\nflag: f\nsteps: []\n", "a seed needs at least one step"),
         ("kind: seed\nmodel: m\nstore: { path: x.sqlite }\nsteps:\n  - { source: a.csv, entity: E }\n", "the job has no 'flag'"),
+        ("kind: import\nmodel: m\nstore: { path: x.xml, history: true }\nsource: a.csv\nentity: E\n", "test.yaml:3:32: store.history: persistent history is kept by SQLite stores only"),
+        ("kind: import\nmodel: m\nstore: { path: x.sqlite, history: maybe }\nsource: a.csv\nentity: E\n", "store.history"),
+        ("kind: import\nmodel: m\nstore: { path: x.sqlite }\ntransactionAuthor: ''\nsource: a.csv\nentity: E\n", "transactionAuthor"),
     ])
     func shapeErrors(yaml: String, expected: String) throws {
         let error = try #require(throws: JobError.self) { try PipelineFixtures.job(yaml) }
         #expect(error.description.contains(expected), "\(error.description)")
+    }
+
+    @Test("transactionAuthor and store.history are read, for imports and seeds")
+    func historyFields() throws {
+        let job = try PipelineFixtures.job("kind: import\nmodel: m\nstore: { path: x.sqlite, history: true }\ntransactionAuthor: nightly\nsource: a.csv\nentity: E\n")
+        #expect(job.transactionAuthor == "nightly" && job.store.history)
+        let seed = try PipelineFixtures.job("kind: seed\nmodel: m\nstore: { path: x.sqlite }\nflag: f\ntransactionAuthor: seeder\nsteps:\n  - { source: a.csv, entity: E }\n")
+        #expect(seed.transactionAuthor == "seeder" && !seed.store.history)
     }
 
     @Test("paths are taken from the job file's folder; absolute ones stay")

@@ -15,8 +15,15 @@ public enum SampleModel2 {
     /// The corpus store, relative to the corpus root.
     public static let storeV1 = "alemar11/CoreDataPlus/Tests/Resources/SampleModel2/Fixtures/SampleModel2_V1.sqlite"
 
-    /// The model; `derivation` replaces `pagesCount`'s expression (for the refusal tests).
-    public static func model(derivation: String = "pages.@count", derivedType: AttributeType = .integer64) throws -> ManagedObjectModel {
+    /// The same store, as the history tests name it.
+    public static let v1Store = storeV1
+
+    /// The model without the derivation: `pagesCount` a plain optional Integer 64.
+    public static func v1() throws -> ManagedObjectModel { try model(derivation: nil) }
+
+    /// The model; `derivation` replaces `pagesCount`'s expression (for the refusal tests; nil
+    /// for a plain attribute).
+    public static func model(derivation: String? = "pages.@count", derivedType: AttributeType = .integer64) throws -> ManagedObjectModel {
         let writer = EntityDescription(
             name: "Writer", isAbstract: true,
             attributes: [AttributeDescription(name: "age", type: .integer16, isOptional: false)])

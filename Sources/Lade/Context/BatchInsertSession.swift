@@ -166,6 +166,6 @@ extension ManagedObjectContext {
         guard let bulk = store.bulkInserting else {
             throw BatchInsertSession.Unsupported(reason: "batch insert sessions write stores that take rows in bulk (SQLite); this store (\(store.type)) writes its whole file at each save")
         }
-        return BatchInsertSession(context: self, transaction: try bulk.beginBulkInsert())
+        return BatchInsertSession(context: self, transaction: try bulk.beginBulkInsert(authorship: historyAuthorship))
     }
 }

@@ -11,7 +11,7 @@ extension ManagedObjectContext {
         assertOnQueue()
         let entity = try model.requireEntity(request.entityName)
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entity.name) }
-        let writer = try coordinator().batchInserter(forEntity: entity.name)
+        let writer = try coordinator().batchInserter(forEntity: entity.name, authorship: historyAuthorship)
         var result = BatchInsertResult()
         if let provider = request.rowProvider {
             var rows: [[String: AttributeValue?]] = []
@@ -51,7 +51,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        return try coordinator().executeBatchUpdate(request)
+        return try coordinator().executeBatchUpdate(request, authorship: historyAuthorship)
     }
 
     /// Runs a batch delete (see `BatchDeleteRequest`) in each store holding the entity.
@@ -75,7 +75,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        return try coordinator().executeBatchDelete(request)
+        return try coordinator().executeBatchDelete(request, authorship: historyAuthorship)
     }
 
     /// Brings batch changes made in a store into contexts that may hold the objects (Core Data's

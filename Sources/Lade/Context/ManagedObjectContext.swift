@@ -24,7 +24,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     public let concurrencyType: ConcurrencyType
+    /// The context's name, recorded as the context name of each commit its saves and batch
+    /// requests make in a store that keeps persistent history (Core Data's `name`).
     public var name: String?
+    /// Recorded as the author of each commit this context's saves and batch requests make in a
+    /// store that keeps persistent history (Core Data's `transactionAuthor`; docs/history.md).
+    public var transactionAuthor: String?
+    /// `transactionAuthor` and `name`, as a store records them.
+    var historyAuthorship: HistoryAuthorship { HistoryAuthorship(author: transactionAuthor, contextName: name) }
     public var mergePolicy: MergePolicy = .error
     /// Nil by default: no undo bookkeeping, as Core Data on iOS.
     public var undoManager: ContextUndoManager?
@@ -889,6 +896,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     private func makeSaveRequest() -> StoreSaveRequest {
         var request = StoreSaveRequest()
+        request.authorship = historyAuthorship
         for object in inserted where !object.isDeleted {
             // The object's value arrays go to the store as they are (shared, not copied).
             request.inserted.append(.init(objectID: object.objectID, positional: .init(

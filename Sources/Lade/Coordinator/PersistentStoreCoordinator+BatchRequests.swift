@@ -5,13 +5,15 @@ import Foundation
 /// runs it in each store that holds its entity, straight in the store, without managed objects.
 extension PersistentStoreCoordinator {
     /// Runs a batch update (checked by the context) in each store holding the entity.
-    func executeBatchUpdate(_ request: BatchUpdateRequest) throws -> BatchResult {
+    /// `authorship` is what a store keeping persistent history records the commit as.
+    func executeBatchUpdate(_ request: BatchUpdateRequest, authorship: HistoryAuthorship = HistoryAuthorship()) throws -> BatchResult {
         var result = BatchResult()
         for store in try stores(forEntity: request.entityName) {
             let rows = try store.fetch(StoreFetchRequest(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includesSubentities))
             guard !rows.isEmpty else { continue }
             var save = StoreSaveRequest()
             save.updated = rows.map { .init(objectID: $0.objectID, attributes: request.propertiesToUpdate, toOne: [:]) }
+            save.authorship = authorship
             try store.save(save)
             result.count += rows.count
             result.objectIDs += rows.map(\.objectID)
@@ -20,7 +22,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// Runs a batch delete (checked by the context) in each store holding the entity.
-    func executeBatchDelete(_ request: BatchDeleteRequest) throws -> BatchResult {
+    func executeBatchDelete(_ request: BatchDeleteRequest, authorship: HistoryAuthorship = HistoryAuthorship()) throws -> BatchResult {
         let fetch = request.fetchRequest
         var result = BatchResult()
         for store in try stores(forEntity: fetch.entityName) {
@@ -31,6 +33,7 @@ extension PersistentStoreCoordinator {
             save.deleted = plan.deleted.map { ($0, nil) }
             save.updated = plan.nullified.map { .init(objectID: $0.id, attributes: [:], toOne: $0.toOne) }
             save.orders = plan.orders
+            save.authorship = authorship
             try store.save(save)
             result.count += matched.count
             result.objectIDs += plan.deleted
@@ -40,8 +43,10 @@ extension PersistentStoreCoordinator {
     }
 
     /// What writes a batch insert's rows into the store new objects of `entity` go to.
-    func batchInserter(forEntity entity: String) throws -> BatchInserter {
-        BatchInserter(model: managedObjectModel, entity: entity, store: try store(forEntity: entity))
+    func batchInserter(forEntity entity: String, authorship: HistoryAuthorship = HistoryAuthorship()) throws -> BatchInserter {
+        var inserter = BatchInserter(model: managedObjectModel, entity: entity, store: try store(forEntity: entity))
+        inserter.authorship = authorship
+        return inserter
     }
 }
 
@@ -137,6 +142,8 @@ struct BatchInserter {
     let validators: [String: AttributeValidator]
     /// The attribute-only uniqueness constraints (relationship constraints cannot be given here).
     let constraints: [[String]]
+    /// What a store keeping persistent history records each call's commit as.
+    var authorship = HistoryAuthorship()
 
     init(model: ManagedObjectModel, entity: String, store: PersistentStore) {
         self.model = model
@@ -195,6 +202,7 @@ struct BatchInserter {
             }
         }
         var save = StoreSaveRequest()
+        save.authorship = authorship
         var newRows: [(index: Int, values: [String: AttributeValue?], given: [String: AttributeValue?])] = []
         var updates: [(id: ManagedObjectID, given: [String: AttributeValue?])] = []
         var batchKeys: [[AttributeValue]: Int] = [:]      // constraint key → position in newRows

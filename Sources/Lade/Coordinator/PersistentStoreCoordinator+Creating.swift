@@ -18,9 +18,14 @@ extension PersistentStoreCoordinator {
     /// created.identifier   // the new store's NSStoreUUID
     /// ```
     ///
-    /// Throws `StoreError`: `store.alreadyExists` when a file is already at `url`.
+    /// With `history`, the store gets Core Data's persistent history tables, as Core Data makes
+    /// them for a store opened with `NSPersistentHistoryTrackingKey`, and every write Lade makes
+    /// to it records history (docs/history.md). Only SQLite stores keep history.
+    ///
+    /// Throws `StoreError`: `store.alreadyExists` when a file is already at `url`;
+    /// `HistoryError` `history.unsupportedStoreType` for history in another store type.
     @discardableResult
-    public static func createStore(at url: URL, type: StoreType, model: ManagedObjectModel) throws -> (type: String, identifier: String) {
-        try type.createFile(at: url, model: model)
+    public static func createStore(at url: URL, type: StoreType, model: ManagedObjectModel, history: Bool = false) throws -> (type: String, identifier: String) {
+        try type.createFile(at: url, model: model, history: history)
     }
 }

@@ -228,6 +228,8 @@ public struct StoreSaveRequest: Sendable {
     package var metadata: [String: PropertyListValue]?
     /// Where the store records the derived values it computed in this save (nil: not asked).
     package var derivedValues: DerivedValueReport?
+    /// Who the commit is recorded as in a store that keeps persistent history.
+    package var authorship = HistoryAuthorship()
 
     package init() {}
 
@@ -256,6 +258,7 @@ public struct StoreSaveRequest: Sendable {
         part.links = links.filter { $0.source.storeIdentifier == store }
         part.orders = orders.filter { $0.owner.storeIdentifier == store }
         part.derivedValues = derivedValues
+        part.authorship = authorship
         return part
     }
 

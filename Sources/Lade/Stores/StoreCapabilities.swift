@@ -46,8 +46,9 @@ extension PersistentStore {
 /// Rows written in bulk without managed objects, any number of batches in one transaction
 /// committed together (`BatchInsertSession`, `lade run`'s batch writer): SQLite stores.
 protocol BulkInserting: PersistentStore {
-    /// Begins the transaction (taking the store's write lock until commit or rollback).
-    func beginBulkInsert() throws -> any BulkInsertTransaction
+    /// Begins the transaction (taking the store's write lock until commit or rollback), its
+    /// commit recorded as `authorship` in a store that keeps persistent history.
+    func beginBulkInsert(authorship: HistoryAuthorship) throws -> any BulkInsertTransaction
 }
 
 /// What a bulk insert works out once per target (entity, attributes, key) and uses for every
@@ -75,4 +76,10 @@ protocol BulkInsertTransaction: AnyObject {
 extension PersistentStore {
     /// The store as ``BulkInserting``, when rows can be written to it in bulk.
     var bulkInserting: (any BulkInserting)? { self as? any BulkInserting }
+}
+
+extension PersistentStore {
+    /// Whether the store's writes record persistent history: a SQLite store with Core Data's
+    /// history tables, opened for writing (docs/history.md).
+    package var recordsHistory: Bool { (self as? SQLiteStore)?.keepsHistory ?? false }
 }

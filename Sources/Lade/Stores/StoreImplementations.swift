@@ -36,10 +36,15 @@ extension StoreType {
     /// Creates the file of an empty store of this type for `model` at `url`, which must not
     /// exist yet, without opening it (opening a SQLite store reads its whole schema once more:
     /// time in the square of its tables); returns its `NSStoreType` and `NSStoreUUID`.
-    func createFile(at url: URL, model: ManagedObjectModel) throws -> (type: String, identifier: String) {
+    /// With `history`, a SQLite store gets Core Data's persistent history tables; other types
+    /// keep no history (as in Core Data) and are refused.
+    func createFile(at url: URL, model: ManagedObjectModel, history: Bool = false) throws -> (type: String, identifier: String) {
+        if history && self != .sqlite {
+            throw HistoryError(.unsupportedStoreType, path: url.path, "persistent history is kept by SQLite stores only (as in Core Data), not \(rawValue) stores; create a SQLite store, or leave history out")
+        }
         switch self {
         case .sqlite:
-            return (StoreMetadata.sqliteStoreType, try SQLiteStore.createFile(at: url, model: model))
+            return (StoreMetadata.sqliteStoreType, try SQLiteStore.createFile(at: url, model: model, history: history))
         case .xml, .binary:
             let format = atomicFileFormat!
             return (format.storeType, try AtomicStore.createFile(at: url, model: model, format: format))

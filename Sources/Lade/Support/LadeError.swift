@@ -13,7 +13,7 @@ import Foundation
 /// `readOnly`, `reservedMetadataKey`, `io`, `sqlite`, `damaged`, `locked`), `save.*`
 /// (`conflict`, `notUnique`), `validation`, `context.*`, `predicate.*`, `regex`, `plist`,
 /// `value`, `coordinator.*`, `migration.*` (`refused`, `mapping`, `failed`, `storeChanged`,
-/// `noCurrentVersion`), and in the pipeline `job`, `source`, `meta.value`, `sort`. Each error
+/// `noCurrentVersion`), `history.*` (`notTracked`, `unsupportedStoreType`), and in the pipeline `job`, `source`, `meta.value`, `sort`. Each error
 /// type declares its codes beside its declaration, in the folder of the layer that throws it.
 public protocol LadeError: Error, CustomStringConvertible {
     var code: String { get }

@@ -33,6 +33,9 @@ public struct Job: Sendable {
     public var writer: ImportWriterChoice = .auto
     /// What a store of an older model version gets (`migrate:`).
     public var migrate: JobMigration = .never
+    /// Recorded as the author of each commit in a store that keeps persistent history
+    /// (`transactionAuthor:`; the context's `transactionAuthor`).
+    public var transactionAuthor: String?
 }
 
 /// What a job does with a store written by another version of its model (`migrate:`).
@@ -139,6 +142,15 @@ public struct StoreReference: Sendable, Equatable {
 
     public var kind: Kind
     public var url: URL
+    /// A store the job creates gets Core Data's persistent history tables (`history: true`);
+    /// a store that has them records history whatever this says.
+    public var history = false
+
+    public init(kind: Kind, url: URL, history: Bool = false) {
+        self.kind = kind
+        self.url = url
+        self.history = history
+    }
 }
 
 /// One source loaded into one entity: the whole of an import job, one step of a seed.

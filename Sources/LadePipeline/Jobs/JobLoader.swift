@@ -24,7 +24,7 @@ extension Job {
     public init(parsing text: String, file: String, directory: URL) throws {
         let root = try JobNode.parse(text, file: file)
         let resolver = JobPathResolver(directory: directory)
-        let common = ["kind", "model", "store", "batch", "onError", "migrate"]
+        let common = ["kind", "model", "store", "batch", "onError", "migrate", "transactionAuthor"]
         let kindNode = try root.fields(allowed: common + Self.importFields + ["checkpoints", "writer", "flag", "steps"])["kind"]
         guard let kindNode else {
             throw root.error("the job has no 'kind'; write 'kind: import' (lade run) or 'kind: seed' (lade seed)")
@@ -43,6 +43,7 @@ extension Job {
         store = try Self.store(try required("store"), resolver)
         // No model: the store's own (its Z_MODELCACHE), for a job into a store that exists.
         model = try fields["model"].map { try Self.model($0, resolver) } ?? .carried(byStoreAt: store.url)
+        transactionAuthor = try fields["transactionAuthor"]?.nonEmptyString()
         batch = try fields["batch"].map(Self.batch) ?? .default
         onError = try fields["onError"].map { try Self.errorPolicy($0, resolver) } ?? .abort
         writer = try fields["writer"].map { ImportWriterChoice(rawValue: try $0.oneOf(ImportWriterChoice.allCases.map(\.rawValue)))! } ?? .auto
@@ -92,7 +93,7 @@ extension Job {
     }
 
     private static func store(_ node: JobNode, _ resolver: JobPathResolver) throws -> StoreReference {
-        let fields = try node.fields(allowed: ["type", "path"])
+        let fields = try node.fields(allowed: ["type", "path", "history"])
         guard let pathNode = fields["path"] else { throw node.error("the store needs a 'path'") }
         let url = resolver.url(try pathNode.nonEmptyString())
         let kind: StoreReference.Kind
@@ -104,7 +105,14 @@ extension Job {
             }
             kind = implied
         }
-        return StoreReference(kind: kind, url: url)
+        var reference = StoreReference(kind: kind, url: url)
+        if let historyNode = fields["history"] {
+            reference.history = try historyNode.bool()
+            if reference.history && kind != .sqlite {
+                throw historyNode.error("persistent history is kept by SQLite stores only (as in Core Data), not \(kind.rawValue) stores; leave 'history' out or use a SQLite store")
+            }
+        }
+        return reference
     }
 
     private static func batch(_ node: JobNode) throws -> BatchSettings {

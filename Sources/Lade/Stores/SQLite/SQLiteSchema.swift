@@ -163,6 +163,7 @@ package struct SQLiteSchema: Sendable {
                         let destination = numberOf(relationship.destinationEntityName)
                         candidates.append(ColumnCandidate(
                             group: 0, entityOrder: position, kindOrder: 2, sortName: relationship.name.uppercased(),
+                            // `Z1_BOOK`, as Core Data names it (SampleModel2_V1.sqlite, the corpus's one such column).
                             baseName: "Z\(destination)_" + relationship.name.uppercased(), declaredType: "INTEGER",
                             role: .toOneEntity(entity: entity.name, name: relationship.name)))
                     }

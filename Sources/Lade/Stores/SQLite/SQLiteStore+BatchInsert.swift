@@ -28,7 +28,7 @@ final class SQLiteBatchInsertTransaction {
     /// Savepoints open now.
     private var depth = 0
 
-    init(store: SQLiteStore) throws {
+    init(store: SQLiteStore, authorship: HistoryAuthorship = HistoryAuthorship()) throws {
         guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.fileURL.path, "the store was opened read-only") }
         // Before any property is set: an initializer that throws after that runs `deinit`,
         // whose ROLLBACK would end the transaction that is open.
@@ -37,6 +37,7 @@ final class SQLiteBatchInsertTransaction {
                 throw StoreError(.transactionOpen, path: store.fileURL.path, "a store transaction (saves held for one commit) is open on this store: commit or roll it back before a batch insert session begins")
             }
             try store.beginWrite(connection)
+            store.noteAuthorship(authorship)
         }
         self.store = store
     }
@@ -1022,7 +1023,7 @@ extension SQLiteBatchInsertTransaction: BulkInsertTransaction {
 }
 
 extension SQLiteStore: BulkInserting {
-    func beginBulkInsert() throws -> any BulkInsertTransaction {
-        try SQLiteBatchInsertTransaction(store: self)
+    func beginBulkInsert(authorship: HistoryAuthorship) throws -> any BulkInsertTransaction {
+        try SQLiteBatchInsertTransaction(store: self, authorship: authorship)
     }
 }

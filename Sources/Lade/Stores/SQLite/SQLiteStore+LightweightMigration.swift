@@ -150,7 +150,8 @@ extension InferredMapping {
         for row in try connection.rows("SELECT Z_ENT, Z_NAME, Z_MAX FROM Z_PRIMARYKEY") {
             if case .integer(let number) = row[0] { stored[number] = (row[1], row[2]) }
         }
-        try connection.execute("DELETE FROM Z_PRIMARYKEY")
+        // The history entities' rows (16001-16003) stay: their tables and rows are kept.
+        try connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT NOT IN (16001, 16002, 16003)")
         let insertKey = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
         for entity in destinationSchema.entities {
             let old = entityMap[entity.name].flatMap { sourceSchema.entity(named: $0)?.number }.flatMap { stored[$0] }
@@ -165,6 +166,9 @@ extension InferredMapping {
         for entity in destinationSchema.entities where destination.entity(named: entity.name)?.parentName == nil {
             try connection.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = MAX(Z_MAX, IFNULL((SELECT MAX(Z_PK) FROM \(SQLiteSchema.quoted(entity.tableName))), 0)) WHERE Z_ENT = \(entity.number)")
         }
+        try SQLiteHistory.renumberChanges(connection, tables: oldTables, numbers: destinationSchema.entities.compactMap { entity in
+            entityMap[entity.name].flatMap { sourceSchema.entity(named: $0)?.number }.map { ($0, entity.number) }
+        })
         // Metadata: the new version's hashes and identifiers, the rest kept.
         let (_, old) = try SQLiteStore.readMetadata(connection, path: url.path)
         var metadata = old

@@ -9,7 +9,7 @@ extension SQLiteStore: PersistentStore {
     // MARK: Fetching
 
     package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        let table = schema.entity(named: request.entityName)?.tableName ?? ""
+        guard let table = schema.entity(named: request.entityName)?.tableName else { throw UnknownEntityError(request.entityName, in: model) }
         let (sql, arguments) = try selectSQL(request, columns: schema.selectList(ofTable: table, prefix: "t0."))
         return try withConnection { connection in
             let statement = try cachedStatement(sql, connection)
@@ -92,7 +92,7 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    /// Decodes a `SELECT *` row of an entity table. A row the model cannot read (a `Z_ENT`
+    /// Decodes a row of an entity table, its columns as `SQLiteSchema.selectList` lists them. A row the model cannot read (a `Z_ENT`
     /// that names no entity, a value that cannot stand for its attribute) is damage, refused
     /// with where it is, never skipped or read as nil.
     private func decodeRow(_ statement: SQLiteStatement, table: String) throws -> StoreRow {
@@ -216,6 +216,10 @@ extension SQLiteStore: PersistentStore {
         let refused = refusedValues(request)
         guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
+            // A save of metadata alone leaves the author of the commit it joins as it is.
+            if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty && request.links.isEmpty && request.orders.isEmpty) {
+                noteAuthorship(request.authorship)
+            }
             try recordingDerivedValues(connection, into: request.derivedValues) { try writeTransaction(connection) {
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.inserted { try insert(change, connection) }

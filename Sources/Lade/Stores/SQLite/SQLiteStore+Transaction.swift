@@ -12,7 +12,11 @@ extension SQLiteStore {
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a batch insert session is open on this store: commit or roll it back before a context saves to it")
             }
-            return try connection.transaction(body)
+            return try connection.transaction {
+                let result = try body()
+                try recordHistory(connection)
+                return result
+            }
         }
         guard connection.isInTransaction else {
             // SQLite rolled the transaction back on its own after an error (a full disk, an
@@ -110,6 +114,7 @@ extension SQLiteStore {
     func commitWrite(_ connection: SQLiteConnection, metadata: [String: PropertyListValue]?) throws {
         let built = try buildDeferredIndexesIfDue(connection)
         if let metadata { try writeMetadataRow(metadata, connection) }
+        try recordHistory(connection)
         try connection.execute("COMMIT")
         if built { deferredIndexesBuilt() }
     }

@@ -38,6 +38,9 @@ package final class SQLiteStore: @unchecked Sendable {
     /// next commit builds them (guarded by `lock`).
     var deferredIndexes: [SQLiteSchema.Index] = []
     var buildsDeferredIndexes = false
+    /// Records persistent history in every commit, when the store has history tables
+    /// (`SQLiteStore+History.swift`); nil for a store without them or opened read-only.
+    var history: SQLiteHistoryRecorder?
 
     // MARK: Creating
 
@@ -46,14 +49,14 @@ package final class SQLiteStore: @unchecked Sendable {
     /// The file is built beside `url` and linked into place only when complete, so a crash
     /// leaves either no store or a whole one.
     @discardableResult
-    package static func create(at url: URL, model: ManagedObjectModel) throws -> SQLiteStore {
-        try create(at: url, model: model, identifier: nil, metadata: nil)
+    package static func create(at url: URL, model: ManagedObjectModel, history: Bool = false) throws -> SQLiteStore {
+        try create(at: url, model: model, identifier: nil, metadata: nil, history: history)
     }
 
     /// Creates an empty store with a given `Z_UUID` and metadata (a migration's destination
     /// keeps its source's); nil for a new UUID and Core Data's metadata for `model`.
-    static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?) throws -> SQLiteStore {
-        try createFile(at: url, model: model, identifier: identifier, metadata: given)
+    static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?, history: Bool = false) throws -> SQLiteStore {
+        try createFile(at: url, model: model, identifier: identifier, metadata: given, history: history)
         return try SQLiteStore(url: url, model: model)
     }
 
@@ -61,13 +64,15 @@ package final class SQLiteStore: @unchecked Sendable {
     /// opening it; returns its UUID (`NSStoreUUID`). Opening a store makes SQLite read its
     /// whole schema, which takes time in the square of its tables (34 s for 100,000).
     @discardableResult
-    package static func createFile(at url: URL, model: ManagedObjectModel) throws -> String {
-        try createFile(at: url, model: model, identifier: nil, metadata: nil)
+    /// With `history`, the store gets Core Data's persistent history tables (`SQLiteHistory`),
+    /// and every write to it records history.
+    package static func createFile(at url: URL, model: ManagedObjectModel, history: Bool = false) throws -> String {
+        try createFile(at: url, model: model, identifier: nil, metadata: nil, history: history)
     }
 
     @discardableResult
     static func createFile(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?,
-                           schemaBatchSize: Int = schemaBatchSize) throws -> String {
+                           history: Bool = false, schemaBatchSize: Int = schemaBatchSize) throws -> String {
         let path = url.path
         if let refusal = StoreError.refusingComposites(in: model, storeType: StoreMetadata.sqliteStoreType, path: path) { throw refusal }
         // A symbolic link that leads nowhere is refused as such, not linked over.
@@ -102,6 +107,7 @@ package final class SQLiteStore: @unchecked Sendable {
                 try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
                     .run([.text(uuid), try encodedMetadata(metadata)])
                 try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(modelCache)])
+                if history { try SQLiteHistory.create(for: model, connection) }
             }
             if !model.derivedAttributes.isEmpty {
                 try connection.transaction { try installDerivedAttributeTriggers(schema: schema, model: model, connection: connection) }
@@ -222,6 +228,7 @@ package final class SQLiteStore: @unchecked Sendable {
             if !readOnly {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try Self.prepareDerivedAttributes(schema: schema, model: model, connection: connection)
+                history = try SQLiteHistoryRecorder.attach(to: connection, schema: schema, model: model, tables: tables)
             }
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
@@ -297,7 +304,7 @@ package final class SQLiteStore: @unchecked Sendable {
                 continue
             }
         }
-        for (number, name) in storedNames where schema.entity(number: number) == nil {
+        for (number, name) in storedNames where schema.entity(number: number) == nil && !SQLiteHistory.isHistoryEntity(number, name: name) {
             differing.insert(name)
         }
         var detail = "entity numbering in Z_PRIMARYKEY"
