@@ -21,7 +21,9 @@ struct DerivedAttributeImportTests {
     }
 
     /// Imports 5 pages for the book with key `first` and 2 for `second`; checks the counts.
-    static func importPages(_ sandbox: ImportSandbox, store: String, first: (pk: Int64, id: UUID), second: (pk: Int64, id: UUID)) throws {
+    /// With `carriedModel`, the job names no model: the store's own (Z_MODELCACHE) is used.
+    static func importPages(_ sandbox: ImportSandbox, store: String, first: (pk: Int64, id: UUID), second: (pk: Int64, id: UUID),
+                            carriedModel: Bool = false) throws {
         try sandbox.write("SampleModel2.json", try SampleModel2.model().jsonData())
         let storeURL = sandbox.url(store)
         let count = { (pk: Int64) in try StoreReading.integer(storeURL, "SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = \(pk)") }
@@ -30,15 +32,14 @@ struct DerivedAttributeImportTests {
         for number in 1...5 { csv += "\(9000 + number),AQID,\(first.id.uuidString)\n" }
         for number in 1...2 { csv += "\(9100 + number),AQID,\(second.id.uuidString)\n" }
         try sandbox.write("pages.csv", csv)
-        try sandbox.job("""
-            model: SampleModel2.json
+        try sandbox.write("job.yaml", "kind: import\n" + (carriedModel ? "" : "model: SampleModel2.json\n") + """
             store: { path: \(store) }
             source: pages.csv
             entity: Page
             relationships:
               book: { from: book_id, match: uniqueID }
 
-            """)
+            """ + (ImportSandbox.writer.map { "writer: \($0)\n" } ?? ""))
         let (result, report) = try sandbox.run()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(report?["inserted"] as? Int == 7)
@@ -61,14 +62,13 @@ struct DerivedAttributeImportTests {
             try FileManager.default.copyItem(atPath: source.path + suffix, toPath: sandbox.url("apple.sqlite" + suffix).path)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: sandbox.url("apple.sqlite" + suffix).path)
         }
-        try SampleModel2.removeHistory(from: sandbox.url("apple.sqlite"))
         let rows = try SQLiteConnection(path: sandbox.url("apple.sqlite").path, mode: .readOnly).rows("SELECT Z_PK, ZUNIQUEID FROM ZBOOK WHERE Z_PK IN (5, 1) ORDER BY Z_PK DESC")
         let books = rows.compactMap { row -> (Int64, UUID)? in
             guard case .integer(let pk) = row[0], let id = Self.uuid(row[1]) else { return nil }
             return (pk, id)
         }
         try #require(books.count == 2)
-        try Self.importPages(sandbox, store: "apple.sqlite", first: books[0], second: books[1])
+        try Self.importPages(sandbox, store: "apple.sqlite", first: books[0], second: books[1], carriedModel: true)
     }
 
     @Test("into a store Lade made from the model: its triggers keep Book.pagesCount right")

@@ -185,3 +185,34 @@ struct StoreCarriedModelCLITests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.url("new.sqlite").path))
     }
 }
+
+extension StoreCarriedModelCLITests {
+    @Test("lade migrate infers from the store's own model when the bundle lacks the version that wrote it")
+    func migrateFromCarriedModel() throws {
+        let sandbox = try ImportSandbox()
+        let catalog = ImportSandbox.catalogModel
+        let store = sandbox.url("old.sqlite").path
+        let created = try sandbox.lade(["init", store, "--model", catalog.path, "--model-version", "Catalog"])
+        try #require(created.status == 0, "\(created.stderr)")
+        // The app's bundle, shipped without its first version.
+        let bundle = sandbox.url("Shipped.xcdatamodeld")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: catalog.appendingPathComponent("Catalog 2.xcdatamodel"), to: bundle.appendingPathComponent("Catalog 2.xcdatamodel"))
+        let planned = try sandbox.lade(["migrate", store, "--model", bundle.path, "--dry-run"])
+        #expect(planned.status == 0, "\(planned.stderr)")
+        #expect(planned.stdout.contains("the store's own model (Z_MODELCACHE) → Catalog 2"), "\(planned.stdout)")
+        let migrated = try sandbox.lade(["migrate", store, "--model", bundle.path])
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        // Now at Catalog 2, and carrying Catalog 2's model: it opens with no model named.
+        let inspected = try sandbox.lade(["inspect", store, "--model", bundle.path, "--json"])
+        #expect(inspected.stdout.contains("\"modelVersion\" : \"Catalog 2\""), "\(inspected.stdout)\(inspected.stderr)")
+        let carried = try ManagedObjectModel(carriedByStoreAt: URL(fileURLWithPath: store))
+        let shipped = try ManagedObjectModel(contentsOf: bundle)
+        #expect(modelShape(carried) == modelShape(shipped))
+    }
+
+    /// Entities with their property names: enough to tell two versions of a model apart.
+    func modelShape(_ model: ManagedObjectModel) -> [String: [String]] {
+        Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, $0.propertyNames.sorted()) })
+    }
+}

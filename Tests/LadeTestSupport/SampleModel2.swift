@@ -71,16 +71,3 @@ public enum SampleModel2 {
         return try ManagedObjectModel(entities: [writer, author, book, graphicNovel, page, feedback])
     }
 }
-
-extension SampleModel2 {
-    /// Takes persistent history (entities 16001–16003 and their `A…` tables) out of a copy of
-    /// an Apple store, which Lade does not open yet while they are there (persistent history is
-    /// another part of the same issue); the `Z_DA_` triggers and every object stay.
-    public static func removeHistory(from store: URL) throws {
-        let connection = try SQLiteConnection(path: store.path, mode: .readWrite(create: false))
-        try connection.transaction {
-            try connection.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000")
-            for table in ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"] { try connection.execute("DROP TABLE IF EXISTS \(table)") }
-        }
-    }
-}

@@ -117,9 +117,11 @@ struct DerivedAttributeTests {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let url = try copyCorpusStore(SampleModel2.storeV1, to: temp)
-        try SampleModel2.removeHistory(from: url)
         #expect(try Self.wrongCounts(url).isEmpty, "Core Data left every count right")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
+        // The model the store carries (its Z_MODELCACHE), with the derivation Core Data wrote.
+        let carried = try ManagedObjectModel(carriedByStoreAt: url)
+        #expect(carried.entity(named: "Book")?.attributes.first { $0.name == "pagesCount" }?.derivationExpression == "pages.@count")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: carried)
         try coordinator.addPersistentStore(type: .sqlite, at: url)
         let ids = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT ZUNIQUEID FROM ZBOOK WHERE Z_PK IN (5, 1) ORDER BY Z_PK DESC").map { row -> UUID in
             guard case .blob(let data) = row[0] else { return UUID() }
