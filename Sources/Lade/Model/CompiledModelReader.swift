@@ -317,7 +317,7 @@ struct CompiledModelReader {
         while let next = pending.popLast() {
             guard let object = try archive.object(next) else { continue }
             if object.className == "NSCompoundPredicate", try archive.integer(object.fields["NSCompoundPredicateType"]) == 1 {
-                guard pending.count + comparisons.count < KeyedArchive.maximumObjectsRead else { break }
+                guard pending.count + comparisons.count < archive.maximumReads else { break }
                 pending.append(contentsOf: try archive.members(object.fields["NSSubpredicates"]).reversed())
             } else if object.className == "NSComparisonPredicate" {
                 comparisons.append(next)
