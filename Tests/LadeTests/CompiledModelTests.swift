@@ -110,6 +110,9 @@ struct CompiledModelTests {
         #expect(versions.names == ["SampleModel3", "SampleModel3_v2", "SampleModel3_v3"])
         #expect(versions.current == "SampleModel3")
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: momd, version: "SampleModel3_v9") }
+        let mom = momd.appendingPathComponent("SampleModel3_v3.mom")
+        #expect(try ManagedObjectModel.versions(at: mom) == ModelVersions(names: ["SampleModel3_v3"], current: "SampleModel3_v3"))
+        #expect(try ManagedObjectModel(contentsOf: mom).versionName == "SampleModel3_v3")
     }
 
     /// Each store with a cache, and the source version its metadata's hashes say it was written with.

@@ -38,6 +38,10 @@ extension ManagedObjectModel {
     /// The versions in a model bundle; a single `.xcdatamodel` or file is one unnamed version.
     public static func versions(at url: URL) throws -> ModelVersions {
         if url.pathExtension == "momd" { return try ModelLoader.compiledBundleVersions(url) }
+        if url.pathExtension == "mom" {
+            let name = url.deletingPathExtension().lastPathComponent
+            return ModelVersions(names: [name], current: name)
+        }
         guard ModelLoader.isDirectory(url), ModelLoader.contentsKind(of: url) == nil else {
             return ModelVersions(names: [ModelLoader.versionName(of: url)], current: ModelLoader.versionName(of: url))
         }
