@@ -74,7 +74,8 @@ test-slow: deps
 
 # The fuzzing lane (not part of make test): every parser and reader (CSV, NDJSON, JSON array, gzip,
 # model XML and JSON, job YAML, XML and binary stores, plist metadata, predicates, regular
-# expressions, mapping models: Xcode's documents and compiled .cdm) under libFuzzer, FUZZ_RUNS
+# expressions, mapping models: Xcode's documents and compiled .cdm, compiled models and store
+# model caches: .mom archives, raw-deflated) under libFuzzer, FUZZ_RUNS
 # inputs each, every input bounded in time and memory.
 # See Fuzz/run for the knobs (FUZZ_TARGETS, FUZZ_TIMEOUT, FUZZ_RSS_MB, FUZZ_PARALLEL).
 FUZZ_RUNS ?= 1000000

@@ -11,6 +11,7 @@ import Foundation
 enum FuzzTarget: String, CaseIterable {
     case csv, ndjson, json, gzip, modelXML = "model-xml", modelJSON = "model-json", jobYAML = "job-yaml"
     case xmlStore = "xml-store", binaryStore = "binary-store", plist, predicate, regex, mappingModel = "mapping-model"
+    case modelArchive = "model-archive"
 
     static let current: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["LADE_FUZZ_TARGET"] ?? ""
@@ -131,6 +132,15 @@ func fuzz(_ bytes: [UInt8]) {
             let predicate = try FetchPredicate(format: text, arguments: ["x", 1, 2.5, .null])
             if (try? FetchPredicate(format: predicate.description)) != predicate {
                 fatalError("a predicate's description does not read back the same: \(text.debugDescription) → \(predicate.description.debugDescription)")
+            }
+        case .modelArchive:
+            // A compiled model (.mom, a keyed archive) and, the same bytes, a store's model cache
+            // (raw deflate of one): each read into a model, or refused.
+            for model in [try? ManagedObjectModel(compiledModel: Data(bytes), origin: "fuzz.mom"),
+                          try? ManagedObjectModel(modelCache: Data(bytes), origin: "fuzz, Z_MODELCACHE")] {
+                guard let model else { continue }
+                for entity in model.entities { _ = model.attributes(of: entity.name).map(\.derivationExpression) }
+                _ = model.versionHashes
             }
         case .mappingModel:
             // Xcode's xcmapping.xml or a compiled .cdm (a keyed archive), read, fitted to the

@@ -115,6 +115,9 @@ struct CompiledModelTests {
         #expect(versions.names == ["SampleModel3", "SampleModel3_v2", "SampleModel3_v3"])
         #expect(versions.current == "SampleModel3")
         #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: momd, version: "SampleModel3_v9") }
+        let mom = momd.appendingPathComponent("SampleModel3_v3.mom")
+        #expect(try ManagedObjectModel.versions(at: mom) == ModelVersions(names: ["SampleModel3_v3"], current: "SampleModel3_v3"))
+        #expect(try ManagedObjectModel(contentsOf: mom).versionName == "SampleModel3_v3")
     }
 
     /// Each store with a cache, and the source version its metadata's hashes say it was written with.
@@ -198,5 +201,71 @@ struct CompiledModelTests {
         #expect(v2.entity(named: "Book")?.representedClassName == "BookV2")
         let frontCover = try #require(v2.entity(named: "Book")?.attributes.first { $0.name == "frontCover" })
         #expect(frontCover.renamingIdentifier == "cover")
+    }
+}
+
+@Suite("Compiled model archives: predicates and validation rules read back as the source's text")
+struct CompiledModelArchiveTests {
+    /// Builds `$left OP constant` (a key path from SELF, an operator of `type`, a constant).
+    static func comparison(_ builder: inout ModelArchiveBuilder, keyPath: String?, type: Int64, options: Int64 = 0, modifier: Int64 = 0, constant: PropertyListValue) -> PropertyListValue {
+        let selfExpression = builder.object("NSSelfExpression", ["NSExpressionType": .integer(1)])
+        var left = selfExpression
+        if let keyPath {
+            let specifier = builder.object("NSKeyPathSpecifierExpression", ["NSKeyPath": builder.add(.string(keyPath)), "NSExpressionType": .integer(10)])
+            let arguments = builder.array([specifier])
+            left = builder.object("NSKeyPathExpression", ["NSOperand": selfExpression, "NSArguments": arguments, "NSSelectorName": builder.add(.string("valueForKey:"))])
+        }
+        let value: PropertyListValue
+        if case .string = constant { value = builder.add(constant) } else { value = constant }
+        let right = builder.object("NSConstantValueExpression", ["NSConstantValue": value, "NSExpressionType": .integer(0)])
+        let predicateOperator = builder.object("NSComparisonPredicateOperator", ["NSOperatorType": .integer(type), "NSOptions": .integer(options), "NSModifier": .integer(modifier)])
+        return builder.object("NSComparisonPredicate", ["NSLeftExpression": left, "NSRightExpression": right, "NSPredicateOperator": predicateOperator])
+    }
+
+    static func compound(_ builder: inout ModelArchiveBuilder, _ type: Int64, _ members: [PropertyListValue]) -> PropertyListValue {
+        let list = builder.array(members)
+        return builder.object("NSCompoundPredicate", ["NSCompoundPredicateType": .integer(type), "NSSubpredicates": list])
+    }
+
+    @Test("a template's predicate, bounds and a pattern compiled into validation predicates read back as format strings and bounds")
+    func predicatesAndBounds() throws {
+        var builder = ModelArchiveBuilder()
+        let nameRule = Self.comparison(&builder, keyPath: "length", type: 3, constant: .integer(2))
+        let pattern = Self.comparison(&builder, keyPath: nil, type: 6, constant: .string("[a-z]+"))
+        let name = builder.object("NSAttributeDescription", [
+            "NSPropertyName": builder.add(.string("name")), "NSAttributeType": .integer(700),
+            "NSValidationPredicates": builder.array([nameRule, pattern]),
+        ])
+        let low = Self.comparison(&builder, keyPath: nil, type: 3, constant: .integer(1))
+        let high = Self.comparison(&builder, keyPath: nil, type: 1, constant: .integer(9))
+        let odd = Self.comparison(&builder, keyPath: nil, type: 5, constant: .integer(5))
+        let rank = builder.object("NSAttributeDescription", [
+            "NSPropertyName": builder.add(.string("rank")), "NSAttributeType": .integer(200), "NSIsOptional": .bool(true),
+            "NSValidationPredicates": builder.array([Self.compound(&builder, 1, [low, high]), odd]),
+            "NSValidationWarnings": builder.array([builder.add(.string("one to nine")), builder.add(.string("not five"))]),
+        ])
+        let entity = builder.object("NSEntityDescription", [
+            "NSEntityName": builder.add(.string("Item")),
+            "NSProperties": builder.dictionary([("name", name), ("rank", rank)]),
+        ])
+        let startsWith = Self.comparison(&builder, keyPath: "name", type: 8, options: 3, constant: .string("a\"b"))
+        let anyRank = Self.comparison(&builder, keyPath: "rank", type: 2, modifier: 2, constant: .integer(3))
+        let notLow = Self.compound(&builder, 0, [Self.comparison(&builder, keyPath: "rank", type: 0, constant: .integer(2))])
+        let predicate = Self.compound(&builder, 2, [Self.compound(&builder, 1, [startsWith, anyRank]), notLow])
+        let request = builder.object("NSFetchRequest", ["NSEntityName": builder.add(.string("Item")), "NSPredicate": predicate, "NSFetchLimit": .integer(5)])
+        let model = try ManagedObjectModel(compiledModel: try builder.model([("Item", entity)], templates: [("search", request)]), origin: "built.mom")
+
+        let template = try #require(model.fetchRequestTemplate(named: "search"))
+        #expect(template.predicateString == "(name BEGINSWITH[cd] \"a\\\"b\" AND ANY rank > 3) OR (NOT rank < 2)")
+        #expect(template.fetchLimit == 5)
+        #expect(try FetchPredicate(format: template.predicateString!) == FetchPredicate(format: "(name BEGINSWITH[cd] 'a\"b' AND ANY rank > 3) OR NOT (rank < 2)"))
+        let item = try #require(model.entity(named: "Item"))
+        let nameAttribute = try #require(item.attributes.first { $0.name == "name" })
+        #expect(nameAttribute.minValue == .integer(2) && nameAttribute.maxValue == nil)
+        #expect(nameAttribute.regularExpression == "[a-z]+")
+        #expect(!nameAttribute.isOptional)
+        let rankAttribute = try #require(item.attributes.first { $0.name == "rank" })
+        #expect(rankAttribute.minValue == .integer(1) && rankAttribute.maxValue == .integer(9))
+        #expect(model.warnings.map(\.description) == ["built.mom: entity 'Item', property 'rank': the validation predicate 'SELF != 5' ('not five') is not a bound or a regular expression, which are what Lade checks: Lade does not check it"])
     }
 }

@@ -104,6 +104,15 @@ struct ModelLoadingTests {
         #expect(message.hasPrefix(url.path + ": this is a SQLite store, not a model"), "\(message)")
         #expect(message.contains("Z_MODELCACHE") && message.contains("--model"), "\(message)")
         #expect(!message.contains("neither a Core Data model"), "\(message)")
+        // Apple's XML store and Lade's binary store are named stores too.
+        for (name, bytes) in [("Catalog.xml", Data("<?xml version=\"1.0\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">\n<database><databaseInfo/></database>\n".utf8)),
+                              ("Catalog.binary", Data([0x89, 0x4C, 0x41, 0x44, 0x45, 0x0D, 0x0A, 0x1A, 0, 1]))] {
+            let store = temp.appendingPathComponent(name)
+            try bytes.write(to: store)
+            let refusal = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: store) }
+            let text = refusal?.description ?? ""
+            #expect(text.hasPrefix(store.path) && text.contains("store, not a model") && text.contains("--model"), "\(text)")
+        }
     }
 
     @Test("malformed XML is reported with file, line and column")

@@ -202,7 +202,8 @@ struct CompiledModelReader {
             })
         }
         for index in try archive.members(object.fields["NSFetchIndexDescriptions"]) {
-            entity.fetchIndexes.append(try fetchIndex(index, entity: name))
+            let fetchIndex = try fetchIndex(index, entity: name)
+            if !fetchIndex.elements.isEmpty { entity.fetchIndexes.append(fetchIndex) }
         }
         // The compiler mirrors each fetch index into the legacy compound indexes (Core Data
         // before iOS 11 reads those): that copy is not an index of its own.
@@ -250,17 +251,20 @@ struct CompiledModelReader {
         if let partial = try ArchivedPredicate.format(object.fields["NSPartialIndexPredicate"], in: archive) {
             warn("the fetch index '\(name)' is partial (WHERE \(partial)), which Lade's model does not keep: Lade reads it as a whole index", entity: entity)
         }
-        let elements = try archive.members(object.fields["NSIndexElements"]).map { member -> FetchIndexElement in
+        var elements: [FetchIndexElement] = []
+        for member in try archive.members(object.fields["NSIndexElements"]) {
             guard let element = try archive.object(member), element.className == "NSFetchIndexElementDescription" else {
                 throw fail("an element of the fetch index '\(name)' is not an NSFetchIndexElementDescription", entity: entity)
             }
             guard let property = try archive.string(element.fields["NSPropertyName"]) else {
-                throw fail("an element of the fetch index '\(name)' names no property (an expression index, which Lade does not read from a compiled model)", entity: entity)
+                // No compiled model seen holds one: an index is a speed-up, so the model still loads.
+                warn("an element of the fetch index '\(name)' names no property (an expression element, which Lade does not read from a compiled model): the index leaves it out", entity: entity)
+                continue
             }
             let type = try archive.integer(element.fields["NSFetchIndexElementType"]) ?? 0
             guard type == 0 || type == 1 else { throw fail("the fetch index '\(name)' has an element of type \(type), neither Binary (0) nor RTree (1)", entity: entity) }
-            return FetchIndexElement(propertyName: property, kind: type == 1 ? "RTree" : "Binary",
-                                     isAscending: element.fields["NSAscending"] == nil ? true : try archive.bool(element.fields["NSAscending"]))
+            elements.append(FetchIndexElement(propertyName: property, kind: type == 1 ? "RTree" : "Binary",
+                                              isAscending: element.fields["NSAscending"] == nil ? true : try archive.bool(element.fields["NSAscending"])))
         }
         return FetchIndexDescription(name: name, elements: elements)
     }
@@ -316,7 +320,7 @@ struct CompiledModelReader {
         while let next = pending.popLast() {
             guard let object = try archive.object(next) else { continue }
             if object.className == "NSCompoundPredicate", try archive.integer(object.fields["NSCompoundPredicateType"]) == 1 {
-                guard pending.count + comparisons.count < KeyedArchive.maximumObjectsRead else { break }
+                guard pending.count + comparisons.count < archive.maximumReads else { break }
                 pending.append(contentsOf: try archive.members(object.fields["NSSubpredicates"]).reversed())
             } else if object.className == "NSComparisonPredicate" {
                 comparisons.append(next)

@@ -38,6 +38,10 @@ extension ManagedObjectModel {
     /// The versions in a model bundle; a single `.xcdatamodel` or file is one unnamed version.
     public static func versions(at url: URL) throws -> ModelVersions {
         if url.pathExtension == "momd" { return try ModelLoader.compiledBundleVersions(url) }
+        if url.pathExtension == "mom" {
+            let name = url.deletingPathExtension().lastPathComponent
+            return ModelVersions(names: [name], current: name)
+        }
         guard ModelLoader.isDirectory(url), ModelLoader.contentsKind(of: url) == nil else {
             return ModelVersions(names: [ModelLoader.versionName(of: url)], current: ModelLoader.versionName(of: url))
         }
@@ -81,6 +85,9 @@ enum ModelLoader {
             return try load(url.appendingPathComponent(chosen + ".xcdatamodel"), version: nil)
         }
     }
+
+    /// How to name a store's model, for the message that a store was given as a model.
+    static let namingAdvice = "--model (the .xcdatamodeld, .xcdatamodel, .momd or .mom the app was built with)"
 
     /// The largest model file read (Xcode's models are kilobytes; the corpus' largest is under 1 MiB).
     static let maximumFileSize = 256 << 20
@@ -135,7 +142,10 @@ enum ModelLoader {
             return try model.withAppleVersionHashes(apple.hashes, source: apple.source)
         }
         if head.starts(with: Array("SQLite format 3\0".utf8)) {
-            throw ModelError(file: url.path, "this is a SQLite store, not a model. Lade reads the model a store carries (its Z_MODELCACHE) when no model is named; a store without one needs its model named with --model (the .xcdatamodeld, .xcdatamodel, .momd or .mom the app was built with)")
+            throw ModelError(file: url.path, "this is a SQLite store, not a model. Lade reads the model a store carries (its Z_MODELCACHE) when no model is named; a store without one needs its model named with \(namingAdvice)")
+        }
+        if head.starts(with: [0x89, 0x4C, 0x41, 0x44, 0x45, 0x0D, 0x0A, 0x1A]) {
+            throw ModelError(file: url.path, "this is a Lade binary store, not a model: name the store's model with \(namingAdvice)")
         }
         switch head.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }) {
         case UInt8(ascii: "{"):

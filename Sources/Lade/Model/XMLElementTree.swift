@@ -29,6 +29,9 @@ struct XMLElementTree: Sendable {
             if externalDocumentType {
                 throw ModelError(file: file, line: line, "the document type declaration declares its own entities ([ … ]), which Core Data's XML files never do; Lade refuses it")
             }
+            if data[at...].starts(with: Data("<!DOCTYPE database".utf8)) {
+                throw ModelError(file: file, line: line, "this is a Core Data XML store, not a model: name the store's model with \(ModelLoader.namingAdvice)")
+            }
             throw ModelError(file: file, line: line, "the model has a document type declaration (<!DOCTYPE …>), which Xcode never writes; Lade refuses DTDs and entities in models: remove it")
         }
         xmlInitParser()

@@ -27,6 +27,9 @@ struct XcodeModelReader {
     }
 
     private mutating func read(_ root: XMLElementTree, versionName: String?) throws -> ManagedObjectModel {
+        if root.name == "database" {
+            throw ModelError(file: file, line: root.line, "this is a Core Data XML store, not a model: name the store's model with \(ModelLoader.namingAdvice)")
+        }
         guard root.name == "model" else {
             throw ModelError(file: file, line: root.line, "the root element is <\(root.name)>, not <model>: this is not a Core Data model's contents file")
         }

@@ -19,10 +19,17 @@ struct KeyedArchive {
 
     /// How deep objects may nest through references (an expression inside an expression…).
     static let maximumDepth = 64
-    /// How many objects one archive may be read into: references may share an object, so a
-    /// small archive of a few levels, each naming the next twice, would otherwise expand into
-    /// billions.
+    /// How many objects one archive may be read into, at least: references may share an
+    /// object, so a small archive of a few levels, each naming the next twice, would otherwise
+    /// expand into billions.
     static let maximumObjectsRead = 200_000
+    /// How many objects a read of each archived object may come to: readers look an object up
+    /// more than once (an entity by each relationship that names it, a dictionary's keys), so
+    /// a large archive (a model of thousands of entities) gets a bound in proportion.
+    static let readsPerObject = 16
+    /// The bound on objects read for this archive: ``maximumObjectsRead``, or
+    /// ``readsPerObject`` per object it holds if that is more.
+    var maximumReads: Int { max(Self.maximumObjectsRead, objects.count * Self.readsPerObject) }
     /// How many components a key path may have (`a.b.c`): each is a step of the evaluation.
     static let maximumKeyPathLength = 256
 
@@ -75,12 +82,8 @@ struct KeyedArchive {
     func object(_ field: PropertyListValue?) throws -> Object? {
         guard let resolved = try value(field) else { return nil }
         reads.count += 1
-        // Four reads per object the archive holds, or 200,000, whichever is more: sharing cannot
-        // blow a small archive up, and a large one (the cache of a model of 20,000 entities)
-        // is still read.
-        let bound = max(Self.maximumObjectsRead, objects.count * 4)
-        guard reads.count <= bound else {
-            throw fail("the keyed archive expands into more than \(bound) objects")
+        guard reads.count <= maximumReads else {
+            throw fail("the keyed archive expands into more than \(maximumReads) objects")
         }
         guard case .dictionary(var fields) = resolved, let classReference = fields.removeValue(forKey: "$class") else {
             throw fail("the keyed archive holds a \(Self.kind(resolved)) where an object was expected")
