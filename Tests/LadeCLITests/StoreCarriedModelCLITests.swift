@@ -216,3 +216,27 @@ extension StoreCarriedModelCLITests {
         Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, $0.propertyNames.sorted()) })
     }
 }
+
+extension StoreCarriedModelCLITests {
+    @Test("a seed job that names no model seeds a store that carries one")
+    func seedWithoutModel() throws {
+        let sandbox = try ImportSandbox()
+        let created = try sandbox.lade(["init", sandbox.store.path, "--model", ImportSandbox.catalogModel.path])
+        try #require(created.status == 0, "\(created.stderr)")
+        try sandbox.write("categories.csv", "name,sortOrder\nTools,1\nGarden,2\n")
+        try sandbox.write("seed.yaml", """
+            kind: seed
+            flag: example.seed.v1
+            store: { path: catalog.sqlite }
+            steps:
+              - { source: categories.csv, entity: Category, key: [name] }
+
+            """)
+        let seeded = try sandbox.lade(["seed", "seed.yaml"])
+        #expect(seeded.status == 0, "\(seeded.stderr)")
+        #expect(Set(try StoreReading.column(sandbox.store, "SELECT ZNAME FROM ZCATEGORY")) == [.text("Tools"), .text("Garden")])
+        let again = try sandbox.lade(["seed", "seed.yaml"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try StoreReading.column(sandbox.store, "SELECT COUNT(*) FROM ZCATEGORY") == [.integer(2)])
+    }
+}
