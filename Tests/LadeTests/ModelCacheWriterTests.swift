@@ -136,6 +136,14 @@ struct ModelCacheWriterTests {
         #expect(try BinaryPropertyListReader.read(plain) == value, "without writingUIDs it stays a dictionary")
     }
 
+    @Test("a dictionary key keeps its own bytes when another key is only canonically equal to it (Kelvin sign and K)")
+    func canonicallyEqualKeys() throws {
+        let value = PropertyListValue.array([.dictionary(["K": .integer(1)]), .dictionary(["\u{212A}": .integer(2)])])
+        let read = try BinaryPropertyListReader.read(try BinaryPropertyListWriter.write(value))
+        let keys = read.arrayValue?.compactMap { $0.dictionaryValue?.keys.first.map { Array($0.utf8) } }
+        #expect(keys == [Array("K".utf8), Array("\u{212A}".utf8)])
+    }
+
     @Test("a keyed archive writes classes once with their superclasses, $null first, shared objects once, cycles, the same bytes each time")
     func keyedArchive() throws {
         func make() throws -> Data {
@@ -268,6 +276,26 @@ struct ModelCacheWriterTests {
         #expect(archive.value(ourRequest, "NSFetchRequestFlags") == apple.value(request, "NSFetchRequestFlags"))
     }
 
+    @Test("a model of 20,000 entities, each related to the next, archives without nesting one entity inside the next, in seconds")
+    func wideChain() throws {
+        func chain(_ count: Int) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: (0..<count).map { index in
+                EntityDescription(name: "E\(index)", attributes: [AttributeDescription(name: "a", type: .string)],
+                                  relationships: [RelationshipDescription(name: "next", destinationEntityName: "E\((index + 1) % count)")])
+            })
+        }
+        let wide = try chain(20_000)
+        let started = Date()
+        let blob = try wide.modelCacheBlob()
+        let seconds = Date().timeIntervalSince(started)
+        print("model cache of 20,000 entities: \(blob.count) bytes in \(seconds) s")
+        // Debug build, on a shared 2-core machine: about 8 s alone; quadratic work would take minutes.
+        #expect(seconds < 60, "archiving took \(seconds) s")
+        // Read back at a size the property-list reader's bound (a million values) admits.
+        let archive = try Archive(try RawDeflate.decompress(try chain(3_000).modelCacheBlob(), limit: 1 << 30))
+        #expect(archive.entities().count == 3_000)
+    }
+
     @Test("what cannot be archived is refused, naming the entity and property")
     func refusals() throws {
         var entity = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "name", type: .string)])
@@ -319,6 +347,18 @@ struct ModelCacheWriterTests {
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url, migration: .init(modelBundle: bundle))
         coordinator.remove(store)
         #expect(Set(try Self.cache(of: url).entities().keys) == ["Pet", "User"])
+    }
+
+    @Test("a migration through a mapping model leaves the destination version's cache, not the source's", .needsCorpus)
+    func mappingMigrationCache() throws {
+        let (v2, v3) = try MappingModelTests.versions(MappingModelTests.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MappingModelTests.notesStore(in: directory, model: v2, count: 2)
+        let mapping = try MappingModel(contentsOf: Corpus.file(MappingModelTests.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping]).run()
+        #expect(Set(v2.entityNames) != Set(v3.entityNames))
+        #expect(Set(try Self.cache(of: store).entities().keys) == Set(v3.entityNames))
     }
 
     @Test("a store converted to SQLite carries its model's cache")

@@ -101,7 +101,7 @@ extension KeyedArchiveWriter {
                 for configuration in configurations {
                     var members: [PropertyListValue] = []
                     for name in configuration.entityNames.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                        members.append(try archive.entity(name, context))
+                        members.append(try archive.entityReference(name, context))
                     }
                     pairs.append((configuration.name, archive.array(members, classes: ["NSSet", "NSObject"])))
                 }
@@ -136,6 +136,16 @@ extension KeyedArchiveWriter {
         }
     }
 
+    /// A reference to an entity, written where `NSEntities` lists it: an entity met through a
+    /// relationship is not written inside it, so a chain of entities does not nest.
+    fileprivate mutating func entityReference(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
+        guard context.model.entity(named: name) != nil else {
+            throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
+        }
+        return reserve(identity: "entity:\(name)")
+    }
+
+    /// An entity and its properties (written once, where `NSEntities` lists it).
     fileprivate mutating func entity(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
         guard let entity = context.model.entity(named: name) else {
             throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
@@ -147,14 +157,14 @@ extension KeyedArchiveWriter {
                 "NSRenamingIdentifier": archive.string(entity.renamingIdentifier ?? name),
                 "NSVersionHashModifier": archive.string(entity.versionHashModifier.flatMap { $0.isEmpty ? nil : $0 }),
                 // The model object was started first, so this is a reference back to it.
-                "NSManagedObjectModel": archive.object(["NSManagedObjectModel", "NSObject"], identity: ModelArchive.modelIdentity) { _ in [:] },
+                "NSManagedObjectModel": archive.reserve(identity: ModelArchive.modelIdentity),
             ]
             var subentities: [(key: String, value: PropertyListValue)] = []
             for child in sortedByName(context.model.subentities(of: name), \.name) {
-                subentities.append((child.name, try archive.entity(child.name, context)))
+                subentities.append((child.name, try archive.entityReference(child.name, context)))
             }
             fields["NSSubentities"] = archive.dictionary(subentities, classes: ["NSMutableDictionary", "NSDictionary", "NSObject"])
-            fields["NSSuperentity"] = try entity.parentName.map { try archive.entity($0, context) } ?? Self.null
+            fields["NSSuperentity"] = try entity.parentName.map { try archive.entityReference($0, context) } ?? Self.null
             fields["NSProperties"] = try archive.properties(of: entity, context)
             fields["NSUserInfo"] = archive.userInfo(entity.userInfo)
             if entity.isAbstract { fields["NSIsAbstract"] = .bool(true) }
@@ -230,7 +240,7 @@ extension KeyedArchiveWriter {
     ) throws -> [String: PropertyListValue] {
         var fields: [String: PropertyListValue] = [
             "NSPropertyName": string(name), "NSRenamingIdentifier": string(renamingIdentifier ?? name),
-            "NSEntity": try self.entity(entity, context), "_P": .integer(flags),
+            "NSEntity": try entityReference(entity, context), "_P": .integer(flags),
         ]
         if optional { fields["NSIsOptional"] = .bool(true) }
         if readOnly { fields["NSIsReadOnly"] = .bool(true) }
@@ -374,7 +384,7 @@ extension KeyedArchiveWriter {
                 optional: relationship.isOptional, transient: relationship.isTransient, ordered: relationship.isOrdered,
                 userInfo: relationship.userInfo, versionHashModifier: relationship.versionHashModifier, flags: flags, context)
             let destination = relationship.destinationEntityName
-            fields["NSDestinationEntity"] = try archive.entity(destination, context)
+            fields["NSDestinationEntity"] = try archive.entityReference(destination, context)
             fields["_NSDestinationEntityName"] = archive.string(destination)
             if let inverse = relationship.inverseName, let target = context.model.relationship(inverse, of: destination) {
                 fields["NSInverseRelationship"] = try archive.relationship(target, on: destination, context)
@@ -427,7 +437,7 @@ extension KeyedArchiveWriter {
                 }
             }
             return [
-                "NSEntity": try archive.entity(request.entityName, context),
+                "NSEntity": try archive.entityReference(request.entityName, context),
                 "NSPredicate": predicate, "NSHavingPredicate": Self.null, "NSSortDescriptors": Self.null,
                 "NSValuesToFetch": Self.null, "NSValuesToGroupBy": Self.null, "NSRelationshipKeyPathsForPrefetching": Self.null,
                 "NSAllocationType": .integer(0), "NSFetchOffset": .integer(0),
@@ -460,14 +470,14 @@ extension KeyedArchiveWriter {
                     throw ModelArchiveError(entity: entity.name, property: nil, reason: "fetch index '\(index.name)' has an expression element, whose archived form no Apple-written model shows")
                 }
                 let kind: Int64 = element.kind.lowercased() == "rtree" ? 1 : 0
-                let back = archive.object(["NSFetchIndexDescription", "NSObject"], identity: identity) { _ in [:] }
+                let back = archive.reserve(identity: identity)
                 elements.append(archive.object(["NSFetchIndexElementDescription", "NSObject"]) { archive in
                     ["NSPropertyName": archive.string(name), "NSAscending": .bool(element.isAscending),
                      "NSFetchIndexElementType": .integer(kind), "NSFetchIndexDescription": back]
                 })
             }
             return [
-                "NSIndexName": archive.string(index.name), "NSEntity": try archive.entity(entity.name, context),
+                "NSIndexName": archive.string(index.name), "NSEntity": try archive.entityReference(entity.name, context),
                 "NSIndexElements": archive.array(elements), "NSPartialIndexPredicate": Self.null,
             ]
         }
