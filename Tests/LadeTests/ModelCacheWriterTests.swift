@@ -296,15 +296,22 @@ struct ModelCacheWriterTests {
         #expect(archive.entities().count == 3_000)
     }
 
-    @Test("what cannot be archived is refused, naming the entity and property")
+    @Test("what cannot be archived is refused, naming the entity and property; a SUBQUERY is archived")
     func refusals() throws {
-        var entity = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "name", type: .string)])
-        entity.fetchedProperties = [FetchedPropertyDescription(
+        let clock = EntityDescription(name: "Clock", attributes: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "seen", type: .date, derivationExpression: "now()")])
+        let error = #expect(throws: ModelArchiveError.self) { try ManagedObjectModel(entities: [clock]).modelCacheBlob() }
+        #expect(error?.entity == "Clock" && error?.property == "seen")
+        #expect(error?.code == "model.archive")
+        #expect(error?.description.contains("now()") == true, "\(String(describing: error))")
+        var shelf = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "pages", type: .integer64)],
+                                      relationships: [RelationshipDescription(name: "books", destinationEntityName: "Shelf", isToMany: true)])
+        shelf.fetchedProperties = [FetchedPropertyDescription(
             name: "crowded", fetchRequest: FetchRequestTemplate(name: "crowded", entityName: "Shelf", predicateString: "SUBQUERY(books, $b, $b.pages > 3).@count > 0"))]
-        let model = try ManagedObjectModel(entities: [entity])
-        let error = #expect(throws: ModelArchiveError.self) { try model.modelCacheBlob() }
-        #expect(error?.entity == "Shelf" && error?.property == "crowded")
-        #expect(error?.description.contains("SUBQUERY") == true)
+        let archive = try Archive(try ManagedObjectModel(entities: [shelf]).archivedModel())
+        let subquery = try #require(archive.objects.indices.first { archive.className($0) == "NSSubqueryExpression" })
+        #expect(Set(archive.fields(subquery).keys) == ["$class", "NSExpressionType", "NSExpression", "NSVariable", "NSSubpredicate"])
+        #expect(archive.string(subquery, "NSVariable") == "b")
     }
 
     // MARK: Stores Lade writes
@@ -321,17 +328,22 @@ struct ModelCacheWriterTests {
         #expect(cache.className(cache.reference(cache.root, "NSEntities")!) == "NSKnownKeysDictionary1")
     }
 
-    @Test("a model that cannot be archived leaves no store behind")
-    func failedCacheLeavesNoStore() throws {
+    @Test("a model Lade accepts but cannot archive gets its SQLite store without a cache (a valid Core Data model with now(), a template that does not parse)")
+    func unarchivableModelStoreWithoutCache() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var entity = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "name", type: .string)])
-        entity.fetchedProperties = [FetchedPropertyDescription(
-            name: "crowded", fetchRequest: FetchRequestTemplate(name: "crowded", entityName: "Shelf", predicateString: "SUBQUERY(books, $b, $b.pages > 3).@count > 0"))]
-        let model = try ManagedObjectModel(entities: [entity])
-        let url = directory.appendingPathComponent("Shelves.sqlite")
-        #expect(throws: ModelArchiveError.self) { try SQLiteStore.createFile(at: url, model: model) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let clock = EntityDescription(name: "Clock", attributes: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "seen", type: .date, derivationExpression: "now()")])
+        let broken = FetchRequestTemplate(name: "broken", entityName: "Clock", predicateString: "name ==== 1")
+        for model in [try ManagedObjectModel(entities: [clock]),
+                      try ManagedObjectModel(entities: [EntityDescription(name: "Clock", attributes: [AttributeDescription(name: "name", type: .string)])],
+                                             fetchRequestTemplates: [broken])] {
+            #expect(throws: ModelArchiveError.self) { try model.modelCacheBlob() }
+            let url = directory.appendingPathComponent(UUID().uuidString + ".sqlite")
+            try SQLiteStore.createFile(at: url, model: model)
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            #expect(try connection.rows("SELECT COUNT(*) FROM Z_MODELCACHE") == [[.integer(0)]])
+        }
     }
 
     @Test("a lightweight migration replaces the old version's cache with the new one's", .needsCorpus)

@@ -7,7 +7,7 @@ public struct ModelArchiveError: LadeError, Equatable {
     public let property: String?
     public let reason: String
 
-    public var code: String { "model-archive" }
+    public var code: String { "model.archive" }
 
     public var description: String {
         var place = ""
@@ -29,6 +29,19 @@ extension ManagedObjectModel {
     /// its inherited properties too), raw-deflated.
     package func modelCacheBlob() throws -> Data {
         try RawDeflate.compress(try ModelArchive.archive(self, form: .cache))
+    }
+
+    /// The model cache a SQLite store gets, or nil for a model Lade accepts but cannot archive
+    /// (``ModelArchiveError``: a predicate that does not parse, which Lade reports only when the
+    /// template is used; a derivation such as `now()` Lade's expressions cannot hold). Such a
+    /// store gets no cache, as Lade's stores had none before, rather than no store: Core Data
+    /// writes its own cache when it opens one without.
+    package func modelCacheBlobIfArchivable() throws -> Data? {
+        do {
+            return try modelCacheBlob()
+        } catch is ModelArchiveError {
+            return nil
+        }
     }
 }
 
