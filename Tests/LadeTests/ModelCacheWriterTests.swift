@@ -136,6 +136,14 @@ struct ModelCacheWriterTests {
         #expect(try BinaryPropertyListReader.read(plain) == value, "without writingUIDs it stays a dictionary")
     }
 
+    @Test("a dictionary key keeps its own bytes when another key is only canonically equal to it (Kelvin sign and K)")
+    func canonicallyEqualKeys() throws {
+        let value = PropertyListValue.array([.dictionary(["K": .integer(1)]), .dictionary(["\u{212A}": .integer(2)])])
+        let read = try BinaryPropertyListReader.read(try BinaryPropertyListWriter.write(value))
+        let keys = read.arrayValue?.compactMap { $0.dictionaryValue?.keys.first.map { Array($0.utf8) } }
+        #expect(keys == [Array("K".utf8), Array("\u{212A}".utf8)])
+    }
+
     @Test("a keyed archive writes classes once with their superclasses, $null first, shared objects once, cycles, the same bytes each time")
     func keyedArchive() throws {
         func make() throws -> Data {
@@ -268,15 +276,42 @@ struct ModelCacheWriterTests {
         #expect(archive.value(ourRequest, "NSFetchRequestFlags") == apple.value(request, "NSFetchRequestFlags"))
     }
 
-    @Test("what cannot be archived is refused, naming the entity and property")
+    @Test("a model of 20,000 entities, each related to the next, archives without nesting one entity inside the next, in seconds")
+    func wideChain() throws {
+        func chain(_ count: Int) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: (0..<count).map { index in
+                EntityDescription(name: "E\(index)", attributes: [AttributeDescription(name: "a", type: .string)],
+                                  relationships: [RelationshipDescription(name: "next", destinationEntityName: "E\((index + 1) % count)")])
+            })
+        }
+        let wide = try chain(20_000)
+        let started = Date()
+        let blob = try wide.modelCacheBlob()
+        let seconds = Date().timeIntervalSince(started)
+        print("model cache of 20,000 entities: \(blob.count) bytes in \(seconds) s")
+        // Debug build, on a shared 2-core machine: about 8 s alone; quadratic work would take minutes.
+        #expect(seconds < 60, "archiving took \(seconds) s")
+        // Read back at a size the property-list reader's bound (a million values) admits.
+        let archive = try Archive(try RawDeflate.decompress(try chain(3_000).modelCacheBlob(), limit: 1 << 30))
+        #expect(archive.entities().count == 3_000)
+    }
+
+    @Test("what cannot be archived is refused, naming the entity and property; a SUBQUERY is archived")
     func refusals() throws {
-        var entity = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "name", type: .string)])
-        entity.fetchedProperties = [FetchedPropertyDescription(
+        let clock = EntityDescription(name: "Clock", attributes: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "seen", type: .date, derivationExpression: "now()")])
+        let error = #expect(throws: ModelArchiveError.self) { try ManagedObjectModel(entities: [clock]).modelCacheBlob() }
+        #expect(error?.entity == "Clock" && error?.property == "seen")
+        #expect(error?.code == "model.archive")
+        #expect(error?.description.contains("now()") == true, "\(String(describing: error))")
+        var shelf = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "pages", type: .integer64)],
+                                      relationships: [RelationshipDescription(name: "books", destinationEntityName: "Shelf", isToMany: true)])
+        shelf.fetchedProperties = [FetchedPropertyDescription(
             name: "crowded", fetchRequest: FetchRequestTemplate(name: "crowded", entityName: "Shelf", predicateString: "SUBQUERY(books, $b, $b.pages > 3).@count > 0"))]
-        let model = try ManagedObjectModel(entities: [entity])
-        let error = #expect(throws: ModelArchiveError.self) { try model.modelCacheBlob() }
-        #expect(error?.entity == "Shelf" && error?.property == "crowded")
-        #expect(error?.description.contains("SUBQUERY") == true)
+        let archive = try Archive(try ManagedObjectModel(entities: [shelf]).archivedModel())
+        let subquery = try #require(archive.objects.indices.first { archive.className($0) == "NSSubqueryExpression" })
+        #expect(Set(archive.fields(subquery).keys) == ["$class", "NSExpressionType", "NSExpression", "NSVariable", "NSSubpredicate"])
+        #expect(archive.string(subquery, "NSVariable") == "b")
     }
 
     // MARK: Stores Lade writes
@@ -293,17 +328,22 @@ struct ModelCacheWriterTests {
         #expect(cache.className(cache.reference(cache.root, "NSEntities")!) == "NSKnownKeysDictionary1")
     }
 
-    @Test("a model that cannot be archived leaves no store behind")
-    func failedCacheLeavesNoStore() throws {
+    @Test("a model Lade accepts but cannot archive gets its SQLite store without a cache (a valid Core Data model with now(), a template that does not parse)")
+    func unarchivableModelStoreWithoutCache() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var entity = EntityDescription(name: "Shelf", attributes: [AttributeDescription(name: "name", type: .string)])
-        entity.fetchedProperties = [FetchedPropertyDescription(
-            name: "crowded", fetchRequest: FetchRequestTemplate(name: "crowded", entityName: "Shelf", predicateString: "SUBQUERY(books, $b, $b.pages > 3).@count > 0"))]
-        let model = try ManagedObjectModel(entities: [entity])
-        let url = directory.appendingPathComponent("Shelves.sqlite")
-        #expect(throws: ModelArchiveError.self) { try SQLiteStore.createFile(at: url, model: model) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        let clock = EntityDescription(name: "Clock", attributes: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "seen", type: .date, derivationExpression: "now()")])
+        let broken = FetchRequestTemplate(name: "broken", entityName: "Clock", predicateString: "name ==== 1")
+        for model in [try ManagedObjectModel(entities: [clock]),
+                      try ManagedObjectModel(entities: [EntityDescription(name: "Clock", attributes: [AttributeDescription(name: "name", type: .string)])],
+                                             fetchRequestTemplates: [broken])] {
+            #expect(throws: ModelArchiveError.self) { try model.modelCacheBlob() }
+            let url = directory.appendingPathComponent(UUID().uuidString + ".sqlite")
+            try SQLiteStore.createFile(at: url, model: model)
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            #expect(try connection.rows("SELECT COUNT(*) FROM Z_MODELCACHE") == [[.integer(0)]])
+        }
     }
 
     @Test("a lightweight migration replaces the old version's cache with the new one's", .needsCorpus)
@@ -319,6 +359,18 @@ struct ModelCacheWriterTests {
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url, migration: .init(modelBundle: bundle))
         coordinator.remove(store)
         #expect(Set(try Self.cache(of: url).entities().keys) == ["Pet", "User"])
+    }
+
+    @Test("a migration through a mapping model leaves the destination version's cache, not the source's", .needsCorpus)
+    func mappingMigrationCache() throws {
+        let (v2, v3) = try MappingModelTests.versions(MappingModelTests.unCloudNotes + "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel v2", "UnCloudNotesDataModel v3")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MappingModelTests.notesStore(in: directory, model: v2, count: 2)
+        let mapping = try MappingModel(contentsOf: Corpus.file(MappingModelTests.unCloudNotes + "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"))
+        try MigrationManager(store: store, from: v2, to: v3, mappings: [mapping]).run()
+        #expect(Set(v2.entityNames) != Set(v3.entityNames))
+        #expect(Set(try Self.cache(of: store).entities().keys) == Set(v3.entityNames))
     }
 
     @Test("a store converted to SQLite carries its model's cache")

@@ -7,7 +7,7 @@ public struct ModelArchiveError: LadeError, Equatable {
     public let property: String?
     public let reason: String
 
-    public var code: String { "model-archive" }
+    public var code: String { "model.archive" }
 
     public var description: String {
         var place = ""
@@ -30,6 +30,19 @@ extension ManagedObjectModel {
     package func modelCacheBlob() throws -> Data {
         try RawDeflate.compress(try ModelArchive.archive(self, form: .cache))
     }
+
+    /// The model cache a SQLite store gets, or nil for a model Lade accepts but cannot archive
+    /// (``ModelArchiveError``: a predicate that does not parse, which Lade reports only when the
+    /// template is used; a derivation such as `now()` Lade's expressions cannot hold). Such a
+    /// store gets no cache, as Lade's stores had none before, rather than no store: Core Data
+    /// writes its own cache when it opens one without.
+    package func modelCacheBlobIfArchivable() throws -> Data? {
+        do {
+            return try modelCacheBlob()
+        } catch is ModelArchiveError {
+            return nil
+        }
+    }
 }
 
 /// Writes a ``ManagedObjectModel`` as the archived `NSManagedObjectModel` (see
@@ -49,11 +62,6 @@ enum ModelArchive {
         var archive = KeyedArchiveWriter()
         let context = Context(model: model, form: form)
         let root = try archive.model(context)
-        // Everything referred to ahead was written where it belongs (entities with the model,
-        // relationships with their entity); a slot left empty would be a broken archive.
-        guard archive.unwritten.isEmpty else {
-            throw ModelArchiveError(entity: nil, property: nil, reason: "\(archive.unwritten.prefix(3).joined(separator: ", ")) is referred to but never written")
-        }
         return try archive.archive(root: root)
     }
 
@@ -141,15 +149,16 @@ extension KeyedArchiveWriter {
         }
     }
 
-    /// The reference to an entity, written later if not yet (``KeyedArchiveWriter/reference(identity:)``):
-    /// every entity is written by ``entities(_:)``.
-    private mutating func entityReference(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
+    /// A reference to an entity, written where `NSEntities` lists it: an entity met through a
+    /// relationship is not written inside it, so a chain of entities does not nest.
+    fileprivate mutating func entityReference(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
         guard context.model.entity(named: name) != nil else {
             throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
         }
-        return reference(identity: "entity:\(name)")
+        return reserve(identity: "entity:\(name)")
     }
 
+    /// An entity and its properties (written once, where `NSEntities` lists it).
     fileprivate mutating func entity(_ name: String, _ context: ModelArchive.Context) throws -> PropertyListValue {
         guard let entity = context.model.entity(named: name) else {
             throw ModelArchiveError(entity: name, property: nil, reason: "no such entity in the model")
@@ -161,7 +170,7 @@ extension KeyedArchiveWriter {
                 "NSRenamingIdentifier": archive.string(entity.renamingIdentifier ?? name),
                 "NSVersionHashModifier": archive.string(entity.versionHashModifier.flatMap { $0.isEmpty ? nil : $0 }),
                 // The model object was started first, so this is a reference back to it.
-                "NSManagedObjectModel": archive.object(["NSManagedObjectModel", "NSObject"], identity: ModelArchive.modelIdentity) { _ in [:] },
+                "NSManagedObjectModel": archive.reserve(identity: ModelArchive.modelIdentity),
             ]
             var subentities: [(key: String, value: PropertyListValue)] = []
             for child in sortedByName(context.model.subentities(of: name), \.name) {
@@ -244,7 +253,7 @@ extension KeyedArchiveWriter {
     ) throws -> [String: PropertyListValue] {
         var fields: [String: PropertyListValue] = [
             "NSPropertyName": string(name), "NSRenamingIdentifier": string(renamingIdentifier ?? name),
-            "NSEntity": try self.entity(entity, context), "_P": .integer(flags),
+            "NSEntity": try entityReference(entity, context), "_P": .integer(flags),
         ]
         if optional { fields["NSIsOptional"] = .bool(true) }
         if readOnly { fields["NSIsReadOnly"] = .bool(true) }
@@ -393,7 +402,7 @@ extension KeyedArchiveWriter {
             fields["NSDestinationEntity"] = try archive.entityReference(destination, context)
             fields["_NSDestinationEntityName"] = archive.string(destination)
             if let inverse = relationship.inverseName, let target = context.model.relationship(inverse, of: destination) {
-                fields["NSInverseRelationship"] = archive.reference(identity: "property:\(context.owner(of: target.name, on: destination)).\(target.name)")
+                fields["NSInverseRelationship"] = try archive.relationship(target, on: destination, context)
             } else {
                 fields["NSInverseRelationship"] = Self.null
             }
@@ -444,7 +453,7 @@ extension KeyedArchiveWriter {
                 }
             }
             return [
-                "NSEntity": try archive.entity(request.entityName, context),
+                "NSEntity": try archive.entityReference(request.entityName, context),
                 "NSPredicate": predicate, "NSHavingPredicate": Self.null, "NSSortDescriptors": Self.null,
                 "NSValuesToFetch": Self.null, "NSValuesToGroupBy": Self.null, "NSRelationshipKeyPathsForPrefetching": Self.null,
                 "NSAllocationType": .integer(0), "NSFetchOffset": .integer(0),
@@ -477,14 +486,14 @@ extension KeyedArchiveWriter {
                     throw ModelArchiveError(entity: entity.name, property: nil, reason: "fetch index '\(index.name)' has an expression element, whose archived form no Apple-written model shows")
                 }
                 let kind: Int64 = element.kind.lowercased() == "rtree" ? 1 : 0
-                let back = archive.object(["NSFetchIndexDescription", "NSObject"], identity: identity) { _ in [:] }
+                let back = archive.reserve(identity: identity)
                 elements.append(archive.object(["NSFetchIndexElementDescription", "NSObject"]) { archive in
                     ["NSPropertyName": archive.string(name), "NSAscending": .bool(element.isAscending),
                      "NSFetchIndexElementType": .integer(kind), "NSFetchIndexDescription": back]
                 })
             }
             return [
-                "NSIndexName": archive.string(index.name), "NSEntity": try archive.entity(entity.name, context),
+                "NSIndexName": archive.string(index.name), "NSEntity": try archive.entityReference(entity.name, context),
                 "NSIndexElements": archive.array(elements), "NSPartialIndexPredicate": Self.null,
             ]
         }

@@ -7,8 +7,8 @@ import Foundation
 /// Seen in Apple-written archives (CoreDataPlus's `SampleModel2` caches): comparisons with
 /// `==`, `<=`, `>=` and `CONTAINS[c]`, `AND`, key paths from `SELF` and from `$VARIABLE`, `SELF`,
 /// string and number constants, `@count`. The other forms follow the same classes' keys by
-/// analogy (see docs/model-cache.md); a subquery, an object ID constant or a non-constant array
-/// cannot be archived and is refused with ``PredicateArchiveError``.
+/// analogy (see docs/model-cache.md); an object ID constant cannot be archived and is refused
+/// with ``PredicateArchiveError``.
 extension KeyedArchiveWriter {
     /// The classes of `NSExpression` subclass `name`, up to `NSObject`.
     private static func expressionClasses(_ name: String) -> [String] {
@@ -132,8 +132,15 @@ extension KeyedArchiveWriter {
             return object(Self.expressionClasses("NSAggregateExpression")) { _ in
                 ["NSCollection": collection, "NSExpressionType": .integer(14)]
             }
-        case .subquery:
-            throw PredicateArchiveError("a SUBQUERY cannot be archived: no Apple-written archive shows its keys")
+        case .subquery(let collection, let variable, let predicate):
+            // NSSubqueryExpression's keys, as Foundation's archiving writes them: the collection,
+            // the variable's name, the predicate.
+            let archivedCollection = try self.expression(collection)
+            let name = string(variable)
+            let archivedPredicate = try self.predicate(predicate)
+            return object(Self.expressionClasses("NSSubqueryExpression")) { _ in
+                ["NSExpressionType": .integer(13), "NSExpression": archivedCollection, "NSVariable": name, "NSSubpredicate": archivedPredicate]
+            }
         }
     }
 

@@ -34,6 +34,8 @@ struct BinaryPropertyListWriter {
     /// bytes are the same (`String`'s `==` would merge NFC and NFD spellings, and `Double`'s
     /// 0.0 and -0.0).
     private var scalars: [[UInt8]: Int] = [:]
+    /// Objects of the ASCII dictionary keys written so far.
+    private var asciiKeys: [String: Int] = [:]
     /// Whether `["CF$UID": n]` is written as a UID (keyed archives) rather than a dictionary.
     private var writesUIDs = false
 
@@ -42,7 +44,9 @@ struct BinaryPropertyListWriter {
     /// read back. With `writingUIDs`, each one-key dictionary `["CF$UID": n]` (n from 0 to
     /// 2^32-1) is written as a UID, as ``BinaryPropertyListReader`` reads one back with `readingUIDs`.
     static func write(_ value: PropertyListValue, writingUIDs: Bool = false) throws -> Data {
-        guard value.nestingDepth <= PropertyListValue.maximumDepth else {
+        // A keyed archive is flat (its objects refer to each other by UID) and can be large:
+        // only other lists are measured.
+        guard writingUIDs || value.nestingDepth <= PropertyListValue.maximumDepth else {
             throw PropertyListError("arrays and dictionaries nest \(value.nestingDepth) levels deep; at most \(PropertyListValue.maximumDepth) can be stored and read back")
         }
         var writer = BinaryPropertyListWriter()
@@ -77,10 +81,10 @@ struct BinaryPropertyListWriter {
             return number
         case .dictionary(let members):
             let number = reserve()
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let keys = members.keys.sorted(by: Self.precedes)
             var references: [Int] = []
             references.reserveCapacity(keys.count * 2)
-            for key in keys { references.append(try add(.string(key))) }
+            for key in keys { references.append(addKey(key)) }
             for key in keys { references.append(try add(members[key]!)) }
             entries[number] = .container(marker: 0xD, count: keys.count, references: references)
             return number
@@ -93,6 +97,19 @@ struct BinaryPropertyListWriter {
         }
     }
 
+    /// A dictionary key's object. Keys repeat (a keyed archive has a few names in every object),
+    /// so an ASCII key's object is remembered by the key itself; a key found there is used only
+    /// when it is ASCII too (`String`'s `==` finds the Kelvin sign equal to "K"), any other goes
+    /// by its encoding, as every string does.
+    private mutating func addKey(_ key: String) -> Int {
+        if let known = asciiKeys[key], key.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy { $0 < 0x80 } }) == true { return known }
+        var encoded: [UInt8] = []
+        Self.appendScalar(.string(key), to: &encoded)
+        let number = addScalar(encoded)
+        if encoded.first.map({ $0 >> 4 == 0x5 }) == true { asciiKeys[key] = number }
+        return number
+    }
+
     /// Adds an encoded scalar once, or returns the object that already holds the same bytes.
     private mutating func addScalar(_ encoded: [UInt8]) -> Int {
         if let known = scalars[encoded] { return known }
@@ -100,6 +117,18 @@ struct BinaryPropertyListWriter {
         entries.append(.scalar(encoded))
         scalars[encoded] = number
         return number
+    }
+
+    /// Whether `a`'s UTF-8 bytes sort before `b`'s (memcmp, then the shorter first).
+    private static func precedes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order < 0 || (order == 0 && x.count < y.count)
+            }
+        }
     }
 
     /// A place for a container, filled once its members are added.
@@ -114,7 +143,12 @@ struct BinaryPropertyListWriter {
     }
 
     private static func append(_ value: UInt64, width: Int, to bytes: inout [UInt8]) {
-        for shift in stride(from: (width - 1) * 8, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        // A plain loop: `stride` costs a generic iterator per call, and this runs for every reference.
+        var shift = (width - 1) * 8
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
     }
 
     /// A marker with `count` in its low nibble, or 0xF and the count as an integer object after it.

@@ -9,7 +9,9 @@ import Foundation
 /// added when it ends; a class record names the class and its superclasses (`$classname`,
 /// `$classes`), once per class; a string is written once however often it occurs. An object
 /// given an `identity` is written once and referred to wherever it occurs again, cycles
-/// included (an entity refers to its properties, each property back to its entity).
+/// included (an entity refers to its properties, each property back to its entity). An object
+/// may be referred to before it is written (`reserve(identity:)`), so that a long chain of
+/// objects each referring to the next is written one after another, not nested.
 ///
 /// ```swift
 /// var archive = KeyedArchiveWriter()
@@ -26,8 +28,8 @@ struct KeyedArchiveWriter {
     private var classRecords: [String: Int] = [:]
     private var strings: [String: Int] = [:]
     private var identities: [String: Int] = [:]
-    /// Objects referred to before they were written (``reference(identity:)``), by identity.
-    private var reserved: [String: Int] = [:]
+    /// Objects referred to (reserved) whose fields are not written yet.
+    private var unwritten: Set<Int> = []
 
     /// The reference to object `number` (`["CF$UID": number]`, written as a UID).
     static func reference(_ number: Int) -> PropertyListValue { .dictionary(["CF$UID": .integer(Int64(number))]) }
@@ -60,34 +62,27 @@ struct KeyedArchiveWriter {
     /// Whether an object of this identity was started already.
     func has(identity: String) -> Bool { identities[identity] != nil }
 
-    /// The reference to the object of `identity`, which a later ``object(_:identity:fields:)``
-    /// call writes when it has not been started yet: so that objects that refer to one another
-    /// along a long chain (an entity's relationship to the next entity, to the next…) are
-    /// written one after another, not each inside the one before, which would nest as deep as
-    /// the chain is long.
-    mutating func reference(identity: String) -> PropertyListValue {
+    /// The reference to the object of `identity`, its number reserved when it is not started
+    /// yet; `object(_:identity:fields:)` with that identity then writes it there.
+    mutating func reserve(identity: String) -> PropertyListValue {
         if let known = identities[identity] { return Self.reference(known) }
         objects.append(.string("$null"))
         identities[identity] = objects.count - 1
-        reserved[identity] = objects.count - 1
+        unwritten.insert(objects.count - 1)
         return Self.reference(objects.count - 1)
     }
 
-    /// The identities referred to (``reference(identity:)``) and never written.
-    var unwritten: [String] { reserved.keys.sorted() }
-
     /// An object of class `classes[0]` (its superclasses after it, ending with the root class),
     /// whose keyed fields `fields` gives: scalars inline, objects as references from this writer.
-    /// With an `identity` already met, the reference to that object, `fields` not called.
+    /// With an `identity` already started, the reference to that object, `fields` not called.
     mutating func object(
         _ classes: [String], identity: String? = nil,
         fields: (inout KeyedArchiveWriter) throws -> [String: PropertyListValue]
     ) rethrows -> PropertyListValue {
         let number: Int
-        if let identity, let slot = reserved.removeValue(forKey: identity) {
-            number = slot
-        } else if let identity, let known = identities[identity] {
-            return Self.reference(known)
+        if let identity, let known = identities[identity] {
+            guard unwritten.remove(known) != nil else { return Self.reference(known) }
+            number = known
         } else {
             number = objects.count
             objects.append(.string("$null"))
@@ -125,7 +120,11 @@ struct KeyedArchiveWriter {
 
     /// The archive, `root` its `$top` root object, as a binary property list.
     func archive(root: PropertyListValue) throws -> Data {
-        try BinaryPropertyListWriter.write(.dictionary([
+        guard unwritten.isEmpty else {
+            let names = identities.filter { unwritten.contains($0.value) }.keys.sorted().prefix(5)
+            throw PropertyListError("the archive refers to objects never written: \(names.joined(separator: ", "))")
+        }
+        return try BinaryPropertyListWriter.write(.dictionary([
             "$archiver": .string("NSKeyedArchiver"),
             "$version": .integer(100_000),
             "$objects": .array(objects),

@@ -179,10 +179,12 @@ extension InferredMapping {
         metadata[StoreMetadata.Key.ladeVersionHashKind] = made[StoreMetadata.Key.ladeVersionHashKind]
         try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
         // Core Data's cached compiled model described the old version: the new version's
-        // replaces it, in this transaction (a model that cannot be archived undoes the migration).
+        // replaces it, in this transaction (none for a version that cannot be archived, never the old one).
         if try !connection.tableNames().contains("Z_MODELCACHE") { try connection.execute(SQLiteSchema.modelCacheTableStatement) }
         try connection.execute("DELETE FROM Z_MODELCACHE")
-        try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(try destination.modelCacheBlob())])
+        if let cache = try destination.modelCacheBlobIfArchivable() {
+            try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(cache)])
+        }
     }
 
     /// Refuses the migration when objects share the values of a uniqueness constraint whose

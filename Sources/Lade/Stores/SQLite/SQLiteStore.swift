@@ -86,9 +86,8 @@ package final class SQLiteStore: @unchecked Sendable {
             throw refusal(derived)
         }
         // Core Data's cache of the model, as Core Data writes one into every store it makes, so
-        // the store opens with no model given. Made before the file: a model that cannot be
-        // archived leaves no store behind.
-        let modelCache = try model.modelCacheBlob()
+        // the store opens with no model given; none for a model that cannot be archived.
+        let modelCache = try model.modelCacheBlobIfArchivable()
         let temporary = try StagedFile(beside: url)
         defer { temporary.remove() }
         let uuid = identifier ?? UUID().uuidString
@@ -106,7 +105,7 @@ package final class SQLiteStore: @unchecked Sendable {
                 }
                 try connection.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
                     .run([.text(uuid), try encodedMetadata(metadata)])
-                try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(modelCache)])
+                if let modelCache { try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(modelCache)]) }
                 if history { try SQLiteHistory.create(for: model, connection) }
             }
             if !model.derivedAttributes.isEmpty {
