@@ -234,14 +234,19 @@ struct DerivedAttributeTests {
         }
     }
 
-    @Test("derivations Lade does not keep are refused, naming the attribute and the form, by every store type",
+    /// The forms an atomic store computes from the object alone; those that read other
+    /// objects are refused there too. SQLite stores refuse every form but a one-to-many count.
+    static let ownForms = ["now()", "lowercase:(title)", "canonical:(title)", "title"]
+
+    @Test("derivations Lade does not keep are refused, naming the attribute and the form, by the store types that do not keep them",
           arguments: ["author.alias", "pages.@sum.number", "now()", "lowercase:(title)", "canonical:(title)", "title"])
     func refusedForms(derivation: String) throws {
         let temp = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: temp) }
         let type: AttributeType = derivation == "now()" ? .date : derivation.contains("pages") ? .integer64 : .string
         let model = try SampleModel2.model(derivation: derivation, derivedType: type)
-        for storeType in [PersistentStoreCoordinator.StoreType.sqlite, .xml, .binary, .inMemory] {
+        let refusing: [PersistentStoreCoordinator.StoreType] = Self.ownForms.contains(derivation) ? [.sqlite] : [.sqlite, .xml, .binary, .inMemory]
+        for storeType in refusing {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             let url = storeType == .inMemory ? nil : temp.appendingPathComponent("refused.\(storeType.rawValue)")
             let error = #expect(throws: (any Error).self, "\(storeType) store with pagesCount = \(derivation)") {
@@ -251,6 +256,55 @@ struct DerivedAttributeTests {
             let message = error.map { "\($0)" } ?? ""
             #expect(message.contains("'pagesCount'") && message.contains(derivation), "\(message)")
             if let url { #expect(!FileManager.default.fileExists(atPath: url.path), "nothing is left behind") }
+        }
+    }
+
+    @Test("atomic stores compute the forms that read the object alone: a copy, lowercase:, canonical:, now()",
+          arguments: [PersistentStoreCoordinator.StoreType.xml, .binary, .inMemory])
+    func atomicOwnForms(storeType: PersistentStoreCoordinator.StoreType) throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        for derivation in Self.ownForms {
+            let model = try SampleModel2.model(derivation: derivation, derivedType: derivation == "now()" ? .date : .string)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let url = storeType == .inMemory ? nil : temp.appendingPathComponent(UUID().uuidString + "." + storeType.name)
+            try coordinator.addPersistentStore(type: storeType, at: url)
+            let context = Self.context(coordinator)
+            let started = Date()
+            try context.performAndWait {
+                let author = try context.insertObject(forEntityName: "Author")
+                try author.setValue("Ann", forKey: "alias")
+                try author.setValue(40, forKey: "age")
+                let book = try context.insertObject(forEntityName: "Book")
+                try book.setValue(UUID(), forKey: "uniqueID")
+                try book.setValue("Été Über", forKey: "title")
+                try book.setValue(Decimal(9), forKey: "price")
+                try book.setValue(Data([1]), forKey: "cover")
+                try book.setValue(Date(), forKey: "publishedAt")
+                try book.setObject(author, forKey: "author")
+                try Self.addPage(1, to: book, in: context)
+                try context.save()
+                let expected: (String) -> Any? = { title in
+                    switch derivation {
+                    case "lowercase:(title)": title.lowercased()
+                    case "canonical:(title)": StringComparison.fold(title, [.caseInsensitive, .diacriticInsensitive])
+                    case "title": title
+                    default: nil
+                    }
+                }
+                if derivation == "now()" {
+                    let stamp = try #require(book["pagesCount"] as? Date, "\(storeType) \(derivation)")
+                    #expect(stamp >= started.addingTimeInterval(-1) && stamp <= Date().addingTimeInterval(1))
+                } else {
+                    #expect(book["pagesCount"] as? String == expected("Été Über") as? String, "\(storeType) \(derivation)")
+                }
+                // A change to the title is followed at the next save.
+                try book.setValue("Zoë", forKey: "title")
+                try context.save()
+                if derivation != "now()" {
+                    #expect(book["pagesCount"] as? String == expected("Zoë") as? String, "\(storeType) \(derivation) after a change")
+                }
+            }
         }
     }
 }
