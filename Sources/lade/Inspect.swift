@@ -49,7 +49,8 @@ struct Inspect: ParsableCommand {
         discussion: """
             lade inspect MODEL prints a model: entities, properties, constraints, indexes, \
             templates and version hashes. MODEL is a .xcdatamodeld bundle, a .xcdatamodel \
-            directory, a model 'contents' XML file, or a Lade JSON model.
+            directory, a model 'contents' XML file, a compiled .momd directory or .mom file, \
+            or a Lade JSON model.
 
             lade inspect STORE prints a store's metadata and object counts read with the \
             model the store carries (Core Data's SQLite stores keep it in Z_MODELCACHE since \

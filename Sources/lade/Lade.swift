@@ -10,8 +10,9 @@ struct LadeCommand: ParsableCommand {
         commandName: "lade",
         abstract: "Core Data's persistence stack on Linux, and batch jobs on top of it.",
         discussion: """
-            Lade reads Core Data models (.xcdatamodeld, .xcdatamodel, or Lade's JSON model) \
-            and works with stores in Core Data's own formats.
+            Lade reads Core Data models (.xcdatamodeld, .xcdatamodel, a compiled .momd or \
+            .mom, or Lade's JSON model) and works with stores in Core Data's own formats; a \
+            SQLite store that carries its model (Z_MODELCACHE) needs none named.
 
             \(LadeExit.summary)
             """,
