@@ -1,4 +1,3 @@
-import CZlib
 import Foundation
 
 /// Reads Core Data's compiled model: the `NSKeyedArchiver` archive of an
@@ -44,38 +43,17 @@ struct CompiledModelReader {
     /// Inflates a `Z_MODELCACHE.Z_CONTENT` blob (raw deflate, no zlib header), refusing one
     /// that would inflate past ``maximumInflatedSize``.
     static func inflate(_ blob: Data, origin: String) throws -> Data {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw ModelError(file: origin, "cannot start zlib decompression (out of memory?)")
-        }
-        defer { inflateEnd(&stream) }
-        var output = Data()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        var input = [UInt8](blob)
-        let result: Int32 = input.withUnsafeMutableBufferPointer { inputBuffer in
-            stream.next_in = inputBuffer.baseAddress
-            stream.avail_in = uInt(inputBuffer.count)
-            while true {
-                let code = chunk.withUnsafeMutableBufferPointer { out -> Int32 in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = uInt(out.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
-                }
-                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-                if output.count > maximumInflatedSize { return Z_MEM_ERROR + 1000 }
-                if code == Z_STREAM_END { return code }
-                if code == Z_BUF_ERROR && stream.avail_in == 0 { return Z_DATA_ERROR + 1000 }
-                guard code == Z_OK else { return code }
+        do {
+            return try RawDeflate.decompress(blob, limit: maximumInflatedSize)
+        } catch {
+            switch error {
+            case .cannotStart: throw ModelError(file: origin, "cannot start zlib decompression (out of memory?)")
+            case .tooLarge:
+                throw ModelError(file: origin, "the model cache inflates to more than \(maximumInflatedSize >> 20) MiB, far past any Core Data model: refused as damaged or hostile")
+            case .truncated: throw ModelError(file: origin, "the model cache ends before its deflate stream does: it is truncated")
+            case .trailingBytes: throw ModelError(file: origin, "bytes follow the end of the model cache's deflate stream: it is damaged")
+            case .notDeflate(let code): throw ModelError(file: origin, "the model cache is not a raw deflate stream (zlib code \(code)): it is damaged")
             }
-        }
-        switch result {
-        case Z_STREAM_END: return output
-        case Z_MEM_ERROR + 1000:
-            throw ModelError(file: origin, "the model cache inflates to more than \(maximumInflatedSize >> 20) MiB, far past any Core Data model: refused as damaged or hostile")
-        case Z_DATA_ERROR + 1000:
-            throw ModelError(file: origin, "the model cache ends before its deflate stream does: it is truncated")
-        default:
-            throw ModelError(file: origin, "the model cache is not a raw deflate stream (zlib code \(result)): it is damaged")
         }
     }
 

@@ -30,44 +30,51 @@ enum RawDeflate {
         return Data(output[0..<Int(stream.total_out)])
     }
 
-    /// A raw deflate stream inflated, refused (damaged) when it is not one, does not end where
-    /// `bytes` ends, or inflates past `limit` bytes (a small cache may expand enormously).
-    static func decompress(_ bytes: Data, limit: Int) throws -> Data {
+    /// Why a raw deflate stream was not inflated; each reader says it in its own terms.
+    enum Failure: Error, Equatable {
+        /// zlib could not start (out of memory).
+        case cannotStart
+        /// Not a raw deflate stream: zlib's code.
+        case notDeflate(Int32)
+        /// The stream ends before its last block.
+        case truncated
+        /// It would inflate past the limit given.
+        case tooLarge(limit: Int)
+        /// Bytes follow the end of the stream.
+        case trailingBytes
+    }
+
+    /// A raw deflate stream (no zlib or gzip header) inflated, refused when it is not one, does
+    /// not end where `bytes` ends, or inflates past `limit` bytes (a small input may expand
+    /// enormously): what a store's `Z_MODELCACHE` holds.
+    static func decompress(_ bytes: Data, limit: Int) throws(Failure) -> Data {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw PropertyListError("cannot start raw deflate decompression (out of memory?)")
+            throw .cannotStart
         }
         defer { inflateEnd(&stream) }
         var input = [UInt8](bytes)
         var inflated: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        var result: Int32 = Z_OK
-        try input.withUnsafeMutableBufferPointer { inBytes in
+        let failure: Failure? = input.withUnsafeMutableBufferPointer { inBytes -> Failure? in
             stream.next_in = inBytes.baseAddress
             stream.avail_in = uInt(inBytes.count)
-            while result != Z_STREAM_END {
-                let produced: Int
-                (result, produced) = chunk.withUnsafeMutableBufferPointer { out in
+            while true {
+                let (code, produced) = chunk.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
                     stream.next_out = out.baseAddress
                     stream.avail_out = uInt(out.count)
                     let code = inflate(&stream, Z_NO_FLUSH)
                     return (code, out.count - Int(stream.avail_out))
                 }
-                guard result == Z_OK || result == Z_STREAM_END else {
-                    throw PropertyListError(damaged: "the compressed model is not a raw deflate stream (zlib code \(result))")
-                }
                 inflated += chunk[0..<produced]
-                guard inflated.count <= limit else {
-                    throw PropertyListError(damaged: "the compressed model inflates past \(limit) bytes")
-                }
-                guard produced > 0 || stream.avail_in > 0 || result == Z_STREAM_END else {
-                    throw PropertyListError(damaged: "the compressed model ends early")
-                }
+                if inflated.count > limit { return .tooLarge(limit: limit) }
+                if code == Z_STREAM_END { return stream.avail_in == 0 ? nil : .trailingBytes }
+                if code == Z_BUF_ERROR && stream.avail_in == 0 { return .truncated }
+                guard code == Z_OK else { return .notDeflate(code) }
+                if produced == 0 && stream.avail_in == 0 { return .truncated }
             }
         }
-        guard stream.avail_in == 0 else {
-            throw PropertyListError(damaged: "bytes follow the end of the compressed model")
-        }
+        if let failure { throw failure }
         return Data(inflated)
     }
 }
