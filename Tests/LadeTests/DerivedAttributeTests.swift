@@ -170,6 +170,26 @@ struct DerivedAttributeTests {
                 "as SampleModel2_V1.sqlite has it")
     }
 
+    @Test("a store an earlier Lade made with the column Z1BOOK cannot be read read-only (the error names Z1_BOOK), and has it renamed Z1_BOOK when opened for writing, values kept")
+    func earlierEntityColumn() throws {
+        let temp = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let url = temp.appendingPathComponent("earlier.sqlite")
+        let model = try SampleModel2.v1()
+        try SQLiteStore.createFile(at: url, model: model)
+        let writer = try SQLiteConnection(path: url.path, mode: .readWrite(create: false))
+        try writer.execute("INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZISBOOKMARKED, ZNUMBER, ZBOOK, Z1_BOOK, ZCONTENT) VALUES (1, 5, 1, 0, 7, NULL, NULL, x'01')")
+        try writer.execute("ALTER TABLE ZPAGE RENAME COLUMN Z1_BOOK TO Z1BOOK")
+        // Read-only, nothing is renamed: reading its rows fails, naming the column it lacks.
+        let readOnlyStore = try SQLiteStore(url: url, model: model, readOnly: true)
+        let readOnly = #expect(throws: (any Error).self) { _ = try readOnlyStore.fetch(StoreFetchRequest(entityName: "Page")) }
+        #expect("\(String(describing: readOnly))".contains("Z1_BOOK"), "\(String(describing: readOnly))")
+        let store = try SQLiteStore(url: url, model: model, readOnly: false)
+        let columns = try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT name FROM pragma_table_info('ZPAGE')")
+        #expect(columns.contains([.text("Z1_BOOK")]) && !columns.contains([.text("Z1BOOK")]))
+        #expect(try store.count(StoreFetchRequest(entityName: "Page")) == 1)
+    }
+
     @Test("a SQLite store without the triggers (made before Lade kept derived attributes) gets them when opened for writing, its counts set from the rows; read-only, it is left as it is")
     func reopenedWithoutTriggers() throws {
         let temp = try Fixtures.temporaryDirectory()

@@ -223,6 +223,7 @@ package final class SQLiteStore: @unchecked Sendable {
                 throw StoreError(.wrongStoreType, path: path, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not SQLite")
             }
             storedEntityNames = try Self.readEntityNames(connection)
+            if !readOnly { try Self.renameEarlierEntityColumns(schema: schema, connection: connection) }
             try Self.check(model: model, schema: schema, metadata: metadata, storedNames: storedEntityNames, connection: connection, path: path, tables: tables)
             if !readOnly {
                 try connection.execute("PRAGMA journal_mode = WAL")
@@ -231,6 +232,37 @@ package final class SQLiteStore: @unchecked Sendable {
             }
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)
+        }
+    }
+
+    /// Lade before 2026-11-28 named the column that keeps a to-one destination's entity number
+    /// `Z<n><NAME>`; Core Data names it `Z<n>_<NAME>` (`Z1_BOOK` in `SampleModel2_V1.sqlite`).
+    /// A store opened for writing has such a column renamed in place (one statement per
+    /// column, in one transaction; the values are untouched). Opened read-only, nothing is
+    /// renamed, and reading its rows fails with SQLite's error naming the column it lacks.
+    static func renameEarlierEntityColumns(schema: SQLiteSchema, connection: SQLiteConnection) throws {
+        var renames: [(table: String, from: String, to: String)] = []
+        for table in schema.tables {
+            let wanted = table.columns.filter { if case .toOneEntity = $0.role { true } else { false } }
+            guard !wanted.isEmpty else { continue }
+            let present = Set(try connection.rows("PRAGMA table_info(\(SQLiteSchema.quoted(table.name)))").compactMap { row -> String? in
+                if case .text(let name) = row[1] { return name.uppercased() }
+                return nil
+            })
+            for column in wanted {
+                guard let underscore = column.name.firstIndex(of: "_") else { continue }
+                var earlier = column.name
+                earlier.remove(at: underscore)
+                if !present.contains(column.name.uppercased()) && present.contains(earlier.uppercased()) {
+                    renames.append((table.name, earlier, column.name))
+                }
+            }
+        }
+        guard !renames.isEmpty else { return }
+        try connection.transaction {
+            for rename in renames {
+                try connection.execute("ALTER TABLE \(SQLiteSchema.quoted(rename.table)) RENAME COLUMN \(SQLiteSchema.quoted(rename.from)) TO \(SQLiteSchema.quoted(rename.to))")
+            }
         }
     }
 
