@@ -87,17 +87,6 @@ package struct DerivedAttribute: Sendable, Hashable {
     }
 }
 
-extension ManagedObjectModel {
-    /// Every stored derived attribute, by entity (declaring entity only), in model order.
-    package var derivedAttributes: [DerivedAttribute] {
-        entities.flatMap { entity in
-            entity.attributes.compactMap { attribute in
-                guard let expression = attribute.derivationExpression, !attribute.isTransient else { return nil }
-                return DerivedAttribute(entity: entity.name, attribute: attribute, form: DerivationForm(parsing: expression))
-            }
-        }
-    }
-}
 
 /// A derived attribute a store cannot keep: its form is one Lade does not compute for that
 /// store type. Refused when the store is created or opened for writing, never by writing

@@ -41,6 +41,8 @@ public struct ManagedObjectModel: Sendable, Equatable {
         /// Per entity, its properties with inherited ones included, computed once: property
         /// access on managed objects is the hottest path there is.
         let resolved: [String: EntityLayout]
+        /// Every stored derived attribute, parsed once: each save asks whether there are any.
+        let derivedAttributes: [DerivedAttribute]
 
         init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration],
              composites: [CompositeDescription], versionName: String?, versionIdentifiers: [String], indexByName: [String: Int], hashesByName: [String: Data],
@@ -54,10 +56,19 @@ public struct ManagedObjectModel: Sendable, Equatable {
             self.indexByName = indexByName
             self.hashesByName = hashesByName
             self.resolved = resolved
+            derivedAttributes = entities.flatMap { entity in
+                entity.attributes.compactMap { attribute in
+                    guard let expression = attribute.derivationExpression, !attribute.isTransient else { return nil }
+                    return DerivedAttribute(entity: entity.name, attribute: attribute, form: DerivationForm(parsing: expression))
+                }
+            }
         }
     }
 
     private var indexByName: [String: Int] { storage.indexByName }
+
+    /// Every stored derived attribute, by entity (declaring entity only), in model order.
+    package var derivedAttributes: [DerivedAttribute] { storage.derivedAttributes }
     private var hashesByName: [String: Data] { storage.hashesByName }
     private var resolved: [String: EntityLayout] { storage.resolved }
 
