@@ -27,11 +27,15 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // PostgreSQL's own client library: its URL form, PG* variables, ~/.pgpass, sslmode, COPY.
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
 
         .target(
             name: "Lade",
             dependencies: [
-                "CSQLite", "CLibXML2", "CZlib",
+                "CSQLite", "CLibXML2", "CZlib", "CLibPQ",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]),

@@ -51,6 +51,12 @@ extension PersistentStoreCoordinator {
         guard type != .inMemory else {
             throw StoreError(.wrongStoreType, path: url.path, "an in-memory store has no file; ask its coordinator for its metadata (metadata(for:))")
         }
+        if let server = StoreType(locationOf: url) {
+            if let type, type != server {
+                throw StoreError(.wrongStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "a \(url.scheme ?? "postgresql")://… URL names a \(server.rawValue) store, not \(type.rawValue)")
+            }
+            return server
+        }
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError(.notFound, path: url.path, "no store here")
         }

@@ -9,6 +9,16 @@ extension PersistentStoreCoordinator {
         guard let url else {
             throw StoreError(.notFound, path: type?.rawValue ?? "store", "a \(type?.rawValue ?? "file") store needs a file URL; use the type .inMemory for a store without a file")
         }
+        if let server = StoreType(locationOf: url) {
+            if let type, type != server {
+                throw StoreError(.wrongStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "a \(url.scheme ?? "postgresql")://… URL names a \(server.rawValue) store, not \(type.rawValue); give the type \(server.name) or none")
+            }
+            do {
+                return try server.openStore(at: url, model: model, readOnly: readOnly, creating: false)
+            } catch let error as StoreError where error.kind == .notFound && !readOnly {
+                return try server.openStore(at: url, model: model, readOnly: readOnly, creating: true)
+            }
+        }
         let exists = FileManager.default.fileExists(atPath: url.path)
         let resolved = try resolvedType(type, at: url, exists: exists)
         return try resolved.openStore(at: url, model: model, readOnly: readOnly, creating: !readOnly && !exists)

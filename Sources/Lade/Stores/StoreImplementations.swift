@@ -12,7 +12,7 @@ extension StoreType {
         switch self {
         case .xml: XMLStoreFile.self
         case .binary: BinaryStoreFile.self
-        case .sqlite, .inMemory: nil
+        case .sqlite, .inMemory, .postgresql: nil
         }
     }
 
@@ -22,6 +22,9 @@ extension StoreType {
         if self == .inMemory { return try InMemoryStore(model: model) }
         guard let url else { throw Self.needsFile(self) }
         switch self {
+        case .postgresql:
+            let location = try Self.postgreSQLLocation(url)
+            return creating ? try PostgreSQLStore.create(at: location, model: model) : try PostgreSQLStore(location: location, model: model, readOnly: readOnly)
         case .sqlite:
             return creating ? try SQLiteStore.create(at: url, model: model) : try SQLiteStore(url: url, model: model, readOnly: readOnly)
         case .xml:
@@ -39,6 +42,9 @@ extension StoreType {
     /// With `history`, a SQLite store gets Core Data's persistent history tables; other types
     /// keep no history (as in Core Data) and are refused.
     func createFile(at url: URL, model: ManagedObjectModel, history: Bool = false) throws -> (type: String, identifier: String) {
+        if self == .postgresql {
+            return (PostgreSQLStore.storeType, try PostgreSQLStore.createStore(at: try Self.postgreSQLLocation(url), model: model, history: history))
+        }
         if history && self != .sqlite {
             throw HistoryError(.unsupportedStoreType, path: url.path, "persistent history is kept by SQLite stores only (as in Core Data), not \(rawValue) stores; create a SQLite store, or leave history out")
         }
@@ -48,7 +54,7 @@ extension StoreType {
         case .xml, .binary:
             let format = atomicFileFormat!
             return (format.storeType, try AtomicStore.createFile(at: url, model: model, format: format))
-        case .inMemory:
+        case .inMemory, .postgresql:
             throw StoreError(.wrongStoreType, path: url.path, "an in-memory store has no file to create; add one to a coordinator with the type .inMemory")
         }
     }
@@ -57,6 +63,7 @@ extension StoreType {
     func readMetadata(at url: URL) throws -> [String: PropertyListValue] {
         switch self {
         case .sqlite: return try SQLiteStore.readMetadata(at: url)
+        case .postgresql: return try PostgreSQLStore.readMetadata(at: try Self.postgreSQLLocation(url))
         case .xml, .binary: return try atomicFileFormat!.readMetadata(at: url)
         case .inMemory: throw Self.noFile(url)
         }
@@ -66,6 +73,7 @@ extension StoreType {
     func writeMetadata(_ metadata: [String: PropertyListValue], at url: URL) throws {
         switch self {
         case .sqlite: try SQLiteStore.writeMetadata(metadata, at: url)
+        case .postgresql: try PostgreSQLStore.writeMetadata(metadata, at: try Self.postgreSQLLocation(url))
         case .xml, .binary: try atomicFileFormat!.writeMetadata(metadata, at: url)
         case .inMemory: throw Self.noFile(url)
         }
@@ -82,6 +90,7 @@ extension StoreType {
         guard let url else { throw Self.needsFile(self) }
         switch self {
         case .sqlite: return try SQLiteStoreWriter(at: url, model: model, metadata: metadata, overwrite: overwrite)
+        case .postgresql: return try PostgreSQLStoreWriter(at: try Self.postgreSQLLocation(url), model: model, metadata: metadata, overwrite: overwrite)
         case .xml, .binary, .inMemory: return try AtomicStoreWriter(format: atomicFileFormat, at: url, model: model, metadata: metadata, overwrite: overwrite)
         }
     }
@@ -102,6 +111,8 @@ extension StoreType {
             try mapping.executeOnAtomicStore(at: url, format: format)
         case .inMemory:
             throw Self.noFile(url)
+        case .postgresql:
+            throw StoreError(.wrongStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "a lightweight migration of a PostgreSQL store in place is not done yet (docs/postgresql.md): convert the store to SQLite, migrate it, and convert it back")
         }
     }
 
@@ -121,6 +132,7 @@ extension StoreType {
     public func keepsEveryValue(of type: AttributeType) -> Bool {
         switch self {
         case .sqlite: !SQLiteValueCoding.mayRefuse(type)
+        case .postgresql: !PostgreSQLValueCoding.mayRefuse(type)
         case .xml, .binary, .inMemory: true
         }
     }
@@ -135,8 +147,17 @@ extension StoreType {
     public func refusal(of value: AttributeValue) -> String? {
         switch self {
         case .sqlite: SQLiteValueCoding.refusal(value)
+        case .postgresql: PostgreSQLValueCoding.refusal(value)
         case .xml, .binary, .inMemory: nil
         }
+    }
+
+    /// The PostgreSQL store `url` names.
+    private static func postgreSQLLocation(_ url: URL) throws -> PostgreSQLLocation {
+        guard let location = try PostgreSQLLocation(url: url) else {
+            throw StoreError(.invalidLocation, path: url.isFileURL ? url.path : PostgreSQLLocation.redact(url.absoluteString), "a PostgreSQL store is named by a URL: postgresql://USER@HOST:PORT/DATABASE?schema=NAME")
+        }
+        return location
     }
 
     private static func needsFile(_ type: Self) -> StoreError {
@@ -177,6 +198,7 @@ extension StoreType {
         case .xml: XMLStore.self
         case .binary: BinaryStore.self
         case .inMemory: InMemoryStore.self
+        case .postgresql: PostgreSQLStore.self
         }
     }
 
@@ -198,7 +220,7 @@ extension StoreType {
     /// stores keep objects with both sides of every relationship by name.
     package var keepsTableLayout: Bool {
         switch self {
-        case .sqlite: true
+        case .sqlite, .postgresql: true
         case .xml, .binary, .inMemory: false
         }
     }

@@ -32,6 +32,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The model has something this type of store cannot keep (composite attributes
         /// outside an in-memory store).
         case unsupportedModel
+        /// A store location that cannot be used as written (a PostgreSQL URL libpq cannot read,
+        /// or without a schema).
+        case invalidLocation
+        /// The database server cannot be reached, refused the login, or dropped the connection.
+        case connection
+        /// The PostgreSQL server refused a statement; `sqlState` is its SQLSTATE code.
+        case postgresql(sqlState: String)
     }
 
     public let kind: Kind
@@ -63,6 +70,9 @@ extension StoreError: LadeError {
         case .sqlite: "store.sqlite"
         case .damaged: "store.damaged"
         case .unsupportedModel: "store.unsupportedModel"
+        case .invalidLocation: "store.invalidLocation"
+        case .connection: "store.connection"
+        case .postgresql: "store.postgresql"
         }
     }
 }

@@ -1,0 +1,162 @@
+import CLibPQ
+import Foundation
+
+/// Where a PostgreSQL store is: a libpq connection URL and the schema that is the store.
+///
+/// `postgresql://user@host:port/database?schema=NAME` (or `postgres://`): everything but
+/// `schema` is libpq's own (its URL form, its `PG*` environment variables, `~/.pgpass`,
+/// `sslmode`, `host=/socket/dir`), so a URL that works with `psql` works here. `schema` is
+/// Lade's: one PostgreSQL schema is one store, so one database holds many stores; it must be
+/// named (a store never lands in `public` by accident).
+///
+/// A password in the URL is kept for libpq and never shown: ``redacted`` is the form every
+/// message, report and `description` uses.
+///
+/// ```swift
+/// let store = try PostgreSQLLocation("postgresql://app@db.internal/catalog?schema=feed&sslmode=require")
+/// store.schema      // "feed"
+/// store.redacted    // "postgresql://app@db.internal/catalog?schema=feed&sslmode=require"
+/// ```
+package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The URL as given (password included): for libpq only.
+    private let given: String
+    /// What libpq is given: the URL without `schema`.
+    package let connectionURL: String
+    /// The schema that holds the store's tables (never quoted here; SQL quotes it).
+    package let schema: String
+    /// Whether the URL itself carries a password (the user part, or `password=`).
+    package let hasPassword: Bool
+    /// The URL with any password replaced by `***`.
+    package let redacted: String
+
+    /// The schemes that name a PostgreSQL store.
+    package static let schemes = ["postgresql", "postgres"]
+
+    /// Whether `text` is meant as a PostgreSQL store URL (by its scheme), whether or not it is a
+    /// valid one: such text is never taken for a file path.
+    package static func isPostgreSQLURL(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":") else { return false }
+        return schemes.contains(text[..<colon].lowercased()) && text[colon...].hasPrefix("://")
+    }
+
+    /// The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes); a longer one would be
+    /// cut short in silence, so it is refused.
+    package static let identifierBytes = 63
+
+    package init(_ text: String) throws {
+        redacted = Self.redact(text)
+        guard Self.isPostgreSQLURL(text) else {
+            throw Self.invalid(redacted, "is not a PostgreSQL URL: write postgresql://USER@HOST:PORT/DATABASE?schema=NAME")
+        }
+        if text.utf8.contains(0) || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Self.invalid(redacted, "holds a control character; write the URL on one line, with special characters percent-encoded")
+        }
+        if text.contains("#") {
+            throw Self.invalid(redacted, "has a fragment (#…), which a connection URL cannot have; percent-encode # as %23")
+        }
+        given = text
+        let parts = text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var kept: [Substring] = []
+        var schema: String?
+        for parameter in parts.count > 1 ? parts[1].split(separator: "&", omittingEmptySubsequences: true) : [] {
+            let key = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            guard key.removingPercentEncoding == "schema" else { kept.append(parameter); continue }
+            guard schema == nil else { throw Self.invalid(redacted, "names schema= twice; a store is one schema") }
+            let raw = parameter.dropFirst(key.count + 1)
+            guard let decoded = String(raw).replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                throw Self.invalid(redacted, "has a schema name whose percent-encoding is broken")
+            }
+            schema = decoded
+        }
+        guard let schema else {
+            throw Self.invalid(redacted, "names no schema: add ?schema=NAME (one PostgreSQL schema is one store)")
+        }
+        try Self.checkSchemaName(schema, in: redacted)
+        self.schema = schema
+        connectionURL = String(parts[0]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+        hasPassword = try Self.parsedPassword(connectionURL, shown: redacted) != nil
+    }
+
+    package var description: String { redacted }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.given == rhs.given }
+    package func hash(into hasher: inout Hasher) { hasher.combine(given) }
+
+    /// The password libpq reads from the URL, for taking it out of messages.
+    package var password: String? { try? Self.parsedPassword(connectionURL, shown: redacted) }
+
+    /// Refuses a schema name PostgreSQL would change or refuse: empty, longer than 63 bytes (cut
+    /// short in silence), NUL (never in a name), `pg_…` (reserved for the system).
+    static func checkSchemaName(_ name: String, in shown: String) throws {
+        if name.isEmpty { throw invalid(shown, "has an empty schema name; name the store's schema: ?schema=NAME") }
+        if name.utf8.count > identifierBytes {
+            throw invalid(shown, "has a schema name of \(name.utf8.count) bytes; PostgreSQL keeps \(identifierBytes) and would cut it short: choose a shorter name")
+        }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw invalid(shown, "has a control character in the schema name; choose a name without one")
+        }
+        if name.lowercased().hasPrefix("pg_") {
+            throw invalid(shown, "has the schema name \"\(name)\"; names starting with pg_ are PostgreSQL's own: choose another")
+        }
+    }
+
+    /// libpq's reading of the URL (its error when it cannot read it), and the password in it.
+    private static func parsedPassword(_ url: String, shown: String) throws -> String? {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &error) else {
+            let message = error.map { String(cString: $0) } ?? "libpq cannot read it"
+            if let error { PQfreemem(error) }
+            throw invalid(shown, "cannot be read as a libpq URL: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (see https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING)")
+        }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val {
+                return String(cString: value)
+            }
+            option += 1
+        }
+        return nil
+    }
+
+    /// `text` with the password of its user part and any `password=` parameter shown as `***`.
+    package static func redact(_ text: String) -> String {
+        var result = text
+        if let schemeEnd = result.range(of: "://") {
+            let authorityEnd = result[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? result.endIndex
+            let authority = result[schemeEnd.upperBound..<authorityEnd]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                result.replaceSubrange(result.index(after: colon)..<at, with: "***")
+            }
+        }
+        guard let question = result.firstIndex(of: "?") else { return result }
+        let query = result[result.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+            let key = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return key.removingPercentEncoding?.lowercased() == "password" ? key + "=***" : String(parameter)
+        }
+        return result[...question] + query.joined(separator: "&")
+    }
+
+    /// `message` with this URL's password (if any) shown as `***`, for text that came from the
+    /// server or libpq.
+    package func redacting(_ message: String) -> String {
+        guard let password, password.count >= 2 else { return message }
+        return message.replacingOccurrences(of: password, with: "***")
+    }
+
+    private static func invalid(_ shown: String, _ message: String) -> StoreError {
+        StoreError(.invalidLocation, path: shown, message)
+    }
+}
+
+extension PostgreSQLLocation {
+    /// The store's location as the URL stores are named by (its text, password included: a
+    /// store's `url` is never shown as is; messages use ``redacted``).
+    package var url: URL? { URL(string: given) }
+
+    /// The location `url` names when it is a PostgreSQL URL; nil for a file URL.
+    package init?(url: URL) throws {
+        guard let scheme = url.scheme, Self.schemes.contains(scheme.lowercased()) else { return nil }
+        try self.init(url.absoluteString)
+    }
+}

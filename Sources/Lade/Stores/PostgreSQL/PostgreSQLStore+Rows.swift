@@ -1,0 +1,495 @@
+import Foundation
+
+/// Reading and writing rows: the PostgreSQL store's side of `PersistentStore`.
+extension PostgreSQLStore: PersistentStore {
+    package var type: String { Self.storeType }
+    package var url: URL? { location.url }
+
+    // MARK: Fetching
+
+    /// Rows of the entity (and its subentities) narrowed by what `PostgreSQLQuery` can say in
+    /// SQL exactly as the evaluator means it; the rest of the predicate, the sort and the
+    /// window are applied by the evaluator (`StoreRowEvaluation`) when SQL could not say them.
+    package func fetch(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        guard let entity = schema.entity(named: request.entityName) else { throw UnknownEntityError(request.entityName, in: model) }
+        let query = try PostgreSQLQuery(request, store: self)
+        let rows = try withConnection { connection in
+            let result = try connection.execute(query.select(schema.selectListQuoted(ofTable: entity.tableName, prefix: "t0."), prefix: prefix), query.parameters)
+            return try (0..<result.count).map { try decodeRow(result, $0, table: entity.tableName) }
+        }
+        if query.isExact { return rows }
+        return try StoreRowEvaluation(store: self, model: model)
+            .apply(request, to: rows, filter: !query.predicateIsExact, sort: !query.orderIsExact, window: true)
+    }
+
+    package func count(_ request: StoreFetchRequest) throws -> Int {
+        var unsorted = request
+        unsorted.sortDescriptors = []
+        let query = try PostgreSQLQuery(unsorted, store: self)
+        if query.isExact {
+            return try withConnection { connection in
+                Int(try connection.execute("SELECT count(*) FROM (\(query.select("t0.\"Z_PK\"", prefix: prefix))) AS counted", query.parameters).integer(0, 0) ?? 0)
+            }
+        }
+        return try fetch(unsorted).count
+    }
+
+    package func forEachBatch(ofEntity entityName: String, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
+        guard let entity = schema.entity(named: entityName) else { throw UnknownEntityError(entityName, in: model) }
+        let sql = "SELECT \(schema.selectListQuoted(ofTable: entity.tableName)) FROM \(prefix)\(postgreSQLQuoted(entity.tableName)) WHERE \"Z_ENT\" = $1 AND \"Z_PK\" > $2 ORDER BY \"Z_PK\" LIMIT $3"
+        var last = Int64.min
+        let size = max(1, batchSize)
+        while true {
+            let rows = try withConnection { connection in
+                let result = try connection.execute(sql, [.integer(entity.number), .integer(last), .integer(Int64(size))])
+                return try (0..<result.count).map { try decodeRow(result, $0, table: entity.tableName) }
+            }
+            guard let end = rows.last?.objectID.primaryKey else { return }
+            last = end
+            try body(rows)
+            if rows.count < size { return }
+        }
+    }
+
+    package func rows(for ids: [ManagedObjectID]) throws -> [StoreRow] {
+        var byTable: [String: [Int64]] = [:]
+        for id in ids where id.storeIdentifier == identifier {
+            guard let key = id.primaryKey, let entity = schema.entity(named: id.entityName) else { continue }
+            byTable[entity.tableName, default: []].append(key)
+        }
+        return try withConnection { connection in
+            var rows: [StoreRow] = []
+            for (table, keys) in byTable.sorted(by: { $0.key < $1.key }) {
+                for start in stride(from: 0, to: keys.count, by: 10_000) {
+                    let chunk = keys[start..<min(start + 10_000, keys.count)]
+                    let list = "{" + chunk.map(String.init).joined(separator: ",") + "}"
+                    let result = try connection.execute("SELECT \(schema.selectListQuoted(ofTable: table)) FROM \(prefix)\(postgreSQLQuoted(table)) WHERE \"Z_PK\" = ANY($1::bigint[])", [.text(list)])
+                    for row in 0..<result.count { rows.append(try decodeRow(result, row, table: table)) }
+                }
+            }
+            return rows
+        }
+    }
+
+    /// Decodes a row of an entity table, its columns as `selectListQuoted` lists them; a row
+    /// the model cannot read is damage, refused with where it is.
+    private func decodeRow(_ result: PostgreSQLResult, _ row: Int, table: String) throws -> StoreRow {
+        guard let key = result.integer(row, 0), let number = result.integer(row, 1), let plan = readPlans[number] else {
+            throw StoreError.damaged([StoreDamage(.unknownEntity, place: table, count: 1,
+                                                  example: "Z_PK \(result.text(row, 0) ?? "NULL"), Z_ENT \(result.text(row, 1) ?? "NULL")",
+                                                  problem: "row whose Z_ENT names no entity of the model")], path: location.redacted)
+        }
+        let version = result.integer(row, 2) ?? 0
+        var values = [AttributeValue?](repeating: nil, count: plan.layout.attributes.count)
+        for attribute in plan.attributes {
+            let stored = result.value(row, attribute.column)
+            do {
+                values[attribute.position] = try PostgreSQLValueCoding.decode(stored, as: attribute.type)
+            } catch {
+                let column = schema.columnName(for: .attribute(entity: SQLiteSchema.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
+                throw StoreError.damaged([StoreDamage(.wrongType, place: "\(plan.entity).\(attribute.name)", count: 1,
+                                                      example: "Z_PK \(key) holds \(error.held) in \(column)",
+                                                      problem: "value that cannot be \(attribute.type.rawValue) (the attribute's type)")], path: location.redacted)
+            }
+        }
+        var toOne = [ManagedObjectID?](repeating: nil, count: plan.layout.relationships.count)
+        for relationship in plan.toOne {
+            guard let destination = result.integer(row, relationship.column) else { continue }
+            var entityName = relationship.destination
+            if let column = relationship.entityColumn, let number = result.integer(row, column), let actual = schema.entity(number: number) {
+                entityName = actual.name
+            }
+            toOne[relationship.position] = ManagedObjectID(entityName: entityName, storeIdentifier: identifier, primaryKey: destination)
+        }
+        return StoreRow(objectID: ManagedObjectID(entityName: plan.entity, storeIdentifier: identifier, primaryKey: key),
+                        version: version, layout: plan.layout, values: values, toOneIDs: toOne)
+    }
+
+    package func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
+        guard let key = id.primaryKey, let relationship = model.relationship(name, of: id.entityName), relationship.isToMany else { return [] }
+        let destination = schema.entity(named: relationship.destinationEntityName)!
+        let declaring = SQLiteSchema.declaringEntity(of: name, from: id.entityName, in: model)!
+        let sql: String
+        if let join = schema.joinTable(for: .init(entity: declaring, name: name)) {
+            let named = join.relationship == .init(entity: declaring, name: name)
+            let mine = postgreSQLQuoted(named ? join.sourceColumn : join.destinationColumn)
+            let theirs = postgreSQLQuoted(named ? join.destinationColumn : join.sourceColumn)
+            let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\(postgreSQLQuoted($0)), " } ?? ""
+            sql = "SELECT d.\"Z_PK\", d.\"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(join.name)) j JOIN \(prefix)\(postgreSQLQuoted(destination.tableName)) d ON d.\"Z_PK\" = j.\(theirs) WHERE j.\(mine) = $1 ORDER BY \(order)d.\"Z_PK\""
+        } else if let inverse = model.inverse(of: relationship) {
+            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            let keyColumn = postgreSQLQuoted(schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!)
+            let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(postgreSQLQuoted($0)), " } ?? ""
+            let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
+            sql = "SELECT \"Z_PK\", \"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(destination.tableName)) WHERE \(keyColumn) = $1 AND \"Z_ENT\" IN (\(numbers.joined(separator: ", "))) ORDER BY \(order)\"Z_PK\""
+        } else {
+            return []
+        }
+        return try withConnection { connection in
+            let result = try connection.execute(sql, [.integer(key)])
+            return (0..<result.count).compactMap { row in
+                guard let destinationKey = result.integer(row, 0), let number = result.integer(row, 1), let entity = schema.entity(number: number) else { return nil }
+                return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier, primaryKey: destinationKey)
+            }
+        }
+    }
+
+    // MARK: Keys
+
+    package func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID] {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: location.redacted, "the store was opened read-only") }
+        guard count > 0 else { return [] }
+        guard let root = model.rootEntity(of: entity).flatMap({ schema.entity(named: $0.name) }) else { throw UnknownEntityError(entity, in: model) }
+        let keys = try lock.withLock { try takeKeys(root: root.number, count: count) }
+        return keys.map { ManagedObjectID(entityName: entity, storeIdentifier: identifier, primaryKey: $0) }
+    }
+
+    package func giveBackObjectIDs(_ ids: [ManagedObjectID], for entity: String) throws {
+        guard !isReadOnly, let keys = ids.handedOutKeys, let root = model.rootEntity(of: entity).flatMap({ schema.entity(named: $0.name) }) else { return }
+        lock.withLock { giveBackKeys(root: root.number, keys) }
+    }
+
+    // MARK: Saving
+
+    package func save(_ request: StoreSaveRequest) throws {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: location.redacted, "the store was opened read-only") }
+        guard !request.isEmpty else { return }
+        if let metadata = request.metadata {
+            for key in StoreMetadata.reservedKeys where metadata[key] != nil && metadata[key] != self.metadata[key] {
+                throw StoreError(.reservedMetadataKey, path: location.redacted, "metadata key '\(key)' belongs to the store; it cannot be changed")
+            }
+        }
+        let refused = refusedValues(request)
+        guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
+        try withConnection { connection in
+            try writeTransaction(connection) {
+                try insert(request.inserted, connection)
+                var conflicts: [StoreSaveError.VersionConflict] = []
+                for change in request.updated {
+                    if let conflict = try update(change, connection) { conflicts.append(conflict) }
+                }
+                for deletion in request.deleted {
+                    if let conflict = try delete(deletion.objectID, expectedVersion: deletion.expectedVersion, connection) { conflicts.append(conflict) }
+                }
+                guard conflicts.isEmpty else { throw StoreSaveError.conflicts(conflicts) }
+                for link in request.links { try apply(link, connection) }
+                for order in request.orders { try apply(order, connection) }
+                if let metadata = request.metadata {
+                    try connection.execute("UPDATE \(prefix)\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try Self.encodedMetadata(metadata))])
+                }
+            }
+        }
+        if let metadata = request.metadata { metadataCommitted(metadata) }
+    }
+
+    /// Runs a write: in its own transaction, or, while saves are held, in a savepoint of the
+    /// held transaction (so a failed save leaves the saves before it).
+    func writeTransaction<T>(_ connection: PostgreSQLConnection, _ body: () throws -> T) throws -> T {
+        guard heldSaves != nil else { return try connection.transaction(body) }
+        try connection.execute("SAVEPOINT lade_save")
+        do {
+            let result = try body()
+            try connection.execute("RELEASE SAVEPOINT lade_save")
+            return result
+        } catch {
+            if connection.isAlive { _ = try? connection.execute("ROLLBACK TO SAVEPOINT lade_save") }
+            throw error
+        }
+    }
+
+    private func refusedValues(_ request: StoreSaveRequest) -> [ObjectValidationError.Failure] {
+        var refused: [ObjectValidationError.Failure] = []
+        for change in request.inserted + request.updated {
+            for (name, value) in change.attributes {
+                if let reason = PostgreSQLValueCoding.refusal(value) {
+                    refused.append(ObjectValidationError.Failure(objectID: change.objectID, property: name, rule: .precision, value: value.map { "\($0)" }, message: reason))
+                }
+            }
+        }
+        return refused
+    }
+
+    /// The values of one new row, in its write plan's column order after Z_PK, Z_ENT, Z_OPT.
+    private func insertValues(_ change: StoreSaveRequest.RowChange, _ plan: SQLiteWritePlan, key: Int64) -> [PostgreSQLValue] {
+        var values: [PostgreSQLValue] = [.integer(key), .integer(plan.number), .integer(1)]
+        if let positional = change.positional, positional.layout === plan.layout {
+            for column in plan.columns {
+                switch column.kind {
+                case .attribute(_, let index): values.append(PostgreSQLValueCoding.encode(positional.values[index]))
+                case .toOne(_, let index): values.append(positional.toOneIDs[index]?.primaryKey.map { .integer($0) } ?? .null)
+                case .toOneEntity(_, let index): values.append(entityNumberValue(positional.toOneIDs[index]))
+                }
+            }
+        } else {
+            let attributes = change.attributes, toOne = change.toOne
+            for column in plan.columns {
+                switch column.kind {
+                case .attribute(let name, _): values.append(PostgreSQLValueCoding.encode(attributes[name] ?? nil))
+                case .toOne(let name, _): values.append((toOne[name] ?? nil)?.primaryKey.map { .integer($0) } ?? .null)
+                case .toOneEntity(let name, _): values.append(entityNumberValue(toOne[name] ?? nil))
+                }
+            }
+        }
+        return values
+    }
+
+    /// New rows, many to a statement per entity; when one breaks a unique index, the batch is
+    /// written again row by row to name the object that did.
+    private func insert(_ changes: [StoreSaveRequest.RowChange], _ connection: PostgreSQLConnection) throws {
+        var byEntity: [String: [StoreSaveRequest.RowChange]] = [:]
+        var order: [String] = []
+        for change in changes {
+            if byEntity[change.objectID.entityName] == nil { order.append(change.objectID.entityName) }
+            byEntity[change.objectID.entityName, default: []].append(change)
+        }
+        for entity in order {
+            guard let plan = writePlans[entity] else { continue }
+            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + plan.columns.map(\.name)).map(postgreSQLQuoted).joined(separator: ", ")
+            let width = 3 + plan.columns.count
+            let perStatement = max(1, min(1_000, 65_535 / width))
+            let rows = byEntity[entity]!.filter { $0.objectID.primaryKey != nil }
+            for start in stride(from: 0, to: rows.count, by: perStatement) {
+                let chunk = rows[start..<min(start + perStatement, rows.count)]
+                var values: [PostgreSQLValue] = []
+                values.reserveCapacity(chunk.count * width)
+                var tuples: [String] = []
+                for change in chunk {
+                    let base = values.count
+                    values += insertValues(change, plan, key: change.objectID.primaryKey!)
+                    tuples.append("(" + (1...width).map { "$\(base + $0)" }.joined(separator: ", ") + ")")
+                }
+                let sql = "INSERT INTO \(prefix)\(postgreSQLQuoted(plan.table)) (\(names)) VALUES \(tuples.joined(separator: ", "))"
+                try connection.execute("SAVEPOINT lade_insert")
+                do {
+                    try connection.execute(sql, values)
+                    try connection.execute("RELEASE SAVEPOINT lade_insert")
+                } catch let error as PostgreSQLError where error.isUniqueViolation {
+                    try connection.execute("ROLLBACK TO SAVEPOINT lade_insert")
+                    let single = "INSERT INTO \(prefix)\(postgreSQLQuoted(plan.table)) (\(names)) VALUES (" + (1...width).map { "$\($0)" }.joined(separator: ", ") + ")"
+                    for change in chunk {
+                        try run(single, insertValues(change, plan, key: change.objectID.primaryKey!), for: change.objectID, connection)
+                    }
+                }
+            }
+        }
+    }
+
+    private func update(_ change: StoreSaveRequest.RowChange, _ connection: PostgreSQLConnection) throws -> StoreSaveError.VersionConflict? {
+        guard let key = change.objectID.primaryKey, let plan = writePlans[change.objectID.entityName] else { return nil }
+        var assignments: [String] = []
+        var values: [PostgreSQLValue] = []
+        let attributes = change.attributes, toOne = change.toOne
+        for column in plan.columns {
+            let value: PostgreSQLValue
+            switch column.kind {
+            case .attribute(let name, _):
+                guard let changed = attributes[name] else { continue }
+                value = PostgreSQLValueCoding.encode(changed)
+            case .toOne(let name, _):
+                guard let changed = toOne[name] else { continue }
+                value = changed?.primaryKey.map { .integer($0) } ?? .null
+            case .toOneEntity(let name, _):
+                guard let changed = toOne[name] else { continue }
+                value = entityNumberValue(changed)
+            }
+            values.append(value)
+            assignments.append("\(postgreSQLQuoted(column.name)) = $\(values.count)")
+        }
+        assignments.append("\"Z_OPT\" = \"Z_OPT\" + 1")
+        values.append(.integer(key))
+        var sql = "UPDATE \(prefix)\(postgreSQLQuoted(plan.table)) SET \(assignments.joined(separator: ", ")) WHERE \"Z_PK\" = $\(values.count)"
+        if let expected = change.expectedVersion {
+            values.append(.integer(expected))
+            sql += " AND \"Z_OPT\" = $\(values.count)"
+        }
+        guard try run(sql, values, for: change.objectID, connection) == 0 else { return nil }
+        return StoreSaveError.VersionConflict(objectID: change.objectID, expectedVersion: change.expectedVersion ?? 0, storedVersion: try storedVersion(of: change.objectID, connection))
+    }
+
+    private func delete(_ id: ManagedObjectID, expectedVersion: Int64?, _ connection: PostgreSQLConnection) throws -> StoreSaveError.VersionConflict? {
+        guard let key = id.primaryKey, let plan = writePlans[id.entityName] else { return nil }
+        var sql = "DELETE FROM \(prefix)\(postgreSQLQuoted(plan.table)) WHERE \"Z_PK\" = $1"
+        var values: [PostgreSQLValue] = [.integer(key)]
+        if let expectedVersion {
+            sql += " AND \"Z_OPT\" = $2"
+            values.append(.integer(expectedVersion))
+        }
+        if try connection.execute(sql, values).affectedRows == 0, let expectedVersion {
+            return StoreSaveError.VersionConflict(objectID: id, expectedVersion: expectedVersion, storedVersion: try storedVersion(of: id, connection))
+        }
+        for (table, column) in plan.joinColumns {
+            try connection.execute("DELETE FROM \(prefix)\(postgreSQLQuoted(table)) WHERE \(postgreSQLQuoted(column)) = $1", [.integer(key)])
+        }
+        return nil
+    }
+
+    private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: PostgreSQLConnection) throws {
+        guard let key = link.source.primaryKey,
+              let declaring = SQLiteSchema.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
+              let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
+        else { return }
+        let named = join.relationship == .init(entity: declaring, name: link.relationship)
+        let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+        let table = prefix + postgreSQLQuoted(join.name)
+        let added = link.added.compactMap(\.primaryKey), removed = link.removed.compactMap(\.primaryKey)
+        if !added.isEmpty {
+            try connection.execute("INSERT INTO \(table) (\(postgreSQLQuoted(mine)), \(postgreSQLQuoted(theirs))) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
+                                   [.integer(key), .text("{" + added.map(String.init).joined(separator: ",") + "}")])
+        }
+        if !removed.isEmpty {
+            try connection.execute("DELETE FROM \(table) WHERE \(postgreSQLQuoted(mine)) = $1 AND \(postgreSQLQuoted(theirs)) = ANY($2::bigint[])",
+                                   [.integer(key), .text("{" + removed.map(String.init).joined(separator: ",") + "}")])
+        }
+    }
+
+    private func apply(_ order: StoreSaveRequest.OrderChange, _ connection: PostgreSQLConnection) throws {
+        guard let key = order.owner.primaryKey, let relationship = model.relationship(order.relationship, of: order.owner.entityName) else { return }
+        let declaring = SQLiteSchema.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
+        let destinations = order.destinations.compactMap(\.primaryKey)
+        guard !destinations.isEmpty else { return }
+        // Core Data's gaps of 1024 between order keys, as the SQLite store writes them.
+        let keys = "{" + destinations.map(String.init).joined(separator: ",") + "}"
+        if let join = schema.joinTable(for: .init(entity: declaring, name: order.relationship)) {
+            let named = join.relationship == .init(entity: declaring, name: order.relationship)
+            guard let orderColumn = named ? join.destinationOrderColumn : join.sourceOrderColumn else { return }
+            let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
+            try connection.execute("""
+                UPDATE \(prefix)\(postgreSQLQuoted(join.name)) AS j SET \(postgreSQLQuoted(orderColumn)) = o.position * 1024
+                FROM unnest($2::bigint[]) WITH ORDINALITY AS o(destination, position)
+                WHERE j.\(postgreSQLQuoted(mine)) = $1 AND j.\(postgreSQLQuoted(theirs)) = o.destination
+                """, [.integer(key), .text(keys)])
+        } else if let inverse = model.inverse(of: relationship) {
+            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            guard let orderColumn = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)) else { return }
+            let table = schema.entity(named: relationship.destinationEntityName)!.tableName
+            try connection.execute("""
+                UPDATE \(prefix)\(postgreSQLQuoted(table)) AS t SET \(postgreSQLQuoted(orderColumn)) = o.position * 1024
+                FROM unnest($1::bigint[]) WITH ORDINALITY AS o(destination, position)
+                WHERE t."Z_PK" = o.destination
+                """, [.text(keys)])
+        }
+    }
+
+    private func storedVersion(of id: ManagedObjectID, _ connection: PostgreSQLConnection) throws -> Int64? {
+        guard let key = id.primaryKey, let plan = writePlans[id.entityName] else { return nil }
+        return try connection.execute("SELECT \"Z_OPT\" FROM \(prefix)\(postgreSQLQuoted(plan.table)) WHERE \"Z_PK\" = $1", [.integer(key)]).integer(0, 0)
+    }
+
+    private func entityNumberValue(_ id: ManagedObjectID?) -> PostgreSQLValue {
+        guard let id, let number = schema.entity(named: id.entityName)?.number else { return .null }
+        return .integer(number)
+    }
+
+    /// Runs an INSERT or UPDATE for one object; a broken unique index is a uniqueness violation
+    /// naming the object and the constraint. Returns the rows changed.
+    @discardableResult
+    private func run(_ sql: String, _ values: [PostgreSQLValue], for id: ManagedObjectID, _ connection: PostgreSQLConnection) throws -> Int {
+        do {
+            return try connection.execute(sql, values).affectedRows
+        } catch let error as PostgreSQLError where error.isUniqueViolation {
+            throw StoreSaveError.uniquenessViolation(entity: id.entityName, properties: uniquenessProperties(in: error, entity: id.entityName), objectID: id)
+        }
+    }
+
+    /// The uniqueness constraint whose index `error` names.
+    private func uniquenessProperties(in error: PostgreSQLError, entity: String) -> [String] {
+        for described in [model.entity(named: entity)].compactMap({ $0 }) + model.ancestors(of: entity) {
+            for constraint in described.uniquenessConstraints {
+                let columns = constraint.compactMap { property in
+                    schema.columnName(for: .attribute(entity: described.name, name: property)) ?? schema.columnName(for: .toOne(entity: described.name, name: property))
+                }
+                if let index = schema.indexes.first(where: { $0.isUnique && Set($0.columns) == Set(columns) }), error.message.contains(Self.indexName(index)) {
+                    return constraint
+                }
+            }
+        }
+        return described(error)
+    }
+
+    private func described(_ error: PostgreSQLError) -> [String] {
+        [error.message]
+    }
+
+    // MARK: Checking
+
+    /// What breaks Core Data's invariants: rows whose `Z_ENT` names no entity of the table's
+    /// hierarchy, and (thorough) values that cannot be read as their attributes' types.
+    package func damage(thorough: Bool) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        try withConnection { connection in
+            for table in schema.tables {
+                let numbers = model.hierarchy(from: table.rootEntity).compactMap { schema.entity(named: $0.name)?.number }.map(String.init).joined(separator: ",")
+                let result = try connection.execute("SELECT count(*), min(\"Z_PK\") FROM \(prefix)\(postgreSQLQuoted(table.name)) WHERE \"Z_ENT\" IS NULL OR \"Z_ENT\" NOT IN (\(numbers))")
+                if let count = result.integer(0, 0), count > 0 {
+                    found.append(StoreDamage(.unknownEntity, place: table.name, count: Int(count), example: "Z_PK \(result.text(0, 1) ?? "NULL")", problem: "rows whose Z_ENT names no entity of the model"))
+                }
+            }
+        }
+        if thorough {
+            for entity in schema.entities {
+                do { try forEachBatch(ofEntity: entity.name, batchSize: 5_000) { _ in } } catch let error as StoreError {
+                    if case .damaged(let damage) = error.kind { found += damage } else { throw error }
+                }
+            }
+        }
+        return found
+    }
+}
+
+extension PostgreSQLStore: HeldSaves {
+    package func beginHeldSaves(undoable: Bool) throws -> Int {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: location.redacted, "the store was opened read-only") }
+        return try withConnection { connection in
+            guard heldSaves == nil else { throw StoreError(.transactionOpen, path: location.redacted, "a store transaction is already open on this store") }
+            try connection.execute("BEGIN")
+            heldSavesBegun += 1
+            heldSaves = (heldSavesBegun, undoable)
+            return heldSavesBegun
+        }
+    }
+
+    package func isHoldingSaves(_ generation: Int) -> Bool { lock.withLock { heldSaves?.generation == generation } }
+
+    package func commitHeldSaves(_ generation: Int, metadata: [String: PropertyListValue]?) throws {
+        try lock.withLock {
+            guard heldSaves?.generation == generation else { return }
+            defer { heldSaves = nil }
+            if let metadata {
+                try connection.execute("UPDATE \(prefix)\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try Self.encodedMetadata(metadata))])
+            }
+            do {
+                try connection.execute("COMMIT")
+            } catch {
+                if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+        if let metadata { metadataCommitted(metadata) }
+    }
+
+    package func rollbackHeldSaves(_ generation: Int) {
+        lock.withLock {
+            guard heldSaves?.generation == generation else { return }
+            heldSaves = nil
+            if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
+        }
+    }
+
+    /// Changes whenever a transaction may have committed since (the server's next transaction
+    /// number): never the same after another writer committed, sometimes different when only
+    /// other databases were written (the caller then resets its context sooner than needed).
+    package func dataVersion() throws -> Int64 {
+        try withConnection { connection in
+            try connection.execute("SELECT txid_snapshot_xmax(txid_current_snapshot())").integer(0, 0) ?? 0
+        }
+    }
+}
+
+extension SQLiteSchema {
+    /// The columns of entity table `name` as a SELECT list of quoted names (each after
+    /// `prefix`), in the order read plans number them.
+    func selectListQuoted(ofTable name: String, prefix: String = "") -> String {
+        guard let table = table(named: name) else { return prefix + "*" }
+        return table.columns.map { prefix + postgreSQLQuoted($0.name) }.joined(separator: ", ")
+    }
+}

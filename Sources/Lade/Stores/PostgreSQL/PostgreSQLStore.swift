@@ -1,0 +1,331 @@
+import Foundation
+
+/// A store in one schema of a PostgreSQL database, laid out as Core Data lays out a SQLite
+/// store (`SQLiteSchema`: the same tables, columns and keys; types in
+/// `PostgreSQLValueCoding`), so that import workers on many machines can write one store.
+///
+/// - Keys are taken from `Z_PRIMARYKEY` in blocks, on a connection of their own that commits
+///   at once, so concurrent writers get disjoint keys and never wait on each other's
+///   transactions (unused keys of a block are left as gaps, as Core Data's keys may have).
+/// - Updates and deletes check `Z_OPT` (optimistic locking) as Core Data does.
+/// - A save is one transaction; saves held by a `StoreTransaction` share one, each in a
+///   savepoint.
+///
+/// ```swift
+/// let location = try PostgreSQLLocation("postgresql://app@db/catalog?schema=feed")
+/// let store = try PostgreSQLStore.create(at: location, model: model)
+/// ```
+///
+/// A store serialises its own use of its connections, so it may be shared between queues.
+package final class PostgreSQLStore: @unchecked Sendable {
+    package let location: PostgreSQLLocation
+    package let model: ManagedObjectModel
+    package let schema: SQLiteSchema
+    package let isReadOnly: Bool
+    package let identifier: String
+    let readPlans: [Int64: SQLiteReadPlan]
+    let writePlans: [String: SQLiteWritePlan]
+    /// The schema as SQL (quoted), in front of every table name.
+    let prefix: String
+
+    let lock = NSLock()
+    private(set) var connection: PostgreSQLConnection
+    private var keyConnection: PostgreSQLConnection?
+    private var currentMetadata: [String: PropertyListValue]
+    /// Whether the store is being written whole in one transaction (`PostgreSQLStoreWriter`):
+    /// its tables are not committed yet, so keys come from its own connection.
+    let staged: Bool
+    /// Keys taken from `Z_PRIMARYKEY` and not handed out yet, by root entity number.
+    private var keyBlocks: [Int64: ClosedRange<Int64>] = [:]
+    /// The transaction a `StoreTransaction` holds open: its number and whether saves get
+    /// savepoints (guarded by `lock`).
+    var heldSaves: (generation: Int, undoable: Bool)?
+    var heldSavesBegun = 0
+
+    /// `NSStoreType` of a PostgreSQL store.
+    package static let storeType = StoreType.postgresql.rawValue
+    /// How many keys a writer takes at a time, at least.
+    static let keyBlockSize: Int64 = 1_000
+
+    // MARK: Creating
+
+    /// Makes the store's schema and tables for `model` in one transaction (PostgreSQL's DDL is
+    /// transactional: a failure or a crash leaves no part of them). The schema may exist if it
+    /// holds no table (a schema an administrator made, with its grants); returns the new
+    /// store's UUID.
+    @discardableResult
+    package static func createStore(at location: PostgreSQLLocation, model: ManagedObjectModel, history: Bool = false) throws -> String {
+        let connection = try PostgreSQLConnection(location)
+        let uuid = UUID().uuidString
+        try connection.transaction {
+            try create(in: connection, model: model, identifier: uuid, metadata: nil, history: history)
+        }
+        return uuid
+    }
+
+    /// Creates the store and opens it.
+    package static func create(at location: PostgreSQLLocation, model: ManagedObjectModel, history: Bool = false) throws -> PostgreSQLStore {
+        try createStore(at: location, model: model, history: history)
+        return try PostgreSQLStore(location: location, model: model)
+    }
+
+    /// The statements of a new store, run on `connection` in the caller's transaction.
+    static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool) throws {
+        let location = connection.location
+        if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
+        if history {
+            throw HistoryError(.unsupportedStoreType, path: location.redacted, "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); create the store without history")
+        }
+        if !model.derivedAttributes.isEmpty {
+            let names = model.derivedAttributes.map { "\($0.entity).\($0.attribute)" }.sorted().joined(separator: ", ")
+            throw StoreError(.unsupportedModel, path: location.redacted, "the model has derived attributes (\(names)), which a PostgreSQL store does not compute yet (docs/postgresql.md); keep the store in SQLite")
+        }
+        let schema = SQLiteSchema(model: model)
+        let prefix = postgreSQLQuoted(location.schema) + "."
+        let exists = try connection.execute("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(location.schema)]).integer(0, 0) == 1
+        if exists {
+            let tables = try connection.execute("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)]).integer(0, 0) ?? 0
+            guard tables == 0 else {
+                throw StoreError(.alreadyExists, path: location.redacted, "the schema \(postgreSQLQuoted(location.schema)) already holds \(tables) table\(tables == 1 ? "" : "s"); a new store needs a schema of its own: name another, or drop this one")
+            }
+        } else {
+            try connection.execute("CREATE SCHEMA \(postgreSQLQuoted(location.schema))")
+        }
+        var statements = [
+            "CREATE TABLE \(prefix)\"Z_PRIMARYKEY\" (\"Z_ENT\" bigint PRIMARY KEY, \"Z_NAME\" text, \"Z_SUPER\" bigint, \"Z_MAX\" bigint)",
+            "CREATE TABLE \(prefix)\"Z_METADATA\" (\"Z_VERSION\" bigint PRIMARY KEY, \"Z_UUID\" text, \"Z_PLIST\" bytea)",
+            "CREATE TABLE \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\" bytea)",
+        ]
+        for table in schema.tables {
+            let columns = table.columns.map { column -> String in
+                column.role == .primaryKey
+                    ? "\(postgreSQLQuoted(column.name)) bigint PRIMARY KEY"
+                    : "\(postgreSQLQuoted(column.name)) \(PostgreSQLValueCoding.columnType(column.declaredType))"
+            }
+            statements.append("CREATE TABLE \(prefix)\(postgreSQLQuoted(table.name)) (\(columns.joined(separator: ", ")))")
+        }
+        for join in schema.joinTables {
+            var columns = [join.sourceColumn, join.destinationColumn].map { "\(postgreSQLQuoted($0)) bigint NOT NULL" }
+            for order in [join.sourceOrderColumn, join.destinationOrderColumn].compactMap({ $0 }) { columns.append("\(postgreSQLQuoted(order)) bigint") }
+            columns.append("PRIMARY KEY (\(postgreSQLQuoted(join.sourceColumn)), \(postgreSQLQuoted(join.destinationColumn)))")
+            statements.append("CREATE TABLE \(prefix)\(postgreSQLQuoted(join.name)) (\(columns.joined(separator: ", ")))")
+        }
+        for index in schema.indexes {
+            statements.append("CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(index.columns.map(postgreSQLQuoted).joined(separator: ", ")))")
+        }
+        for statement in statements { try connection.execute(statement) }
+        for entity in schema.entities {
+            try connection.execute("INSERT INTO \(prefix)\"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES ($1, $2, $3, 0)",
+                                   [.integer(entity.number), .text(entity.name), .integer(entity.superNumber)])
+        }
+        var metadata = given ?? StoreMetadata.make(for: model, storeType: storeType)
+        metadata[StoreMetadata.Key.storeType] = .string(storeType)
+        metadata[StoreMetadata.Key.autoVacuumLevel] = nil
+        try connection.execute("INSERT INTO \(prefix)\"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, $1, $2)",
+                               [.text(identifier), .bytes(try encodedMetadata(metadata))])
+        if let cache = try model.modelCacheBlobIfArchivable() {
+            try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
+        }
+    }
+
+    /// An index's name as PostgreSQL keeps it: Core Data's name when it fits in 63 bytes, else
+    /// its start and a digest of the whole (PostgreSQL would cut it short, and two long names
+    /// could then collide).
+    static func indexName(_ index: SQLiteSchema.Index) -> String {
+        guard index.name.utf8.count > PostgreSQLLocation.identifierBytes else { return index.name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in index.name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(decoding: index.name.utf8.prefix(40), as: UTF8.self) + "_" + String(hash, radix: 16)
+    }
+
+    static func encodedMetadata(_ metadata: [String: PropertyListValue]) throws -> Data {
+        var stored = metadata
+        stored[StoreMetadata.Key.storeUUID] = nil
+        return try PropertyListValue.dictionary(stored).binaryPropertyList()
+    }
+
+    // MARK: Opening
+
+    /// Opens the store in `location`'s schema with `model`, checking that the store was made
+    /// from it (entity numbering and version hashes, as the SQLite store does).
+    package convenience init(location: PostgreSQLLocation, model: ManagedObjectModel, readOnly: Bool = false) throws {
+        try self.init(connection: try PostgreSQLConnection(location), model: model, readOnly: readOnly, staged: false)
+    }
+
+    /// Opens the store on `connection`; `staged`: in the transaction that is making it, which
+    /// the store holds as its saves' transaction until `PostgreSQLStoreWriter` commits it.
+    init(connection: PostgreSQLConnection, model: ManagedObjectModel, readOnly: Bool, staged: Bool) throws {
+        let location = connection.location
+        if let refusal = StoreError.refusingComposites(in: model, storeType: Self.storeType, path: location.redacted) { throw refusal }
+        self.location = location
+        self.model = model
+        self.isReadOnly = readOnly
+        schema = SQLiteSchema(model: model)
+        (readPlans, writePlans) = schema.plans(for: model)
+        prefix = postgreSQLQuoted(location.schema) + "."
+        self.connection = connection
+        self.staged = staged
+        if staged {
+            heldSavesBegun = 1
+            heldSaves = (1, true)
+        }
+        let (uuid, metadata) = try Self.readMetadata(connection)
+        identifier = uuid
+        currentMetadata = metadata
+        currentMetadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+        guard metadata[StoreMetadata.Key.storeType]?.stringValue == Self.storeType else {
+            throw StoreError(.wrongStoreType, path: location.redacted, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not PostgreSQL")
+        }
+        try checkModel(metadata)
+        if readOnly { try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY") }
+    }
+
+    /// The metadata of the store at `location`, reading only `Z_METADATA`.
+    package static func readMetadata(at location: PostgreSQLLocation) throws -> [String: PropertyListValue] {
+        let connection = try PostgreSQLConnection(location)
+        var (uuid, metadata) = try readMetadata(connection)
+        metadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+        return metadata
+    }
+
+    /// Replaces the metadata of the store at `location`, writing only `Z_METADATA` (the keys the
+    /// stack owns kept as they are).
+    package static func writeMetadata(_ metadata: [String: PropertyListValue], at location: PostgreSQLLocation) throws {
+        let connection = try PostgreSQLConnection(location)
+        try connection.transaction {
+            let (_, current) = try readMetadata(connection, locking: true)
+            var stored = metadata
+            stored[StoreMetadata.Key.storeType] = current[StoreMetadata.Key.storeType]
+            try connection.execute("UPDATE \(postgreSQLQuoted(location.schema)).\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try encodedMetadata(stored))])
+        }
+    }
+
+    static func readMetadata(_ connection: PostgreSQLConnection, locking: Bool = false) throws -> (String, [String: PropertyListValue]) {
+        let location = connection.location
+        let tables = try connection.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)])
+        let names = Set((0..<tables.count).compactMap { tables.text($0, 0) })
+        guard !names.isEmpty else {
+            throw StoreError(.notFound, path: location.redacted, "no store in schema \(postgreSQLQuoted(location.schema)) (it has no tables, or does not exist); create one with lade init, or check the schema's name")
+        }
+        guard names.contains("Z_METADATA"), names.contains("Z_PRIMARYKEY") else {
+            throw StoreError(.notAStore, path: location.redacted, "schema \(postgreSQLQuoted(location.schema)) has no Z_METADATA and Z_PRIMARYKEY tables: it is not a Lade store")
+        }
+        let result = try connection.execute("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \(postgreSQLQuoted(location.schema)).\"Z_METADATA\" WHERE \"Z_VERSION\" = 1\(locking ? " FOR UPDATE" : "")")
+        guard result.count == 1, let uuid = result.text(0, 0) else {
+            throw StoreError(.notAStore, path: location.redacted, "Z_METADATA has no row for version 1")
+        }
+        guard let plist = result.bytes(0, 1), let decoded = try? PropertyListValue.decode(plist), let metadata = decoded.dictionaryValue else {
+            throw StoreError(.notAStore, path: location.redacted, "Z_METADATA.Z_PLIST is not a property list dictionary")
+        }
+        return (uuid, metadata)
+    }
+
+    /// The model cache in the store at `location` (Core Data's `Z_MODELCACHE` form), or nil.
+    package static func modelCache(at location: PostgreSQLLocation) throws -> Data? {
+        let connection = try PostgreSQLConnection(location)
+        _ = try readMetadata(connection)
+        let result = try connection.execute("SELECT \"Z_CONTENT\" FROM \(postgreSQLQuoted(location.schema)).\"Z_MODELCACHE\" LIMIT 1")
+        return result.count == 1 ? result.bytes(0, 0) : nil
+    }
+
+    private func checkModel(_ metadata: [String: PropertyListValue]) throws {
+        let stored = try connection.execute("SELECT \"Z_ENT\", \"Z_NAME\" FROM \(prefix)\"Z_PRIMARYKEY\"")
+        var names: [Int64: String] = [:]
+        for row in 0..<stored.count { if let number = stored.integer(row, 0), let name = stored.text(row, 1) { names[number] = name } }
+        var differing: Set<String> = []
+        for entity in schema.entities {
+            let described = model.entity(named: entity.name)!
+            guard let name = names[entity.number], name == entity.name || name == described.renamingIdentifier else { differing.insert(entity.name); continue }
+        }
+        for (number, name) in names where schema.entity(number: number) == nil { differing.insert(name) }
+        if let hashes = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) { differing.formUnion(hashes) }
+        guard differing.isEmpty else {
+            let names = differing.sorted()
+            throw StoreError(.modelMismatch(entities: names), path: location.redacted,
+                             "the store does not match the model (entity numbering or version hashes differ for \(names.joined(separator: ", "))); open it with the model version it was made with, or migrate it to this version first")
+        }
+    }
+
+    // MARK: Connections
+
+    /// Runs `body` on the store's connection under its lock; a connection the server dropped
+    /// is made anew first when no transaction is held on it (one that is held is lost with it).
+    func withConnection<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+        try lock.withLock {
+            if !connection.isAlive && heldSaves == nil { connection = try PostgreSQLConnection(location) }
+            return try body(connection)
+        }
+    }
+
+    /// The store's metadata as Core Data reports it, `NSStoreUUID` included.
+    package var metadata: [String: PropertyListValue] { lock.withLock { currentMetadata } }
+
+    func metadataCommitted(_ metadata: [String: PropertyListValue]) {
+        lock.withLock {
+            currentMetadata = metadata
+            currentMetadata[StoreMetadata.Key.storeUUID] = .string(identifier)
+            currentMetadata[StoreMetadata.Key.storeType] = .string(Self.storeType)
+        }
+    }
+
+    // MARK: Keys
+
+    /// `count` keys of `root`'s hierarchy: from the block this store holds, or from a new block
+    /// taken from `Z_PRIMARYKEY` (and committed at once) on the key connection.
+    func takeKeys(root: Int64, count: Int) throws -> ClosedRange<Int64> {
+        let wanted = Int64(count)
+        if let block = keyBlocks[root], Int64(block.count) >= wanted {
+            keyBlocks[root] = block.lowerBound + wanted <= block.upperBound ? (block.lowerBound + wanted)...block.upperBound : nil
+            return block.lowerBound...(block.lowerBound + wanted - 1)
+        }
+        let size = max(wanted, Self.keyBlockSize)
+        if !staged && (keyConnection == nil || keyConnection?.isAlive == false) { keyConnection = try PostgreSQLConnection(location) }
+        let result = try (staged ? connection : keyConnection!).execute("UPDATE \(prefix)\"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"", [.integer(size), .integer(root)])
+        guard let end = result.integer(0, 0) else {
+            throw StoreError(.damaged([]), path: location.redacted, "Z_PRIMARYKEY has no row for entity number \(root)")
+        }
+        let start = end - size + 1
+        keyBlocks[root] = start + wanted <= end ? (start + wanted)...end : nil
+        return start...(start + wanted - 1)
+    }
+
+    /// Gives keys back to the block they came from, when they are the last handed out of it.
+    func giveBackKeys(root: Int64, _ keys: ClosedRange<Int64>) {
+        if let block = keyBlocks[root] {
+            if keys.upperBound + 1 == block.lowerBound { keyBlocks[root] = keys.lowerBound...block.upperBound }
+        } else {
+            keyBlocks[root] = keys
+        }
+    }
+
+    /// Sets every hierarchy's `Z_MAX` to at least its largest key (after rows were written with
+    /// keys of their own: a conversion).
+    func adoptPrimaryKeys(_ connection: PostgreSQLConnection) throws {
+        for table in schema.tables {
+            guard let root = schema.entity(named: table.rootEntity) else { continue }
+            try connection.execute("UPDATE \(prefix)\"Z_PRIMARYKEY\" SET \"Z_MAX\" = GREATEST(\"Z_MAX\", (SELECT COALESCE(MAX(\"Z_PK\"), 0) FROM \(prefix)\(postgreSQLQuoted(table.name)))) WHERE \"Z_ENT\" = $1", [.integer(root.number)])
+        }
+    }
+}
+
+extension PostgreSQLConnection {
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isAlive { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+extension PostgreSQLStore {
+    /// The transaction that made the store ended (committed or rolled back).
+    func endStaging() {
+        lock.withLock { heldSaves = nil }
+    }
+}

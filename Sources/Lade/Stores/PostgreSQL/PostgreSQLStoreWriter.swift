@@ -1,0 +1,91 @@
+import Foundation
+
+/// Writes a new PostgreSQL store whole (`WholeStoreWriting`) in one transaction: the schema's
+/// tables made, filled batch after batch, the keys' counters set, then committed by `finish()`.
+/// Until then no other session sees any of it, and a failure, `discard()`, a lost connection or
+/// a killed process leaves the schema as it was (PostgreSQL's DDL is transactional). With
+/// `overwrite`, a Lade store already in the schema is dropped in the same transaction, so
+/// readers see the old store or the new one, never neither.
+final class PostgreSQLStoreWriter: WholeStoreWriting {
+    private let built: PostgreSQLStore
+    private let connection: PostgreSQLConnection
+    private let model: ManagedObjectModel
+    private var finished = false
+
+    init(at location: PostgreSQLLocation, model: ManagedObjectModel, metadata given: [String: PropertyListValue], overwrite: Bool) throws {
+        let connection = try PostgreSQLConnection(location)
+        try connection.execute("BEGIN")
+        do {
+            if overwrite {
+                // Only a store is replaced: a schema holding other tables is refused by create.
+                if (try? PostgreSQLStore.readMetadata(connection)) != nil {
+                    try connection.execute("DROP SCHEMA \(postgreSQLQuoted(location.schema)) CASCADE")
+                }
+            }
+            var metadata = given
+            metadata[StoreMetadata.Key.storeType] = .string(PostgreSQLStore.storeType)
+            let uuid = metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? UUID().uuidString
+            try PostgreSQLStore.create(in: connection, model: model, identifier: uuid, metadata: metadata, history: false)
+            built = try PostgreSQLStore(connection: connection, model: model, readOnly: false, staged: true)
+        } catch {
+            if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
+            throw error
+        }
+        self.connection = connection
+        self.model = model
+    }
+
+    var store: PersistentStore { built }
+    var keysUniqueAcrossEntities: Bool { false }
+    var firstKey: Int64 { 1 }
+
+    /// As the SQLite store: a to-one's inverse is its key column; a many-to-many pair's links go
+    /// into their join table from one side; ordered positions into their own columns.
+    func toManyWriting(of relationship: RelationshipDescription) -> ToManyWriting {
+        guard model.keepsLinksApart(relationship) else { return .never }
+        return relationship.isOrdered || model.linksTakenFromThisSide(relationship) ? .afterObjects : .never
+    }
+
+    func write(_ objects: [WholeStoreObject]) throws {
+        var request = StoreSaveRequest()
+        request.inserted.reserveCapacity(objects.count)
+        for object in objects {
+            let row = object.row
+            request.inserted.append(.init(
+                objectID: row.objectID,
+                positional: .init(layout: row.layout, values: row.values, toOneIDs: row.toOneIDs, changedAttributes: nil, changedToOne: nil)))
+        }
+        try built.save(request)
+    }
+
+    func writeToMany(_ destinations: [WholeStoreObject.ToMany]) throws {
+        var request = StoreSaveRequest()
+        for toMany in destinations {
+            let relationship = toMany.relationship
+            if model.linksTakenFromThisSide(relationship) {
+                request.links.append(.init(source: toMany.owner, relationship: relationship.name, added: toMany.destinations, removed: []))
+            }
+            if relationship.isOrdered {
+                request.orders.append(.init(owner: toMany.owner, relationship: relationship.name, destinations: toMany.destinations))
+            }
+        }
+        try built.save(request)
+    }
+
+    func finish() throws -> PersistentStore? {
+        try built.withConnection { connection in
+            try built.adoptPrimaryKeys(connection)
+            try connection.execute("COMMIT")
+        }
+        built.endStaging()
+        finished = true
+        return nil
+    }
+
+    func discard() {
+        guard !finished else { return }
+        finished = true
+        built.endStaging()
+        if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
+    }
+}
