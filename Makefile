@@ -7,19 +7,27 @@ LADE := .build/debug/lade
 # would map). It still uses the system's SQLite, libxml2 and zlib.
 RELEASE := -c release --static-swift-stdlib
 SYSTEM_PACKAGES := libsqlite3-dev libxml2-dev zlib1g-dev pkg-config
+PG_PACKAGES_CLIENT := libpq-dev pkg-config
+PG_PACKAGES_SERVER := postgresql
 
 .PHONY: all deps build run shape test test-fast test-slow fuzz tsan bench install clean
 
 all: build
 
-# The C libraries Lade links; installed with apt-get only when pkg-config cannot find them.
+# The C libraries Lade links (SQLite, libxml2, zlib, libpq) and PostgreSQL's server for the tests
+# (make test runs a private cluster: scripts/pg-test-cluster); installed with apt-get only when
+# pkg-config, or scripts/pg-test-cluster for initdb and pg_ctl, cannot find them.
 deps:
-	@if ! pkg-config --exists sqlite3 libxml-2.0 zlib 2>/dev/null; then \
+	@missing=""; \
+	pkg-config --exists sqlite3 libxml-2.0 zlib 2>/dev/null || missing=" $(SYSTEM_PACKAGES)"; \
+	pkg-config --exists libpq 2>/dev/null || missing="$$missing $(PG_PACKAGES_CLIENT)"; \
+	scripts/pg-test-cluster bindir >/dev/null 2>&1 || missing="$$missing $(PG_PACKAGES_SERVER)"; \
+	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing $(SYSTEM_PACKAGES)"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES); \
+			echo "installing$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 		else \
-			echo "Lade needs $(SYSTEM_PACKAGES): install them (e.g. sudo apt-get install $(SYSTEM_PACKAGES))" >&2; exit 1; \
+			echo "Lade needs$$missing: install them (e.g. sudo apt-get install$$missing)" >&2; exit 1; \
 		fi; \
 	fi
 
@@ -47,9 +55,12 @@ shape:
 # Every test (the libraries', the end-to-end tests of the built lade, the kill tests). A test that
 # reads the Core Data corpus (../shared/coredata-corpus, or the directory LADE_CORPUS names) is
 # skipped when it is absent, and the run ends with a line counting the tests skipped, by reason.
+# The tests run beside a private PostgreSQL cluster (scripts/with-pg-test-cluster: a temporary
+# directory, its own port and socket, stopped at the end whatever the outcome), or the server
+# LADE_TEST_POSTGRES_SOCKET and the other variables of scripts/pg-test-cluster name.
 test: deps shape
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	scripts/with-pg-test-cluster $(SWIFT) test --skip-build
 
 # The same without the tests marked .slow (2 s or more alone: the kill and signal tests, generated
 # migration chains and patterns, the hostile and differential suites): under 2 minutes once built.
@@ -58,7 +69,7 @@ test: deps shape
 # they are counted like the corpus tests. Not related to test-slow below.
 test-fast: deps shape
 	$(SWIFT) build --build-tests
-	LADE_TEST_LANE=fast $(SWIFT) test --skip-build
+	LADE_TEST_LANE=fast scripts/with-pg-test-cluster $(SWIFT) test --skip-build
 
 # The slow lane (not part of make test): a generated store of SLOW_OBJECTS objects converted
 # SQLite → XML → binary → SQLite and SQLite → SQLite by the release lade, each step timed with
