@@ -99,6 +99,11 @@ public struct PostgresTestServer: Sendable {
     }
 
     /// `name` as one SQL identifier: in double quotes, its own double quotes doubled.
+    /// `text` as a SQL string literal, a quote inside doubled.
+    public static func quotedLiteral(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
     public static func quotedIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -213,6 +213,11 @@ struct PredicateDifferentialTests {
         try run(on: .sqlite)
     }
 
+    @Test("the same predicates select the same objects in the same order through a PostgreSQL store (the real server) and the evaluator")
+    func postgreSQL() throws {
+        try run(on: .postgresql)
+    }
+
     @Test("the same predicates select the same objects in the same order through an atomic store's query and the evaluator on managed objects")
     func atomicStore() throws {
         try run(on: .inMemory)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Lade
+import LadeTestSupport
 
 /// A model with every attribute type, a hierarchy, to-one, one-to-many and many-to-many
 /// relationships, and a store filled from a seed, for the predicate tests.
@@ -41,15 +42,29 @@ final class PredicateTestStack {
         return try ManagedObjectModel(entities: [owner, item, gadget, tag], fetchRequestTemplates: fetchRequestTemplates)
     }
 
+    /// The PostgreSQL schema of the store, when it is a PostgreSQL store (dropped at the end).
+    private var postgreSQL: (server: PostgresTestServer, schema: String)?
+
     init(model: ManagedObjectModel? = nil, type: PersistentStoreCoordinator.StoreType = .sqlite) throws {
         directory = try Fixtures.temporaryDirectory()
         self.model = try model ?? Self.makeModel()
         coordinator = PersistentStoreCoordinator(managedObjectModel: self.model)
-        try coordinator.addPersistentStore(type: type, at: type == .inMemory ? nil : directory.appendingPathComponent("predicates.\(type.rawValue)"))
+        let url: URL?
+        switch type {
+        case .inMemory: url = nil
+        case .postgresql:
+            let server = try PostgresTestServer.fromEnvironment()
+            let schema = server.newSchemaName("predicates")
+            postgreSQL = (server, schema)
+            url = URL(string: server.storeURL(schema: schema))
+        default: url = directory.appendingPathComponent("predicates.\(type.rawValue)")
+        }
+        try coordinator.addPersistentStore(type: type, at: url)
     }
 
     deinit {
         try? FileManager.default.removeItem(at: directory)
+        if let postgreSQL { try? postgreSQL.server.dropSchema(postgreSQL.schema) }
     }
 
     func context() -> ManagedObjectContext {

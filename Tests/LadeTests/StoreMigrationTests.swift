@@ -17,7 +17,7 @@ struct StoreMigrationTests {
         case .sqlite: "\(stem).sqlite"
         case .xml: "\(stem).xml"
         case .binary: "\(stem).binary"
-        case .inMemory: stem
+        case .inMemory, .postgresql: stem
         }
     }
 

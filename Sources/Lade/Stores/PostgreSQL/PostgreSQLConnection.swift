@@ -19,7 +19,9 @@ package enum PostgreSQLValue: Sendable, Hashable {
     /// The type OID libpq is told, so a parameter never takes its type from guesswork.
     var typeOID: Oid {
         switch self {
-        case .null, .text: 25
+        // NULL takes the type of what it meets (a column, an operand).
+        case .null: 0
+        case .text: 25
         case .integer: 20
         case .double: 701
         case .bytes: 17
@@ -336,8 +338,10 @@ private extension Array where Element == (bytes: [UInt8]?, binary: Bool) {
     func withBytePointers<R>(_ body: ([UnsafePointer<CChar>?]) -> R) -> R {
         let copies: [UnsafeMutablePointer<CChar>?] = map { wire in
             guard let bytes = wire.bytes else { return nil }
-            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: Swift.max(bytes.count, 1))
+            // Text-format values are read up to their NUL (libpq ignores their lengths).
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
             for (offset, byte) in bytes.enumerated() { pointer[offset] = CChar(bitPattern: byte) }
+            pointer[bytes.count] = 0
             return pointer
         }
         defer { copies.forEach { $0?.deallocate() } }

@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+@testable import Lade
+import LadeTestSupport
+
+/// The PostgreSQL store against the real test server (`scripts/pg-test-cluster`, started by
+/// `make test`): each test in a schema of its own, dropped at the end.
+@Suite("PostgreSQL store")
+struct PostgreSQLStoreTests {
+    typealias StoreType = PersistentStoreCoordinator.StoreType
+
+    /// A new schema's store URL, and a way to drop the schema.
+    final class Schema {
+        let server: PostgresTestServer
+        let name: String
+        init(_ label: String) throws {
+            server = try PostgresTestServer.fromEnvironment()
+            name = server.newSchemaName(label)
+        }
+        var url: URL { URL(string: server.storeURL(schema: name))! }
+        var location: PostgreSQLLocation { try! PostgreSQLLocation(server.storeURL(schema: name)) }
+        deinit { try? server.dropSchema(name) }
+    }
+
+    @Test("every object, value and relationship of every type arrives through SQLite → PostgreSQL → SQLite, and a new stack reads the PostgreSQL store alone", .slow)
+    func conversionRoundTrip() throws {
+        let schema = try Schema("roundtrip")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try EveryType.model()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let source = try coordinator.addPersistentStore(type: .sqlite, at: directory.appendingPathComponent("source.sqlite"))
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try EveryType.populate(context, items: 40)
+        let before = try EveryType.snapshot(coordinator)
+
+        let onServer = try coordinator.migratePersistentStore(source, to: schema.url, options: .init(batchSize: 7), type: .postgresql)
+        #expect(onServer.type == "PostgreSQL")
+        #expect(onServer.identifier == source.identifier)
+        #expect(try EveryType.snapshot(coordinator) == before)
+
+        let reopened = PersistentStoreCoordinator(managedObjectModel: model)
+        try reopened.addPersistentStore(type: nil, at: schema.url)
+        let read = try EveryType.snapshot(reopened)
+        #expect(read == before, "\(read.differences(from: before).prefix(3).joined(separator: "\n"))")
+
+        let back = try coordinator.migratePersistentStore(onServer, to: directory.appendingPathComponent("back.sqlite"), options: .init(batchSize: 5), type: .sqlite)
+        #expect(back.identifier == source.identifier)
+        let again = try EveryType.snapshot(coordinator)
+        #expect(again == before, "\(again.differences(from: before).prefix(3).joined(separator: "\n"))")
+    }
+
+    @Test("saves, faults, optimistic locking and uniqueness work as on SQLite; new keys never collide with the copied ones")
+    func savesAndConflicts() throws {
+        let schema = try Schema("saves")
+        let model = try EveryType.model()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+        let first = ManagedObjectContext(concurrencyType: .privateQueue)
+        first.persistentStoreCoordinator = coordinator
+        try EveryType.populate(first, items: 10)
+        let second = ManagedObjectContext(concurrencyType: .privateQueue)
+        second.persistentStoreCoordinator = coordinator
+        // Both contexts read the same owner; the first saves a change, the second's is a conflict.
+        let ownerName = "owner 1"
+        var request = FetchRequest(entityName: "Owner")
+        request.predicate = try FetchPredicate(format: "name == %@", arguments: [.string(ownerName)])
+        let one = try first.performAndWait { try first.fetch(request).first! }
+        let two = try second.performAndWait { try second.fetch(request).first! }
+        try first.performAndWait {
+            try one.setValue("owner one", forKey: "name")
+            try first.save()
+        }
+        #expect(throws: (any Error).self) {
+            try second.performAndWait {
+                try two.setValue("owner uno", forKey: "name")
+                try second.save()
+            }
+        }
+        // A second Tag named as an existing one breaks the uniqueness constraint.
+        let third = ManagedObjectContext(concurrencyType: .privateQueue)
+        third.persistentStoreCoordinator = coordinator
+        third.mergePolicy = .error
+        #expect(throws: (any Error).self) {
+            try third.performAndWait {
+                let tag = try third.insertObject(forEntityName: "Tag")
+                try tag.setValue("tag 0", forKey: "name")
+                try third.save()
+            }
+        }
+        let tags = try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZTAG\"")
+        #expect(tags.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "the refused save wrote nothing")
+        let stored = try schema.server.psql("SELECT \"Z_OPT\" FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\" WHERE \"ZNAME\" = 'owner one'")
+        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "Z_OPT advanced once by the one save")
+    }
+
+    @Test("two stores on one schema take keys in disjoint blocks, so concurrent writers never collide")
+    func keyBlocks() throws {
+        let schema = try Schema("keys")
+        let model = try EveryType.model()
+        let a = try PostgreSQLStore.create(at: schema.location, model: model)
+        let b = try PostgreSQLStore(location: schema.location, model: model)
+        let fromA = try a.newObjectIDs(for: "Owner", count: 3).compactMap(\.primaryKey)
+        let fromB = try b.newObjectIDs(for: "Owner", count: 3).compactMap(\.primaryKey)
+        let moreA = try a.newObjectIDs(for: "Owner", count: 2).compactMap(\.primaryKey)
+        #expect(Set(fromA + moreA).isDisjoint(with: fromB))
+        #expect(moreA == [fromA.last! + 1, fromA.last! + 2], "keys come from the block the store holds")
+    }
+
+    @Test("metadata is read and written without a stack, and the store's own model opens it")
+    func metadataAlone() throws {
+        let schema = try Schema("meta")
+        let model = try EveryType.model()
+        try PostgreSQLStore.createStore(at: schema.location, model: model)
+        var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: schema.url)
+        #expect(metadata[StoreMetadata.Key.storeType]?.stringValue == "PostgreSQL")
+        metadata["seeded"] = .bool(true)
+        try PersistentStoreCoordinator.setMetadata(metadata, at: schema.url)
+        #expect(try PersistentStoreCoordinator.metadataForPersistentStore(at: schema.url)["seeded"] == .bool(true))
+        let cache = try #require(try PostgreSQLStore.modelCache(at: schema.location))
+        let carried = try ManagedObjectModel(modelCache: cache, origin: schema.name)
+        #expect(Set(carried.entities.map(\.name)) == Set(model.entities.map(\.name)))
+    }
+
+    @Test("a schema name with a quote and a statement in it is a name, never SQL: the store is made in it and nothing else changes")
+    func hostileSchemaName() throws {
+        let server = try PostgresTestServer.fromEnvironment()
+        let hostile = "x\"; DROP SCHEMA public CASCADE; --" + String(server.newSchemaName("h").suffix(8))
+        defer { try? server.dropSchema(hostile) }
+        let url = server.storeURL(schema: hostile)
+        let model = try EveryType.model()
+        let store = try PostgreSQLStore.create(at: try PostgreSQLLocation(url), model: model)
+        #expect(store.location.schema == hostile)
+        let schemas = try server.psql("SELECT nspname FROM pg_namespace WHERE nspname IN ('public', \(PostgresTestServer.quotedLiteral(hostile))) ORDER BY nspname")
+        #expect(schemas.split(separator: "\n").count == 2, "public is still there and the hostile name is one schema: \(schemas)")
+    }
+
+    @Test("locations: a schema is required, a password is never shown, names PostgreSQL would cut or refuse are refused")
+    func locations() throws {
+        let withPassword = try PostgreSQLLocation("postgresql://app:s3cr%27et@db.example:5433/catalog?schema=feed&sslmode=require")
+        #expect(withPassword.hasPassword)
+        #expect(withPassword.schema == "feed")
+        #expect(!withPassword.redacted.contains("s3cr"))
+        #expect(withPassword.redacted == "postgresql://app:***@db.example:5433/catalog?schema=feed&sslmode=require")
+        #expect(!withPassword.connectionURL.contains("schema="))
+        let inQuery = try PostgreSQLLocation("postgres://app@db/catalog?password=hunter22&schema=s")
+        #expect(inQuery.hasPassword && !inQuery.description.contains("hunter22"))
+        for (text, fragment) in [
+            ("postgresql://app@db/catalog", "names no schema"),
+            ("postgresql://app@db/catalog?schema=", "empty schema"),
+            ("postgresql://app@db/catalog?schema=pg_catalog", "pg_"),
+            ("postgresql://app@db/catalog?schema=" + String(repeating: "a", count: 64), "63"),
+            ("postgresql://app@db/catalog?schema=a&schema=b", "twice"),
+            ("postgresql://app:pw@db/catalog?schema=a&bogus=1", "libpq"),
+            ("postgresql://app:pw@db/catalog?schema=a#x", "fragment"),
+        ] {
+            do {
+                _ = try PostgreSQLLocation(text)
+                Issue.record("\(text) was accepted")
+            } catch let error as StoreError {
+                #expect(error.code == "store.invalidLocation")
+                #expect(error.description.contains(fragment), "\(error)")
+                #expect(!error.description.contains(":pw@"), "a password shown: \(error)")
+            }
+        }
+    }
+
+    @Test("a server that is down, or refuses the login, is a clear connection error naming the store without its password")
+    func connectionFailures() throws {
+        let server = try PostgresTestServer.fromEnvironment()
+        // A port nothing listens on.
+        let down = try PostgreSQLLocation("postgresql://lade:topsecret@127.0.0.1:1/lade?schema=s&connect_timeout=5")
+        do {
+            _ = try PostgreSQLConnection(down)
+            Issue.record("connected to a closed port")
+        } catch let error as StoreError {
+            #expect(error.code == "store.connection")
+            #expect(!error.description.contains("topsecret"))
+            #expect(error.description.contains("cannot connect"))
+        }
+        let refused = try PostgreSQLLocation(server.tcpURL(schema: "s", user: server.passwordUser, password: "wrong-password"))
+        do {
+            _ = try PostgreSQLConnection(refused)
+            Issue.record("logged in with a wrong password")
+        } catch let error as StoreError {
+            #expect(error.code == "store.connection")
+            #expect(error.description.contains("password authentication failed"), "\(error)")
+            #expect(!error.description.contains("wrong-password"))
+        }
+    }
+
+    @Test("a value PostgreSQL cannot keep (NUL in text) is refused before anything is written")
+    func nulRefused() throws {
+        let schema = try Schema("nul")
+        let model = try EveryType.model()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        #expect(StoreType.postgresql.refusal(of: .string("a\u{0}b")) != nil)
+        #expect(StoreType.postgresql.refusal(of: .decimal(Decimal(string: "12345678901234567890.123")!)) == nil)
+        #expect(throws: (any Error).self) {
+            try context.performAndWait {
+                let owner = try context.insertObject(forEntityName: "Owner")
+                try owner.setValue("a\u{0}b", forKey: "name")
+                try context.save()
+            }
+        }
+        #expect(try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\"").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+}
