@@ -209,4 +209,54 @@ struct PostgreSQLStoreTests {
         }
         #expect(try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\"").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
+
+    @Test("writers on one store keep each other's metadata: each lade.… key in its own row, other keys merged, nothing undone")
+    func concurrentMetadata() throws {
+        let schema = try Schema("metarows")
+        let model = try EveryType.model()
+        let a = try PostgreSQLStore.create(at: schema.location, model: model)
+        let b = try PostgreSQLStore(location: schema.location, model: model)
+        var fromA = a.metadata
+        fromA["lade.import:Item:/data/a.csv"] = .dictionary(["line": .integer(10)])
+        fromA["owner"] = .string("a")
+        var fromB = b.metadata
+        fromB["lade.import:Item:/data/b.csv"] = .dictionary(["line": .integer(20)])
+        fromB["reviewed"] = .bool(true)
+        let generation = try a.beginHeldSaves(undoable: false)
+        try a.commitHeldSaves(generation, metadata: fromA)
+        var request = StoreSaveRequest()
+        request.metadata = fromB
+        try b.save(request)
+        let stored = try PostgreSQLStore.readMetadata(at: schema.location)
+        #expect(stored["lade.import:Item:/data/a.csv"] == .dictionary(["line": .integer(10)]))
+        #expect(stored["lade.import:Item:/data/b.csv"] == .dictionary(["line": .integer(20)]))
+        #expect(stored["owner"] == .string("a") && stored["reviewed"] == .bool(true))
+        let rows = try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"Z_LADECHECKPOINT\"")
+        #expect(rows.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+        // A key removed by one writer goes; the other's stays.
+        var less = fromA
+        less["lade.import:Item:/data/a.csv"] = nil
+        var again = StoreSaveRequest()
+        again.metadata = less
+        try a.save(again)
+        let after = try PostgreSQLStore.readMetadata(at: schema.location)
+        #expect(after["lade.import:Item:/data/a.csv"] == nil && after["lade.import:Item:/data/b.csv"] != nil)
+    }
+
+    @Test("one run per scope: an advisory lock on the server, another scope free, released when its holder goes")
+    func advisoryLocks() throws {
+        let schema = try Schema("locks")
+        let first = try PostgreSQLAdvisoryLock(location: schema.location, scope: "lade.import:Item:/a.csv")
+        #expect(throws: PostgreSQLAdvisoryLock.Busy.self) { try PostgreSQLAdvisoryLock(location: schema.location, scope: "lade.import:Item:/a.csv") }
+        let other = try PostgreSQLAdvisoryLock(location: schema.location, scope: "lade.import:Item:/b.csv")
+        do {
+            _ = try PostgreSQLAdvisoryLock(location: schema.location, scope: "lade.import:Item:/a.csv")
+        } catch let busy as PostgreSQLAdvisoryLock.Busy {
+            #expect(busy.holder?.contains("server process") == true, "\(String(describing: busy.holder))")
+        }
+        first.release()
+        let again = try PostgreSQLAdvisoryLock(location: schema.location, scope: "lade.import:Item:/a.csv")
+        again.release()
+        other.release()
+    }
 }

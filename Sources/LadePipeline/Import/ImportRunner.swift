@@ -58,7 +58,8 @@ public final class ImportRunner {
         try job.checkStorePath()
         let rejectsKind = try job.onError.rejects.map { try OutputFile.check($0, role: "onError.rejects", reads: job.reads) }
         try Self.createDirectory(for: job.store.url)
-        let lock = try StoreLock(store: job.store.url)
+        // One run of this job at a time (on a PostgreSQL store, other jobs may write meanwhile).
+        let lock = try StoreLock(store: job.store.url, scope: Checkpoint.metadataKey(entity: plan.entity.name, source: step.source.url))
         defer { lock.release() }
         let session = ImportSession(job: job, stack: try setup.open(job, contextName: "lade import"), policy: .run(job),
                                     progressInterval: options.progressInterval, progressOutput: options.progressOutput)

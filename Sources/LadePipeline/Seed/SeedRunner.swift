@@ -90,7 +90,7 @@ public final class SeedRunner {
 
         try ImportRunner.createDirectory(for: storeURL)
         try options.beforeLock?()
-        let lock = try StoreLock(store: storeURL)
+        let lock = try StoreLock(store: storeURL, scope: "lade.seed:\(flag)")
         defer { lock.release() }
         // Another run may have seeded the store between the first look and the lock.
         let exists = FileManager.default.fileExists(atPath: storeURL.path)

@@ -27,11 +27,43 @@ public final class StoreLock: @unchecked Sendable {
     package let path: String
     private var descriptor: Int32
     private let exclusive: Bool
+    /// For a PostgreSQL store: the advisory lock held instead of a lock file.
+    private var serverLock: PostgreSQLAdvisoryLock?
+
+    /// Takes the writer's lock for `scope` on the store at `url`. A store file has one lock
+    /// whatever the scope (one writer per file). A PostgreSQL store, which many runs may write at
+    /// once, has one lock per scope (a job's checkpoint key: one run per job), an advisory lock
+    /// on the server (`PostgreSQLAdvisoryLock`), so runs on other machines are excluded too.
+    package convenience init(store url: URL, scope: String) throws {
+        guard StoreType(locationOf: url) == .postgresql, let location = try PostgreSQLLocation(url: url) else {
+            try self.init(store: url)
+            return
+        }
+        do {
+            let lock = try PostgreSQLAdvisoryLock(location: location, scope: scope)
+            self.init(path: location.redacted, descriptor: -1)
+            serverLock = lock
+        } catch let busy as PostgreSQLAdvisoryLock.Busy {
+            throw Busy(store: "\(location.redacted) (\(scope))", holder: busy.holder)
+        }
+    }
 
     /// Takes the writer's lock. A store that exists but cannot be written (no write permission,
     /// or a directory this process cannot write: `FileSystem.requireWritableStore`) is refused
     /// here with `store.readOnly`, before the lock file is made, so a refused run leaves nothing.
     package init(store: URL) throws {
+        if StoreType(locationOf: store) == .postgresql, let location = try PostgreSQLLocation(url: store) {
+            // The whole store's own lock, for commands that write it as a whole.
+            let lock: PostgreSQLAdvisoryLock
+            do { lock = try PostgreSQLAdvisoryLock(location: location, scope: "lade.store") } catch let busy as PostgreSQLAdvisoryLock.Busy {
+                throw Busy(store: location.redacted, holder: busy.holder)
+            }
+            path = location.redacted
+            descriptor = -1
+            exclusive = false
+            serverLock = lock
+            return
+        }
         let file = try FileSystem.resolvingLink(store)
         if FileManager.default.fileExists(atPath: file.path) {
             try FileSystem.requireWritableStore(file, directoryUse: "writing the store makes files there (its lock file, and a new file renamed over it or SQLite's -wal and -shm)")
@@ -77,6 +109,8 @@ public final class StoreLock: @unchecked Sendable {
     }
 
     package func release() {
+        serverLock?.release()
+        serverLock = nil
         guard descriptor >= 0 else { return }
         if exclusive { _ = ftruncate(descriptor, 0) }
         close(descriptor)

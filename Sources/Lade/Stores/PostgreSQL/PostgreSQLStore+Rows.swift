@@ -174,9 +174,7 @@ extension PostgreSQLStore: PersistentStore {
                 guard conflicts.isEmpty else { throw StoreSaveError.conflicts(conflicts) }
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
-                if let metadata = request.metadata {
-                    try connection.execute("UPDATE \(prefix)\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try Self.encodedMetadata(metadata))])
-                }
+                if let metadata = request.metadata { try writeMetadata(metadata, connection) }
             }
         }
         if let metadata = request.metadata { metadataCommitted(metadata) }
@@ -454,9 +452,7 @@ extension PostgreSQLStore: HeldSaves {
         try lock.withLock {
             guard heldSaves?.generation == generation else { return }
             defer { heldSaves = nil }
-            if let metadata {
-                try connection.execute("UPDATE \(prefix)\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try Self.encodedMetadata(metadata))])
-            }
+            if let metadata { try writeMetadata(metadata, connection) }
             do {
                 try connection.execute("COMMIT")
             } catch {

@@ -32,6 +32,8 @@ package final class PostgreSQLStore: @unchecked Sendable {
     private(set) var connection: PostgreSQLConnection
     private var keyConnection: PostgreSQLConnection?
     private var currentMetadata: [String: PropertyListValue]
+    /// The metadata as last read or written, for a caller holding `lock`.
+    var currentMetadataUnlocked: [String: PropertyListValue] { currentMetadata }
     /// Whether the store is being written whole in one transaction (`PostgreSQLStoreWriter`):
     /// its tables are not committed yet, so keys come from its own connection.
     let staged: Bool
@@ -95,6 +97,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
             "CREATE TABLE \(prefix)\"Z_PRIMARYKEY\" (\"Z_ENT\" bigint PRIMARY KEY, \"Z_NAME\" text, \"Z_SUPER\" bigint, \"Z_MAX\" bigint)",
             "CREATE TABLE \(prefix)\"Z_METADATA\" (\"Z_VERSION\" bigint PRIMARY KEY, \"Z_UUID\" text, \"Z_PLIST\" bytea)",
             "CREATE TABLE \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\" bytea)",
+            checkpointTableStatement(prefix),
         ]
         for table in schema.tables {
             let columns = table.columns.map { column -> String in
@@ -122,7 +125,8 @@ package final class PostgreSQLStore: @unchecked Sendable {
         metadata[StoreMetadata.Key.storeType] = .string(storeType)
         metadata[StoreMetadata.Key.autoVacuumLevel] = nil
         try connection.execute("INSERT INTO \(prefix)\"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, $1, $2)",
-                               [.text(identifier), .bytes(try encodedMetadata(metadata))])
+                               [.text(identifier), .bytes(try encodedMetadata(metadata.filter { !isRowKey($0.key) }))])
+        try writeMetadata(metadata, previous: [:], prefix: prefix, connection)
         if let cache = try model.modelCacheBlobIfArchivable() {
             try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
         }
@@ -193,10 +197,13 @@ package final class PostgreSQLStore: @unchecked Sendable {
     package static func writeMetadata(_ metadata: [String: PropertyListValue], at location: PostgreSQLLocation) throws {
         let connection = try PostgreSQLConnection(location)
         try connection.transaction {
-            let (_, current) = try readMetadata(connection, locking: true)
+            let (uuid, current) = try readMetadata(connection, locking: true)
             var stored = metadata
             stored[StoreMetadata.Key.storeType] = current[StoreMetadata.Key.storeType]
-            try connection.execute("UPDATE \(postgreSQLQuoted(location.schema)).\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try encodedMetadata(stored))])
+            stored[StoreMetadata.Key.storeUUID] = .string(uuid)
+            var previous = current
+            previous[StoreMetadata.Key.storeUUID] = .string(uuid)
+            try writeMetadata(stored, previous: previous, prefix: postgreSQLQuoted(location.schema) + ".", connection)
         }
     }
 
@@ -214,8 +221,17 @@ package final class PostgreSQLStore: @unchecked Sendable {
         guard result.count == 1, let uuid = result.text(0, 0) else {
             throw StoreError(.notAStore, path: location.redacted, "Z_METADATA has no row for version 1")
         }
-        guard let plist = result.bytes(0, 1), let decoded = try? PropertyListValue.decode(plist), let metadata = decoded.dictionaryValue else {
+        guard let plist = result.bytes(0, 1), let decoded = try? PropertyListValue.decode(plist), var metadata = decoded.dictionaryValue else {
             throw StoreError(.notAStore, path: location.redacted, "Z_METADATA.Z_PLIST is not a property list dictionary")
+        }
+        if names.contains(checkpointTable) {
+            let rows = try connection.execute("SELECT \"Z_KEY\", \"Z_PLIST\" FROM \(postgreSQLQuoted(location.schema)).\"\(checkpointTable)\"")
+            for row in 0..<rows.count {
+                guard let key = rows.text(row, 0), let bytes = rows.bytes(row, 1), let value = (try? PropertyListValue.decode(bytes))?.dictionaryValue?["value"] else {
+                    throw StoreError(.notAStore, path: location.redacted, "\(checkpointTable) has a row that is not a property list value (key \(rows.text(row, 0) ?? "NULL"))")
+                }
+                metadata[key] = value
+            }
         }
         return (uuid, metadata)
     }
@@ -327,5 +343,48 @@ extension PostgreSQLStore {
     /// The transaction that made the store ended (committed or rolled back).
     func endStaging() {
         lock.withLock { heldSaves = nil }
+    }
+}
+
+// MARK: Metadata in rows
+
+extension PostgreSQLStore {
+    /// Where keys of Lade's own (`lade.…`: an import's checkpoint, a seed's flag) are kept, one
+    /// row each, so that runs of different jobs writing one store at once never write one shared
+    /// row (`Z_METADATA`'s), and never undo each other's keys.
+    static let checkpointTable = "Z_LADECHECKPOINT"
+
+    static func checkpointTableStatement(_ prefix: String) -> String {
+        "CREATE TABLE IF NOT EXISTS \(prefix)\"\(checkpointTable)\" (\"Z_KEY\" text PRIMARY KEY, \"Z_PLIST\" bytea NOT NULL)"
+    }
+
+    /// Whether a metadata key is kept in a row of its own.
+    static func isRowKey(_ key: String) -> Bool { key.hasPrefix("lade.") }
+
+    /// Writes what changed from `previous` to `metadata`: each changed `lade.…` key in its own
+    /// row (set or deleted), and the other keys' changes applied to `Z_METADATA`'s dictionary
+    /// as it is now (read under a row lock), so keys another writer set meanwhile are kept.
+    static func writeMetadata(_ metadata: [String: PropertyListValue], previous: [String: PropertyListValue], prefix: String, _ connection: PostgreSQLConnection) throws {
+        var plistChanges: [String: PropertyListValue?] = [:]
+        for key in Set(metadata.keys).union(previous.keys) where metadata[key] != previous[key] && key != StoreMetadata.Key.storeUUID {
+            guard isRowKey(key) else { plistChanges[key] = .some(metadata[key]); continue }
+            if let value = metadata[key] {
+                let bytes = try PropertyListValue.dictionary(["value": value]).binaryPropertyList()
+                try connection.execute("INSERT INTO \(prefix)\"\(checkpointTable)\" (\"Z_KEY\", \"Z_PLIST\") VALUES ($1, $2) ON CONFLICT (\"Z_KEY\") DO UPDATE SET \"Z_PLIST\" = EXCLUDED.\"Z_PLIST\"", [.text(key), .bytes(bytes)])
+            } else {
+                try connection.execute("DELETE FROM \(prefix)\"\(checkpointTable)\" WHERE \"Z_KEY\" = $1", [.text(key)])
+            }
+        }
+        guard !plistChanges.isEmpty else { return }
+        let current = try connection.execute("SELECT \"Z_PLIST\" FROM \(prefix)\"Z_METADATA\" WHERE \"Z_VERSION\" = 1 FOR UPDATE")
+        var stored = current.bytes(0, 0).flatMap { try? PropertyListValue.decode($0) }?.dictionaryValue ?? [:]
+        for (key, value) in plistChanges { stored[key] = value }
+        try connection.execute("UPDATE \(prefix)\"Z_METADATA\" SET \"Z_PLIST\" = $1 WHERE \"Z_VERSION\" = 1", [.bytes(try encodedMetadata(stored))])
+    }
+
+    /// Writes `metadata` as this store's saves do: what changed since the store last read or
+    /// wrote it.
+    func writeMetadata(_ metadata: [String: PropertyListValue], _ connection: PostgreSQLConnection) throws {
+        try Self.writeMetadata(metadata, previous: currentMetadataUnlocked, prefix: prefix, connection)
     }
 }
