@@ -192,3 +192,88 @@ private enum SchemaCounter {
         }
     }
 }
+
+/// A PostgreSQL cluster of one test's own, for the tests that stop the server under a running
+/// import (kill safety, a connection lost): `scripts/pg-test-cluster` makes it in a new temporary
+/// directory, with its own port and socket. `stop()` (or deinit) stops it and removes the directory.
+public final class PrivatePostgresCluster: @unchecked Sendable {
+    /// The cluster, as the shared test server is seen: URLs, schema names, psql.
+    public let server: PostgresTestServer
+    /// The cluster's directory (data, socket, log, env).
+    public let directory: String
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// scripts/pg-test-cluster in this checkout.
+    public static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/pg-test-cluster").path
+
+    /// Makes and starts a cluster (a second or two); it runs until `stop()`.
+    public init() throws {
+        let base = URL(fileURLWithPath: "/tmp").appendingPathComponent("lade-pgp.\(getpid()).\(UUID().uuidString.prefix(8))")
+        directory = base.path
+        let output: String
+        do {
+            output = try Self.run("start", directory)
+        } catch {
+            _ = try? Self.run("stop", directory)
+            throw error
+        }
+        // The script prints `export NAME=value` lines; its values (paths under /tmp/lade-pgp.…,
+        // numbers, names) need no shell quoting.
+        var environment: [String: String] = [:]
+        for line in output.split(separator: "\n") where line.hasPrefix("export ") {
+            let assignment = line.dropFirst("export ".count)
+            guard let equals = assignment.firstIndex(of: "=") else { continue }
+            environment[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+        server = try PostgresTestServer.fromEnvironment(environment)
+    }
+
+    deinit { stop() }
+
+    /// Stops the server as a crash or a power cut would (`pg_ctl stop -m immediate`): clients
+    /// lose their connections, nothing is flushed beyond what was committed.
+    public func stopImmediately() throws {
+        _ = try Self.run("stop-immediate", directory)
+    }
+
+    /// Starts the server again on the same data, port and socket (crash recovery first when it
+    /// was stopped immediately); returns when it accepts connections.
+    public func restart() throws {
+        _ = try Self.run("restart", directory)
+    }
+
+    /// Stops the server and removes its directory; again is harmless. The data is thrown away,
+    /// so the server is stopped immediately: a clean stop's checkpoint takes seconds.
+    public func stop() {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        _ = try? Self.run("stop-immediate", directory)
+        _ = try? Self.run("stop", directory)
+    }
+
+    private static func run(_ command: String, _ directory: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script, command, directory]
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("lade-pgctl-\(UUID().uuidString)")
+        let out = work.appendingPathExtension("out"), err = work.appendingPathExtension("err")
+        for file in [out, err] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        defer { for file in [out, err] { try? FileManager.default.removeItem(at: file) } }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw PostgresTestServer.Failure(description: "scripts/pg-test-cluster \(command) \(directory) failed "
+                + "(status \(process.terminationStatus)): \(String(decoding: try Data(contentsOf: err), as: UTF8.self))")
+        }
+        return String(decoding: try Data(contentsOf: out), as: UTF8.self)
+    }
+}

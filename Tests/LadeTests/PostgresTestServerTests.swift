@@ -104,3 +104,28 @@ struct PostgresTestServerTests {
         #expect(error?.description.contains("LADE_TEST_POSTGRES_PORT,") == false)
     }
 }
+
+/// A cluster of a test's own survives being stopped as a crash would, for the kill-safety tests.
+@Suite("A private PostgreSQL cluster", .slow)
+struct PrivatePostgresClusterTests {
+    @Test("stopped immediately it refuses connections; restarted, every committed row is there; stopped, its directory is gone")
+    func stopImmediatelyAndRestart() throws {
+        let cluster = try PrivatePostgresCluster()
+        defer { cluster.stop() }
+        let server = cluster.server
+        #expect(server.socketDirectory == cluster.directory + "/socket")
+        #expect(try server.psql("CREATE TABLE t (k int); INSERT INTO t SELECT generate_series(1, 1000); SELECT count(*) FROM t") == "1000")
+
+        try cluster.stopImmediately()
+        let refused = #expect(throws: PostgresTestServer.PSQLFailure.self) { try server.psql("select 1") }
+        #expect(refused?.stderr.contains("No such file or directory") == true || refused?.stderr.contains("Connection refused") == true,
+                "\(String(describing: refused))")
+
+        try cluster.restart()
+        #expect(try server.psql("SELECT count(*), sum(k) FROM t") == "1000|500500")
+        #expect(try server.psqlOverTCP("select current_user", password: server.password) == server.passwordUser)
+
+        cluster.stop()
+        #expect(!FileManager.default.fileExists(atPath: cluster.directory))
+    }
+}
