@@ -105,7 +105,9 @@ tsan: deps
 		--filter 'ConcurrencyTests|ParentChildTests|ContextTests|MergePolicyTests|BatchRequestTests|BatchInsertSessionTests|ConfigurationRoutingTests|FaultFailureTests|ImportPipelineThreadTests|MappingModelTests|StoreTransactionTests'
 
 # lade run beside sqlite3's own .import on the same generated data, alternating, medians of
-# BENCH_RUNS runs; BENCH_ROWS=10000000 for the flat-memory check. Needs the sqlite3 command.
+# BENCH_RUNS runs; BENCH_ROWS=10000000 for the flat-memory check. Needs the sqlite3 command. Then the
+# PostgreSQL lines (lade-bench postgresql, on a private server): lade run beside psql \\copy of the same rows
+# into a table of the same definition, a forced re-run, and 1, 2 and 4 workers into one store.
 BENCH_ROWS ?= 1000000
 BENCH_RUNS ?= 3
 bench: deps
@@ -113,6 +115,7 @@ bench: deps
 	$(SWIFT) build $(RELEASE) --product lade
 	$(SWIFT) build $(RELEASE) --product lade-bench
 	.build/release/lade-bench run --rows $(BENCH_ROWS) --runs $(BENCH_RUNS) --lade .build/release/lade --work .build/bench
+	scripts/with-pg-test-cluster .build/release/lade-bench postgresql --rows $(BENCH_ROWS) --runs $(BENCH_RUNS) --lade .build/release/lade --work .build/bench
 
 install: deps
 	$(SWIFT) build $(RELEASE) --product lade

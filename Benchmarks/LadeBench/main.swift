@@ -7,6 +7,7 @@
 //
 //   lade-bench generate --rows N --out DIR
 //   lade-bench run [--rows N] [--runs R] [--lade PATH] [--work DIR] [--formats csv,ndjson,json]
+//   lade-bench postgresql [--rows N] [--runs R] [--lade PATH] [--work DIR]   (PostgreSQLBench.swift)
 import Foundation
 import Lade
 import LadePipeline
@@ -377,6 +378,19 @@ case "run":
         print(String(format: "| %@ | %.2f | %.2f | %.2f | %.2f | %.0f | %.1f | %@ | %@ | %@ |", line.label, wall, user, system, busiest, Double(rows) / wall, peak, ratio, goal, met))
     }
     print("\nall runs (s): " + lines.map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
+case "postgresql":
+    guard let rows = Int(option("rows", "1000000")) else { fail("--rows takes a number") }
+    let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    let work = URL(fileURLWithPath: option("work", ".build/bench"), relativeTo: root).standardizedFileURL
+    let lade = URL(fileURLWithPath: option("lade", ".build/release/lade"), relativeTo: root).standardizedFileURL.path
+    guard FileManager.default.isExecutableFile(atPath: lade) else { fail("no lade binary at \(lade); build it with swift build -c release") }
+    let data = work.appendingPathComponent("data-\(rows)")
+    if !FileManager.default.fileExists(atPath: data.appendingPathComponent("products.csv").path) {
+        print("generating \(rows) rows in \(data.path) …")
+        generate(rows: rows, directory: data)
+    }
+    PostgreSQLBench.run(rows: rows, runs: max(1, Int(option("runs", "3")) ?? 3), lade: lade, work: work, data: data,
+                        model: URL(fileURLWithPath: option("model", "samples/Catalog.xcdatamodeld"), relativeTo: root).standardizedFileURL.path)
 case "phases":
     do {
         try StackBench.phases(objects: Int(option("objects", "20000")) ?? 20000, store: URL(fileURLWithPath: option("store", ".build/bench/phases.sqlite")),
