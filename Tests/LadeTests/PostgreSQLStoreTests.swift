@@ -259,4 +259,30 @@ struct PostgreSQLStoreTests {
         again.release()
         other.release()
     }
+
+    @Test("the server dropping the connection in the middle of held saves: a clear connection error, nothing of them kept, the store usable again")
+    func connectionDroppedMidTransaction() throws {
+        let schema = try Schema("dropped")
+        let model = try EveryType.model()
+        let store = try PostgreSQLStore.create(at: schema.location, model: model)
+        let generation = try store.beginHeldSaves(undoable: true)
+        var request = StoreSaveRequest()
+        let ids = try store.newObjectIDs(for: "Owner", count: 3)
+        for (index, id) in ids.enumerated() {
+            request.inserted.append(.init(objectID: id, attributes: ["name": .string("owner \(index)")], toOne: [:]))
+        }
+        try store.save(request)
+        // Another session ends this one's server process, as an administrator or a failover would.
+        let ended = try schema.server.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xid IS NOT NULL AND datname = current_database()")
+        #expect(ended.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one transaction was open: \(ended)")
+        let error = #expect(throws: StoreError.self) { try store.commitHeldSaves(generation, metadata: nil) }
+        #expect(error?.code == "store.connection", "\(String(describing: error))")
+        #expect(error?.description.contains("nothing of the unfinished transaction was kept") == true, "\(String(describing: error))")
+        #expect(try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\"").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        // The next write connects again.
+        var again = StoreSaveRequest()
+        again.inserted.append(.init(objectID: try store.newObjectIDs(for: "Owner", count: 1)[0], attributes: ["name": .string("after")], toOne: [:]))
+        try store.save(again)
+        #expect(try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\"").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
 }
