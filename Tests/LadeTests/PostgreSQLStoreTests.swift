@@ -285,4 +285,68 @@ struct PostgreSQLStoreTests {
         try store.save(again)
         #expect(try schema.server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZOWNER\"").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
+
+    /// EveryType with a new root entity named first (every entity renumbered), an attribute added
+    /// to Item with a default, and Owner's `name` renamed `title`.
+    static func nextVersion(of model: ManagedObjectModel, uniqueFlag: Bool = false) throws -> ManagedObjectModel {
+        var entities = model.entities.map { entity -> EntityDescription in
+            var entity = entity
+            if entity.name == "Item" {
+                entity.attributes.append(AttributeDescription(name: "rating", type: .integer32, defaultValue: .integer(5)))
+                if uniqueFlag { entity.uniquenessConstraints.append(["flag"]) }
+            }
+            return entity
+        }
+        entities.append(EntityDescription(name: "Aardvark", attributes: [AttributeDescription(name: "name", type: .string)]))
+        return try ManagedObjectModel(entities: entities)
+    }
+
+    @Test("lightweight migration in place on PostgreSQL, in one transaction: objects carried with new numbers and defaults; a refused one changes nothing")
+    func lightweightMigration() throws {
+        let schema = try Schema("migrate")
+        let v1 = try EveryType.model()
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: v1)
+            try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try EveryType.populate(context, items: 20)
+        }
+        let before = try { () throws -> EveryType.Snapshot in
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: v1)
+            try coordinator.addPersistentStore(type: .postgresql, at: schema.url, readOnly: true)
+            return try EveryType.snapshot(coordinator)
+        }()
+        let tables = { try schema.server.psql("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = \(PostgresTestServer.quotedLiteral(schema.name))") }
+
+        // A uniqueness constraint the objects break: refused, and the store is as it was.
+        let refusedVersion = try Self.nextVersion(of: v1, uniqueFlag: true)
+        let tablesBefore = try tables()
+        #expect(throws: MigrationRefusal.self) { try LightweightMigration(store: schema.url, from: v1, to: refusedVersion).run() }
+        #expect(try tables() == tablesBefore)
+        #expect(try PostgreSQLStore(location: schema.location, model: v1, readOnly: true).count(StoreFetchRequest(entityName: "Item")) == 20)
+
+        let v2 = try Self.nextVersion(of: v1)
+        try LightweightMigration(store: schema.url, from: v1, to: v2).run()
+        #expect(throws: StoreError.self) { try PostgreSQLStore(location: schema.location, model: v1) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: v2)
+        try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+        let after = try EveryType.snapshot(coordinator)
+        #expect(Set(after.objects.keys) == Set(before.objects.keys))
+        for (key, object) in before.objects {
+            var expected = object
+            if key.hasPrefix("Item/") || key.hasPrefix("SpecialItem/") { expected.attributes["rating"] = .integer(5) }
+            #expect(after.objects[key] == expected, "\(key)")
+        }
+        // New objects get keys past the carried ones; the carried model is the new version.
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let item = try context.insertObject(forEntityName: "Item")
+            try item.setValue("new item", forKey: "name")
+            try context.save()
+        }
+        let cache = try #require(try PostgreSQLStore.modelCache(at: schema.location))
+        #expect(try ManagedObjectModel(modelCache: cache, origin: "migrated").entity(named: "Aardvark") != nil)
+    }
 }

@@ -97,8 +97,8 @@ extension StoreType {
 
     // MARK: Lightweight migration
 
-    /// Carries the store file of this type at `url` as `mapping` says (planned by
-    /// `LightweightMigration`): a SQLite store with SQL in place, in one transaction; an XML
+    /// Carries the store of this type at `url` as `mapping` says (planned by
+    /// `LightweightMigration`): a SQLite or PostgreSQL store with SQL in place, in one transaction; an XML
     /// or binary store through its objects, the file written anew. `progress` is told what
     /// is being done.
     func executeLightweightMigration(_ mapping: InferredMapping, at url: URL, progress: (@Sendable (String) -> Void)?) throws {
@@ -112,7 +112,7 @@ extension StoreType {
         case .inMemory:
             throw Self.noFile(url)
         case .postgresql:
-            throw StoreError(.wrongStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "a lightweight migration of a PostgreSQL store in place is not done yet (docs/postgresql.md): convert the store to SQLite, migrate it, and convert it back")
+            try mapping.executeOnPostgreSQLStore(at: try Self.postgreSQLLocation(url), progress: progress)
         }
     }
 

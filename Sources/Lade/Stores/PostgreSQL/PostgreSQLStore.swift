@@ -99,23 +99,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
             "CREATE TABLE \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\" bytea)",
             checkpointTableStatement(prefix),
         ]
-        for table in schema.tables {
-            let columns = table.columns.map { column -> String in
-                column.role == .primaryKey
-                    ? "\(postgreSQLQuoted(column.name)) bigint PRIMARY KEY"
-                    : "\(postgreSQLQuoted(column.name)) \(PostgreSQLValueCoding.columnType(column.declaredType))"
-            }
-            statements.append("CREATE TABLE \(prefix)\(postgreSQLQuoted(table.name)) (\(columns.joined(separator: ", ")))")
-        }
-        for join in schema.joinTables {
-            var columns = [join.sourceColumn, join.destinationColumn].map { "\(postgreSQLQuoted($0)) bigint NOT NULL" }
-            for order in [join.sourceOrderColumn, join.destinationOrderColumn].compactMap({ $0 }) { columns.append("\(postgreSQLQuoted(order)) bigint") }
-            columns.append("PRIMARY KEY (\(postgreSQLQuoted(join.sourceColumn)), \(postgreSQLQuoted(join.destinationColumn)))")
-            statements.append("CREATE TABLE \(prefix)\(postgreSQLQuoted(join.name)) (\(columns.joined(separator: ", ")))")
-        }
-        for index in schema.indexes {
-            statements.append("CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(index.columns.map(postgreSQLQuoted).joined(separator: ", ")))")
-        }
+        statements += schema.tables.map { tableStatement($0, prefix: prefix) }
+        statements += schema.joinTables.map { joinTableStatement($0, prefix: prefix) }
+        statements += schema.indexes.map { indexStatement($0, prefix: prefix) }
         for statement in statements { try connection.execute(statement) }
         for entity in schema.entities {
             try connection.execute("INSERT INTO \(prefix)\"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES ($1, $2, $3, 0)",
@@ -130,6 +116,29 @@ package final class PostgreSQLStore: @unchecked Sendable {
         if let cache = try model.modelCacheBlobIfArchivable() {
             try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
         }
+    }
+
+    /// An entity table of Core Data's layout, its columns typed (`PostgreSQLValueCoding`).
+    static func tableStatement(_ table: SQLiteSchema.Table, prefix: String) -> String {
+        let columns = table.columns.map { column -> String in
+            column.role == .primaryKey
+                ? "\(postgreSQLQuoted(column.name)) bigint PRIMARY KEY"
+                : "\(postgreSQLQuoted(column.name)) \(PostgreSQLValueCoding.columnType(column.declaredType))"
+        }
+        return "CREATE TABLE \(prefix)\(postgreSQLQuoted(table.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// A many-to-many relationship's join table, keyed by its two columns.
+    static func joinTableStatement(_ join: SQLiteSchema.JoinTable, prefix: String) -> String {
+        var columns = [join.sourceColumn, join.destinationColumn].map { "\(postgreSQLQuoted($0)) bigint NOT NULL" }
+        for order in [join.sourceOrderColumn, join.destinationOrderColumn].compactMap({ $0 }) { columns.append("\(postgreSQLQuoted(order)) bigint") }
+        columns.append("PRIMARY KEY (\(postgreSQLQuoted(join.sourceColumn)), \(postgreSQLQuoted(join.destinationColumn)))")
+        return "CREATE TABLE \(prefix)\(postgreSQLQuoted(join.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// An index of the layout (a uniqueness constraint's is unique).
+    static func indexStatement(_ index: SQLiteSchema.Index, prefix: String, ifNotExists: Bool = false) -> String {
+        "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(index.columns.map(postgreSQLQuoted).joined(separator: ", ")))"
     }
 
     /// An index's name as PostgreSQL keeps it: Core Data's name when it fits in 63 bytes, else

@@ -11,7 +11,8 @@ import Foundation
 enum PostgreSQLValueCoding {
     /// The PostgreSQL column type for a column Core Data declares as `declaredType`.
     static func columnType(_ declaredType: String) -> String {
-        switch declaredType {
+        // By its first word: `INTEGER PRIMARY KEY` is an INTEGER column.
+        switch declaredType.prefix { $0.isLetter }.uppercased() {
         case "INTEGER": "bigint"
         case "FLOAT", "TIMESTAMP": "double precision"
         case "DECIMAL": "numeric"
