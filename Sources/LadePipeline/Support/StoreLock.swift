@@ -32,6 +32,14 @@ public final class StoreLock: @unchecked Sendable {
     /// or a directory this process cannot write: `FileSystem.requireWritableStore`) is refused
     /// here with `store.readOnly`, before the lock file is made, so a refused run leaves nothing.
     package init(store: URL) throws {
+        // A store on a database server has no file to lock beside it; the server orders its
+        // writers (one run per job by an advisory lock: planned, docs/postgresql.md).
+        guard store.isFileURL else {
+            path = ""
+            exclusive = true
+            descriptor = -1
+            return
+        }
         let file = try FileSystem.resolvingLink(store)
         if FileManager.default.fileExists(atPath: file.path) {
             try FileSystem.requireWritableStore(file, directoryUse: "writing the store makes files there (its lock file, and a new file renamed over it or SQLite's -wal and -shm)")
@@ -65,6 +73,7 @@ public final class StoreLock: @unchecked Sendable {
     /// never wait for each other; nil when there is no lock file (no run is writing the store).
     /// Nothing is created or written, so it works in a directory this process cannot write.
     package static func forReading(store: URL) throws -> StoreLock? {
+        guard store.isFileURL else { return nil }
         let path = try FileSystem.resolvingLink(store).path + ".lade-lock"
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
