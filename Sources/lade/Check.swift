@@ -35,7 +35,7 @@ struct Check: ParsableCommand {
             store, another model); 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
@@ -47,12 +47,14 @@ struct Check: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         if model == nil { try modelOptions.refuseWithoutModel() }
     }
 
     func run() throws {
         let report = try reportingFailures {
-            try CheckReport(checkingStoreAt: URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store), path: store)
+            let location = try StoreArgument.location(store)
+            return try CheckReport(checkingStoreAt: location.url, model: try modelOptions.load(model, forStore: store), path: location.displayName)
         }
         print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
         if report.damaged { throw ExitCode.failure }

@@ -13,6 +13,10 @@ enum LadeExit {
     static let notSeeded: Int32 = 3
     /// Arguments lade cannot use (ArgumentParser's code).
     static let usage: Int32 = 64
+    /// The database server of a PostgreSQL store cannot be reached or refused the connection
+    /// (`store.connection`): EX_UNAVAILABLE, not 75, so that a wrapper that takes 75 as "a run
+    /// of this job is still going" does not hide an outage.
+    static let unavailable: Int32 = 69
     /// Another lade run holds the store's lock.
     static let storeLocked: Int32 = 75
     /// Stopped by SIGINT (130) or SIGTERM (143) after committing; running again resumes.
@@ -42,7 +46,8 @@ enum LadeExit {
 
     static let summary = """
         Exit codes: 0 success; 1 failure (bad job, model, source or store; a row under \
-        policy: abort); 2 finished, with rejected rows; 3 not seeded (lade seed --check); 64 usage error; 75 store locked by \
+        policy: abort); 2 finished, with rejected rows; 3 not seeded (lade seed --check); 64 usage error; 69 the database \
+        server unreachable or refusing the connection (store.connection); 75 store locked by \
         another run; 130/143 stopped by SIGINT/SIGTERM after a commit (run again to resume). \
         A failure is one line on standard error, lade: error: MESSAGE [CODE], the code stable \
         for scripts (store.damaged, model.unknownEntity, job, source, …; see the README, Errors).

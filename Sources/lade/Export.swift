@@ -41,7 +41,7 @@ struct Export: ParsableCommand {
             model, a file that cannot be written); 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
@@ -59,6 +59,7 @@ struct Export: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         if model == nil { try modelOptions.refuseWithoutModel() }
         guard StoreExporter.Format(rawValue: format) != nil else {
             throw ValidationError("format '\(format)' is not one of ndjson, csv")
@@ -68,7 +69,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         do {
-            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store))
+            let opened = try ReadOnlyStore.open(try StoreArgument.location(store).url, model: try modelOptions.load(model, forStore: store))
             let files = try StoreExporter(store: opened, batchSize: batchSize)
                 .export(format: StoreExporter.Format(rawValue: format)!, to: URL(fileURLWithPath: out))
             print(StoreExporter.text(files, directory: out), terminator: "")

@@ -16,7 +16,7 @@ func reportingFailures<Result>(_ work: () throws -> Result) throws -> Result {
 /// The one way lade reports a failure: `lade: error: MESSAGE[; HINT] [CODE]` on standard error
 /// (the message names what and where; the hint, what to do next with lade, from the code
 /// (`Hint`); the code is `LadeError.code`), and the exit code: 75 when another run holds the
-/// store's lock, 1 otherwise. An `ExitCode` passes through as it is.
+/// store's lock, 69 when a database server cannot be reached (`store.connection`), 1 otherwise. An `ExitCode` passes through as it is.
 func exitReporting(_ error: Error) -> ExitCode {
     if let exit = error as? ExitCode { return exit }
     let message: String
@@ -26,5 +26,7 @@ func exitReporting(_ error: Error) -> ExitCode {
     default: message = error.localizedDescription
     }
     FileHandle.standardError.write(Data("lade: error: \(message)\n".utf8))
-    return ExitCode(error is StoreLock.Busy ? LadeExit.storeLocked : LadeExit.failure)
+    if error is StoreLock.Busy { return ExitCode(LadeExit.storeLocked) }
+    if let store = error as? StoreError, store.kind == .connection { return ExitCode(LadeExit.unavailable) }
+    return ExitCode(LadeExit.failure)
 }

@@ -31,7 +31,7 @@ struct Fetch: ParsableCommand {
             an unknown entity or key); 64 usage error (a predicate or sort that does not parse).
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The store's model (default: the model the store carries, its Z_MODELCACHE).", valueName: "MODEL"))
@@ -60,6 +60,7 @@ struct Fetch: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         if model == nil { try modelOptions.refuseWithoutModel() }
         guard ["table", "json", "csv"].contains(format) else {
             throw ValidationError("format '\(format)' is not one of table, json, csv")
@@ -103,7 +104,7 @@ struct Fetch: ParsableCommand {
             query.sortDescriptors = try sort.map(StoreQuery.sortDescriptor)
             query.limit = limit ?? 0
             query.offset = offset ?? 0
-            let opened = try ReadOnlyStore.open(URL(fileURLWithPath: store), model: try modelOptions.load(model, forStore: store))
+            let opened = try ReadOnlyStore.open(try StoreArgument.location(store).url, model: try modelOptions.load(model, forStore: store))
             let result = try query.run(on: opened)
             switch format {
             case "json": print(result.json(), terminator: "")

@@ -1,5 +1,6 @@
 import Foundation
 import Lade
+import LadePipeline
 
 /// What to do next about a library error, in lade's own terms. The libraries state the fact
 /// (what, where) and a stable code; the command line, which knows its commands and flags,
@@ -25,6 +26,8 @@ enum Hint {
             // file is also `store.notFound`, and `convert` never creates its source.
             guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
                   arguments.dropFirst(2).contains(where: { sameFile($0, store.path) }) else { return nil }
+            // The store's own message says how a schema gets a store.
+            if StoreLocation.isServerURL(store.path) { return nil }
             return "`lade init \(store.path) --model MODEL` creates a SQLite store"
         case "store.noModel":
             return command == "run" || command == "seed" || command == "validate"
@@ -52,6 +55,7 @@ enum Hint {
 
     /// Whether two paths name one file (links followed), or the same path when neither exists.
     private static func sameFile(_ a: String, _ b: String) -> Bool {
+        if StoreLocation.isServerURL(a) || StoreLocation.isServerURL(b) { return a == b }
         func resolved(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
         return resolved(a) == resolved(b)
     }

@@ -48,12 +48,13 @@ struct HistoryList: ParsableCommand {
     var json = false
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         if let after { _ = try parseBound(after, option: "--after") }
     }
 
     func run() throws {
         try reportingFailures {
-            let transactions = try PersistentStoreCoordinator.history(ofStoreAt: URL(fileURLWithPath: store), after: try after.map { try parseBound($0, option: "--after") })
+            let transactions = try PersistentStoreCoordinator.history(ofStoreAt: try StoreArgument.location(store).url, after: try after.map { try parseBound($0, option: "--after") })
             print(json ? try HistoryListing.json(transactions) : HistoryListing.text(transactions), terminator: "")
         }
     }
@@ -76,12 +77,13 @@ struct HistoryDelete: ParsableCommand {
     var before: String
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         _ = try parseBound(before, option: "--before")
     }
 
     func run() throws {
         try reportingFailures {
-            let pruned = try PersistentStoreCoordinator.deleteHistory(ofStoreAt: URL(fileURLWithPath: store), before: try parseBound(before, option: "--before"))
+            let pruned = try PersistentStoreCoordinator.deleteHistory(ofStoreAt: try StoreArgument.location(store).url, before: try parseBound(before, option: "--before"))
             print(HistoryListing.text(pruned), terminator: "")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Lade
+import LadePipeline
 
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,30 +14,46 @@ struct Init: ParsableCommand {
               lade init out/catalog.sqlite --model samples/Catalog.xcdatamodeld
               lade init App.sqlite --model App.xcdatamodeld --momd App.momd   # Apple's version hashes
               lade init App.sqlite --model App.xcdatamodeld --history         # persistent history
+              lade init 'postgresql://lade@db/catalog?schema=feed' --model samples/Catalog.xcdatamodeld
+
+            STORE may be a PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE?schema=NAME): \
+            the store's tables are made in that schema. The password comes from ~/.pgpass or \
+            PGPASSWORD, never from the command line (docs/postgresql.md).
 
             With --history (SQLite only), the store gets Core Data's persistent history tables, \
             and every write Lade makes to it records history (see lade history, docs/history.md).
             """)
 
-    @Argument(help: ArgumentHelp("The store file to create; it must not exist.", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file to create (it must not exist), or a PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The model the store is for.", valueName: "MODEL"))
     var model: String
 
-    @Option(help: ArgumentHelp("The store type: sqlite, xml or binary.", valueName: "TYPE"))
-    var type: String = "sqlite"
+    @Option(help: ArgumentHelp("The store type: sqlite, xml, binary or postgresql (default: postgresql for a postgresql:// URL, else sqlite).", valueName: "TYPE"))
+    var type: String?
 
     @Flag(help: "Give the store Core Data's persistent history tables (SQLite only).")
     var history = false
 
     @OptionGroup var modelOptions: ModelOptions
 
+    /// --type, else the type a URL names, else SQLite.
+    var storeType: PersistentStoreCoordinator.StoreType? {
+        type.map { PersistentStoreCoordinator.StoreType(name: $0) } ?? (StoreLocation.isServerURL(store) ? .postgresql : .sqlite)
+    }
+
     func validate() throws {
-        guard PersistentStoreCoordinator.StoreType(name: type) != nil else {
-            throw ValidationError("store type '\(type)' is not one of \(PersistentStoreCoordinator.StoreType.fileTypeNames)")
+        try StoreArgument.refusePassword(store)
+        guard let storeType else {
+            throw ValidationError("store type '\(type ?? "")' is not one of \(PersistentStoreCoordinator.StoreType.namedTypeNames)")
         }
-        if history && PersistentStoreCoordinator.StoreType(name: type) != .sqlite {
+        if (storeType == .postgresql) != StoreLocation.isServerURL(store) {
+            throw ValidationError(storeType == .postgresql
+                ? "a postgresql store is named by a URL (postgresql://USER@HOST:PORT/DATABASE?schema=NAME), not a file path"
+                : "a postgresql:// URL names a postgresql store, not \(storeType.name); give --type postgresql or none")
+        }
+        if history && storeType != .sqlite {
             throw ValidationError("--history needs a SQLite store: Core Data keeps persistent history in SQLite stores only")
         }
     }
@@ -44,8 +61,9 @@ struct Init: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let loaded = try modelOptions.load(model)
-            let created = try PersistentStoreCoordinator.createStore(at: URL(fileURLWithPath: store), type: PersistentStoreCoordinator.StoreType(name: type)!, model: loaded, history: history)
-            print("created \(store): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)\(history ? ", with persistent history" : "")")
+            let location = try StoreArgument.location(store)
+            let created = try PersistentStoreCoordinator.createStore(at: location.url, type: storeType!, model: loaded, history: history)
+            print("created \(location.displayName): \(created.type) store for \(loaded.entities.count) entities, UUID \(created.identifier)\(history ? ", with persistent history" : "")")
         }
     }
 }

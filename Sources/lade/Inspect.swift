@@ -19,7 +19,7 @@ struct ModelOptions: ParsableArguments {
     func load(_ path: String?, forStore store: String) throws -> ManagedObjectModel {
         if let path { return try load(path) }
         try refuseWithoutModel()
-        return try ManagedObjectModel(carriedByStoreAt: URL(fileURLWithPath: store))
+        return try ManagedObjectModel(carriedByStoreAt: try StoreArgument.location(store).url)
     }
 
     /// --model-version and --momd qualify a model named with --model.
@@ -38,10 +38,10 @@ struct ModelOptions: ParsableArguments {
 }
 
 struct Inspect: ParsableCommand {
-    /// Whether `path` is a store file (SQLite, XML or binary, told from its first bytes)
-    /// rather than a model.
-    static func isStoreFile(_ path: String) -> Bool {
-        (try? PersistentStoreCoordinator.StoreType(detectingFileAt: URL(fileURLWithPath: path))) != nil
+    /// Whether `path` names a store (a PostgreSQL URL, or a SQLite, XML or binary file told
+    /// from its first bytes) rather than a model.
+    static func isStore(_ path: String) -> Bool {
+        StoreLocation.isServerURL(path) || (try? PersistentStoreCoordinator.StoreType(detectingFileAt: URL(fileURLWithPath: path))) != nil
     }
 
     static let configuration = CommandConfiguration(
@@ -62,7 +62,8 @@ struct Inspect: ParsableCommand {
             migrating to the current version, and, per entity, the number of objects whose \
             entity is exactly that one. STORE is a SQLite, XML or \
             binary store (the type is detected from the file); it is opened read-only and \
-            never changed.
+            never changed. STORE may also be a PostgreSQL URL \
+            (postgresql://USER@HOST:PORT/DATABASE?schema=NAME; docs/postgresql.md).
 
             Examples:
               lade inspect samples/Catalog.xcdatamodeld
@@ -87,21 +88,23 @@ struct Inspect: ParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
-        if model == nil && Inspect.isStoreFile(path) { try modelOptions.refuseWithoutModel() }
+        try StoreArgument.refusePassword(path)
+        if model == nil && Inspect.isStore(path) { try modelOptions.refuseWithoutModel() }
     }
 
     func run() throws {
         try reportingFailures {
             if let model {
+                let store = try StoreArgument.location(path)
                 let report = try StoreReport.reading(
-                    storeAt: URL(fileURLWithPath: path), modelAt: URL(fileURLWithPath: model), version: modelOptions.modelVersion,
+                    storeAt: store.url, modelAt: URL(fileURLWithPath: model), version: modelOptions.modelVersion,
                     compiledModel: modelOptions.compiledModelURL, onWarning: LadeExit.printWarning)
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
-                if let mismatch = report.mismatchError(path: path) { throw mismatch }
+                if let mismatch = report.mismatchError(path: store.displayName) { throw mismatch }
                 return
             }
-            if Self.isStoreFile(path) {
-                let report = try StoreReport.reading(storeAt: URL(fileURLWithPath: path))
+            if Self.isStore(path) {
+                let report = try StoreReport.reading(storeAt: try StoreArgument.location(path).url)
                 print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
                 return
             }

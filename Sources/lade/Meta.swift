@@ -9,7 +9,7 @@ struct Meta: ParsableCommand {
         discussion: """
             Reads or writes only the metadata: SQLite's Z_METADATA row, an XML store's \
             <databaseInfo>, a binary store's metadata block. The store type is detected from \
-            the file. NSStoreType and NSStoreUUID belong to the stack: setting or deleting them \
+            the file; a PostgreSQL store (a postgresql:// URL) keeps it in its Z_METADATA table. NSStoreType and NSStoreUUID belong to the stack: setting or deleting them \
             is refused and the file is left unchanged.
 
             Examples:
@@ -37,15 +37,17 @@ struct MetaCheckpoints: ParsableCommand {
             Exit codes: 0 listed (also when there are none); 1 no store or not a store; 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Flag(help: "Print a JSON array.")
     var json = false
 
+    func validate() throws { try StoreArgument.refusePassword(store) }
+
     func run() throws {
         do {
-            let metadata = try StoreMetadataEditor.values(at: URL(fileURLWithPath: store))
+            let metadata = try StoreMetadataEditor.values(at: try StoreArgument.location(store).url)
             print(json ? try CheckpointListing.json(metadata) : CheckpointListing.text(metadata), terminator: "")
         } catch {
             throw exitReporting(error)
@@ -69,7 +71,7 @@ struct MetaGet: ParsableCommand {
             Exit codes: 0 printed; 1 no store, not a store, or a missing key; 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Argument(help: ArgumentHelp("Keys to print (default: all).", valueName: "KEY"))
@@ -78,9 +80,11 @@ struct MetaGet: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    func validate() throws { try StoreArgument.refusePassword(store) }
+
     func run() throws {
         do {
-            let metadata = try StoreMetadataEditor.values(at: URL(fileURLWithPath: store), keys: keys)
+            let metadata = try StoreMetadataEditor.values(at: try StoreArgument.location(store).url, keys: keys)
             print(json ? try StoreMetadataEditor.json(metadata) : StoreMetadataEditor.text(metadata), terminator: "")
         } catch {
             throw exitReporting(error)
@@ -102,7 +106,7 @@ struct MetaSet: ParsableCommand {
             nothing written); 64 usage error (a bad KEY=VALUE); 75 store locked by another run.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Argument(help: ArgumentHelp("Keys and their values.", valueName: "KEY=VALUE"))
@@ -112,6 +116,7 @@ struct MetaSet: ParsableCommand {
     var jsonValues = false
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         guard !assignments.isEmpty else { throw ValidationError("give at least one KEY=VALUE") }
         for assignment in assignments {
             do {
@@ -129,7 +134,7 @@ struct MetaSet: ParsableCommand {
                 let (key, value) = try StoreMetadataEditor.assignment(assignment, json: jsonValues)
                 values[key] = value
             }
-            try StoreMetadataEditor.set(values, at: URL(fileURLWithPath: store))
+            try StoreMetadataEditor.set(values, at: try StoreArgument.location(store).url)
         } catch {
             throw exitReporting(error)
         }
@@ -149,19 +154,20 @@ struct MetaDelete: ParsableCommand {
             locked by another run.
             """)
 
-    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store file (SQLite, XML or binary) or PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Argument(help: ArgumentHelp("Keys to delete.", valueName: "KEY"))
     var keys: [String]
 
     func validate() throws {
+        try StoreArgument.refusePassword(store)
         guard !keys.isEmpty else { throw ValidationError("give at least one KEY") }
     }
 
     func run() throws {
         do {
-            try StoreMetadataEditor.delete(keys, at: URL(fileURLWithPath: store))
+            try StoreMetadataEditor.delete(keys, at: try StoreArgument.location(store).url)
         } catch {
             throw exitReporting(error)
         }

@@ -68,7 +68,7 @@ struct Migrate: ParsableCommand {
             unchanged); 75 another run holds the store; 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store to migrate, in place (SQLite, XML or binary).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store to migrate, in place (SQLite, XML or binary; a PostgreSQL store is refused for now).", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The versioned model (.xcdatamodeld).", valueName: "MODEL"))
@@ -92,14 +92,19 @@ struct Migrate: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (versions and, per entity, what changes) and write nothing, not even the lock file.")
     var dryRun = false
 
+    func validate() throws {
+        try StoreArgument.refusePassword(store)
+    }
+
     func run() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         try reportingFailures {
+            let location = try StoreArgument.location(store)
             var runner = MigrateRunner(
-                store: URL(fileURLWithPath: store), bundle: URL(fileURLWithPath: model),
+                store: location.url, bundle: URL(fileURLWithPath: model),
                 options: MigrateRunner.Options(target: to, source: from, compiledModel: compiledModel.map { URL(fileURLWithPath: $0) },
                                                mappingModels: mappings.map { URL(fileURLWithPath: $0) }, batchSize: batchSize, dryRun: dryRun),
-                displayPath: store)
+                displayPath: location.displayName)
             runner.onNote = LadeExit.printNote
             let plan = try runner.plan()
             print(plan.text(), terminator: "")

@@ -18,7 +18,8 @@ struct Run: ParsableCommand {
             writer: auto | batch | objects); the report says which writer ran and why. \
             Into an empty table, the model's fetch indexes on it are built once at the run's \
             last commit instead of row by row (jobs/README.md, "Indexes built after loading \
-            an empty table").
+            an empty table"). A PostgreSQL store (store: { url: postgresql://USER@HOST:PORT/DATABASE?schema=NAME }) \
+            is written through managed objects.
 
             Examples:
               lade run jobs/products.yaml

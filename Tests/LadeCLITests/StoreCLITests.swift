@@ -44,7 +44,7 @@ struct StoreCLITests {
     func unsupportedType() throws {
         let result = try LadeProcess.run(["init", "/tmp/never.sqlite", "--model", "samples/Catalog.xcdatamodeld", "--type", "cassette"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("is not one of sqlite, xml or binary"))
+        #expect(result.stderr.contains("is not one of sqlite, xml, binary or postgresql"))
     }
 
     @Test("inspecting a store Apple wrote counts its objects and leaves the file and its -wal as they were", .needsCorpus)

@@ -26,6 +26,9 @@ extension PersistentStoreCoordinator {
     }
 
     private static func requireHistoryStore(_ url: URL) throws {
+        if StoreType(locationOf: url) == .postgresql {
+            throw HistoryError(.unsupportedStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); Lade keeps it in SQLite stores")
+        }
         let type = try StoreType(detectingFileAt: url)
         guard type == .sqlite else {
             throw HistoryError(.unsupportedStoreType, path: url.path, "this is a \(type.rawValue) store; persistent history is kept by SQLite stores only (as in Core Data)")

@@ -73,7 +73,8 @@ extension PersistentStoreCoordinator {
         guard type != .inMemory else {
             throw StoreError(.wrongStoreType, path: destination.path, "an in-memory store has no file to convert to; choose sqlite, xml or binary")
         }
-        guard FileManager.default.fileExists(atPath: source.path) else {
+        // A PostgreSQL source (postgresql://…) is no file: opening it says whether it is there.
+        guard StoreType(locationOf: source) != nil || FileManager.default.fileExists(atPath: source.path) else {
             throw StoreError(.notFound, path: source.path, "no store here to convert")
         }
         let store = try openStore(type: sourceType, at: source, model: model, readOnly: true)

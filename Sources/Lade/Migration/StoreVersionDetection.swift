@@ -53,7 +53,7 @@ public struct StoreVersionMatch: Sendable, Equatable {
         var closest: Closest?
         // XML and binary stores (no table layout to compare) are checked by their hashes alone, from the metadata, when the
         // hashes can be compared: loading every object once per version would be wasted.
-        let type = try PersistentStoreCoordinator.StoreType(detectingFileAt: url)
+        let type = try PersistentStoreCoordinator.StoreType(locationOf: url) ?? PersistentStoreCoordinator.StoreType(detectingFileAt: url)
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: type, at: url)
         var byHashes = false
         var currentHashes: [String: [String: Data]] = [:]

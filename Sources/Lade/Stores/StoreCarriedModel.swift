@@ -13,6 +13,13 @@ extension ManagedObjectModel {
     /// let model = try ManagedObjectModel(carriedByStoreAt: URL(fileURLWithPath: "App.sqlite"))
     /// ```
     public init(carriedByStoreAt url: URL) throws {
+        if let location = try PostgreSQLLocation(url: url) {
+            guard let cache = try PostgreSQLStore.modelCache(at: location) else {
+                throw StoreError(.noModel, path: location.redacted, "no model was named, and this store carries none (its Z_MODELCACHE is empty)")
+            }
+            self = try ManagedObjectModel(modelCache: cache, origin: location.redacted + ", Z_MODELCACHE")
+            return
+        }
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError(.noModel, path: url.path, "no model was named, and there is no store here to read one from; a new store needs its model named")
         }

@@ -33,6 +33,8 @@ package enum OutputFile {
     /// The store's file and its companions, as reads: the store itself, `-wal`, `-shm`, `-journal` and the lock file
     /// (for a store reached through a symbolic link, those beside the file it names as well: where they are made).
     package static func storeFiles(_ store: URL) -> [Read] {
+        // A store on a database server (postgresql://…) has no files.
+        guard store.isFileURL else { return [] }
         let resolved = FileSystem.resolvedPath(store.path)
         let bases = resolved == store.path ? [store.path] : [store.path, resolved]
         return [Read(store, "the store")] + bases.flatMap { base in

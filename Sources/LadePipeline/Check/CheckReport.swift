@@ -34,7 +34,7 @@ public struct CheckReport: Encodable, Sendable, Equatable {
             guard case .damaged(let found) = error.kind else { throw error }
             problems = found
         }
-        self.init(store: path ?? url.path, problems: problems)
+        self.init(store: path ?? StoreLocation.displayName(of: url), problems: problems)
     }
 
     /// "STORE: no damage found", or "STORE: damaged (N problems)" and one line per problem.

@@ -49,23 +49,25 @@ public struct ConvertRunner: Sendable {
         self.type = type
         self.model = model
         self.options = options
-        self.displaySource = displaySource ?? source.path
-        self.displayDestination = displayDestination ?? destination.path
+        self.displaySource = displaySource ?? StoreLocation.displayName(of: source)
+        self.displayDestination = displayDestination ?? StoreLocation.displayName(of: destination)
     }
 
     /// Takes the destination's lock (when its directory exists: no lade run may write there
     /// while it is replaced) and removes what an interrupted run left beside it, then copies.
+    /// A PostgreSQL destination has no files beside it: it is written in one transaction.
     /// Throws `StoreLock.Busy` when another run holds the destination, and whatever the copy
     /// refuses (`store.alreadyExists` without `overwrite`, …).
     public func run() throws -> ConvertReport {
-        let directoryExists = FileManager.default.fileExists(atPath: destination.deletingLastPathComponent().path)
-        let lock = try directoryExists ? StoreLock(store: destination) : nil
+        let isFile = !StoreLocation(url: destination).isServer
+        let lockable = !isFile || FileManager.default.fileExists(atPath: destination.deletingLastPathComponent().path)
+        let lock = try lockable ? StoreLock(store: destination) : nil
         defer { lock?.release() }
-        if lock != nil {
+        if lock != nil && isFile {
             let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: destination)
             if !removed.isEmpty { onNote?("removed \(removed.count) temporary file(s) an interrupted run left beside \(displayDestination)") }
         }
-        let sourceType = try PersistentStoreCoordinator.StoreType(detectingFileAt: source)
+        let sourceType = try StoreLocation(url: source).serverType ?? PersistentStoreCoordinator.StoreType(detectingFileAt: source)
         let started = Date()
         let reporter = ProgressReporter(mode: ProgressReporter.mode(interval: options.progressInterval), label: "convert", unit: "objects",
                                         output: options.progressOutput)

@@ -65,7 +65,7 @@ public final class ImportRunner {
                                     progressInterval: options.progressInterval, progressOutput: options.progressOutput)
         defer { session.close() }
         var report = ImportReport(
-            status: .completed, job: job.file, source: step.source.displayPath, store: job.store.url.path, entity: plan.entity.name,
+            status: .completed, job: job.file, source: step.source.displayPath, store: job.store.displayName, entity: plan.entity.name,
             counts: ImportCounts(), rows: 0, resumedAtLine: nil, batches: 0, commits: 0, resets: 0, seconds: 0,
             peakResidentBytes: 0, rejectsFile: job.onError.rejects?.path)
         var resume: ResumePoint?
@@ -160,6 +160,7 @@ public final class ImportRunner {
     }
 
     static func createDirectory(for url: URL) throws {
+        guard url.isFileURL else { return }
         let directory = url.deletingLastPathComponent()
         guard !FileManager.default.fileExists(atPath: directory.path) else { return }
         do {

@@ -34,12 +34,12 @@ struct ImportStack {
             ? PersistentStoreCoordinator.MigrationOptions(modelBundle: job.model.url, compiledModel: job.model.compiledModel) : nil
         // `store: { history: true }`: a new store is made with the history tables; one that is
         // there already is never given them (as no write adds them by accident).
-        if reference.history && !FileManager.default.fileExists(atPath: reference.url.path) {
+        if reference.history, try !reference.location.exists() {
             try PersistentStoreCoordinator.createStore(at: reference.url, type: reference.kind, model: model, history: true)
         }
         let store = try coordinator.addPersistentStore(type: reference.kind, at: reference.url, migration: migration)
         if reference.history && !store.recordsHistory {
-            throw HistoryError(.notTracked, path: reference.url.path, "the job says 'history: true', but this store was made without persistent history; Lade makes new stores with it and never adds it to a store: give a new store path, or leave 'history' out")
+            throw HistoryError(.notTracked, path: reference.displayName, "the job says 'history: true', but this store was made without persistent history; Lade makes new stores with it and never adds it to a store: give a new store path, or leave 'history' out")
         }
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.name = contextName

@@ -27,7 +27,7 @@ public struct StoreReport {
     /// the store: SQL for SQLite, the loaded objects for XML and binary stores.
     public init(storeAt url: URL, model: ManagedObjectModel) throws {
         let store = try ReadOnlyStore.open(url, model: model)
-        path = url.path
+        path = StoreLocation.displayName(of: url)
         storeType = store.type
         metadata = store.metadata
         // Every type lists entities in the SQLite schema's order (each hierarchy together).
@@ -49,7 +49,7 @@ public struct StoreReport {
     /// A store no version of the model matches: its metadata (read without a stack) and the
     /// match, no counts.
     package init(unmatchedStoreAt url: URL, match: StoreVersionMatch) throws {
-        path = url.path
+        path = StoreLocation.displayName(of: url)
         metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         storeType = metadata[StoreMetadata.Key.storeType]?.stringValue ?? "unknown"
         entities = []

@@ -75,6 +75,7 @@ extension Job {
 
     /// Refuses a store path that is one of the job's other files (its source, model or job).
     package func checkStorePath() throws {
+        guard !store.location.isServer else { return }
         let others = reads.filter { !$0.what.hasPrefix("the store") }
         if try OutputFile.check(store.url, role: "the job's store", reads: others) == .stream {
             throw StoreError(.io, path: store.url.path, "the job's store is a device, pipe or socket; a store is a regular file")
@@ -151,6 +152,12 @@ public struct StoreReference: Sendable, Equatable {
         self.url = url
         self.history = history
     }
+
+    /// Where the store is, for existence checks and messages.
+    public var location: StoreLocation { StoreLocation(url: url) }
+
+    /// How messages and reports show the store: its path, or its URL with any password as `***`.
+    public var displayName: String { location.displayName }
 }
 
 /// One source loaded into one entity: the whole of an import job, one step of a seed.

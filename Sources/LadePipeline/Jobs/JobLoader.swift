@@ -74,9 +74,11 @@ extension Job {
             }
         }
         if onError.policy == .skip && onError.rejects == nil {
-            // Rejects go beside the store unless the job says where.
-            onError.rejects = store.url.deletingLastPathComponent()
-                .appendingPathComponent(store.url.deletingPathExtension().lastPathComponent + ".rejects.ndjson")
+            // Rejects go beside the store unless the job says where; for a store on a server,
+            // beside the job file, named after it.
+            let beside = store.location.isServer ? directory.appendingPathComponent(URL(fileURLWithPath: file).lastPathComponent) : store.url
+            onError.rejects = beside.deletingLastPathComponent()
+                .appendingPathComponent(beside.deletingPathExtension().lastPathComponent + ".rejects.ndjson").standardizedFileURL
         }
     }
 
@@ -92,13 +94,45 @@ extension Job {
             compiledModel: try fields["momd"].map { resolver.url(try $0.nonEmptyString()) })
     }
 
+    /// `store:`: a file (`path:`, its type named or told from its extension) or a PostgreSQL
+    /// store (`url:`, its type postgresql named or told from the URL).
     private static func store(_ node: JobNode, _ resolver: JobPathResolver) throws -> StoreReference {
-        let fields = try node.fields(allowed: ["type", "path", "history"])
-        guard let pathNode = fields["path"] else { throw node.error("the store needs a 'path'") }
-        let url = resolver.url(try pathNode.nonEmptyString())
+        let fields = try node.fields(allowed: ["type", "path", "url", "history"])
+        let named = try fields["type"].map { StoreReference.Kind(name: try $0.oneOf(StoreReference.Kind.namedTypes.map(\.name)))! }
+        if let urlNode = fields["url"] {
+            if let pathNode = fields["path"] { throw pathNode.error("give the store's 'url' (a PostgreSQL store) or its 'path' (a file), not both") }
+            let text = try urlNode.nonEmptyString()
+            guard StoreLocation.isServerURL(text) else {
+                throw urlNode.error("expected a PostgreSQL URL, postgresql://USER@HOST:PORT/DATABASE?schema=NAME; a store file is named by 'path'")
+            }
+            if let named, named != .postgresql {
+                throw fields["type"]!.error("a 'url' names a postgresql store, not a \(named.name) one: give 'type: postgresql' (or no type) with a url, or a 'path' for a \(named.name) file")
+            }
+            let location: StoreLocation
+            do {
+                location = try StoreLocation(text)
+            } catch let error as StoreError {
+                throw urlNode.error("the URL \(error.path) \(error.message)")
+            }
+            if let historyNode = fields["history"], try historyNode.bool() {
+                throw historyNode.error("persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); leave 'history' out or use a SQLite store")
+            }
+            return StoreReference(kind: .postgresql, url: location.url)
+        }
+        guard let pathNode = fields["path"] else {
+            throw node.error(named == .postgresql ? "a postgresql store needs its 'url': postgresql://USER@HOST:PORT/DATABASE?schema=NAME" : "the store needs a 'path'")
+        }
+        let pathText = try pathNode.nonEmptyString()
+        if StoreLocation.isServerURL(pathText) {
+            throw pathNode.error("a postgresql:// URL goes in 'url', not 'path': store: { type: postgresql, url: \"…\" }")
+        }
+        if named == .postgresql {
+            throw pathNode.error("a postgresql store is named by its 'url' (postgresql://USER@HOST:PORT/DATABASE?schema=NAME), not a 'path'")
+        }
+        let url = resolver.url(pathText)
         let kind: StoreReference.Kind
-        if let typeNode = fields["type"] {
-            kind = StoreReference.Kind(name: try typeNode.oneOf(StoreReference.Kind.fileTypes.map(\.name)))!
+        if let named {
+            kind = named
         } else {
             guard let implied = StoreReference.Kind(fileExtensionOf: url) else {
                 throw node.error("say the store's type (type: \(StoreReference.Kind.fileTypeNames)); it cannot be told from '\(url.lastPathComponent)'")

@@ -50,11 +50,11 @@ public struct JobValidation {
                 if !ignored.isEmpty { lines.append("  columns not imported: \(ignored.joined(separator: ", "))") }
             }
         }
-        if FileManager.default.fileExists(atPath: job.store.url.path) {
+        if try job.store.location.exists() {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             do {
                 let store = try coordinator.addPersistentStore(type: job.store.kind, at: job.store.url, readOnly: true)
-                lines.append("store \(job.store.url.path): \(store.type), matches the model (UUID \(store.identifier))")
+                lines.append("store \(job.store.displayName): \(store.type), matches the model (UUID \(store.identifier))")
             } catch let error as StoreError {
                 // migrate: automatic: the migration the run would make first, planned (and any
                 // refusal found), nothing written.
@@ -62,11 +62,11 @@ public struct JobValidation {
                 let versions = try ManagedObjectModel.versions(at: job.model.url)
                 let target = job.model.version ?? versions.current
                 let migration = try StagedMigration(store: job.store.url, bundle: job.model.url, to: target, compiledModel: job.model.compiledModel)
-                lines.append("store \(job.store.url.path): written with \(migration.sourceVersion); migrate: automatic carries it to \(migration.targetVersion) first ("
+                lines.append("store \(job.store.displayName): written with \(migration.sourceVersion); migrate: automatic carries it to \(migration.targetVersion) first ("
                     + migration.steps.map { "\($0.source) → \($0.destination), \($0.label)" }.joined(separator: "; ") + ")")
             }
         } else {
-            lines.append("store \(job.store.url.path): will be created with the model")
+            lines.append("store \(job.store.displayName): will be created with the model")
         }
         if let flag = job.flag {
             let (writer, why) = try SeedRunner.chooseWriter(job: job, plans: plans, model: model)

@@ -55,7 +55,7 @@ public struct MigrateRunner: Sendable {
         self.store = store
         self.bundle = bundle
         self.options = options
-        self.displayPath = displayPath ?? store.path
+        self.displayPath = displayPath ?? StoreLocation.displayName(of: store)
     }
 
     /// Takes the store's lock (a reader's for a dry run), removes the temporary files a killed
@@ -63,6 +63,10 @@ public struct MigrateRunner: Sendable {
     /// plans every step. The plan holds the lock until it has run. Throws `StoreLock.Busy`
     /// when another run holds the store, and whatever `StagedMigration` refuses.
     public func plan() throws -> MigratePlan {
+        if StoreLocation(url: store).isServer {
+            // Refused before the lock and any planning, which read store files.
+            throw StoreError(.wrongStoreType, path: displayPath, "a lightweight migration of a PostgreSQL store in place is not done yet (docs/postgresql.md): convert the store to SQLite, migrate it, and convert it back")
+        }
         let lock = try options.dryRun ? StoreLock.forReading(store: store) : StoreLock(store: store)
         // A mapping migration killed while it built the new store beside this one left it.
         if !options.dryRun {

@@ -56,7 +56,7 @@ public final class SeedRunner {
     public func check() throws -> SeedReport {
         let flag = try seedFlag()
         var report = emptyReport(flag: flag, checkOnly: true)
-        report.storeExists = FileManager.default.fileExists(atPath: storeURL.path)
+        report.storeExists = try job.store.location.exists()
         if report.storeExists, let value = try storedFlag(flag) {
             report.status = .alreadySeeded
             report.flagValue = value
@@ -79,7 +79,7 @@ public final class SeedRunner {
             return report
         }
         // Without the lock or a stack first: a seeded store is not even opened.
-        if FileManager.default.fileExists(atPath: storeURL.path), let value = try storedFlag(flag) {
+        if try job.store.location.exists(), let value = try storedFlag(flag) {
             report.status = .alreadySeeded
             report.storeExists = true
             report.flagValue = value
@@ -93,7 +93,7 @@ public final class SeedRunner {
         let lock = try StoreLock(store: storeURL, scope: "lade.seed:\(flag)")
         defer { lock.release() }
         // Another run may have seeded the store between the first look and the lock.
-        let exists = FileManager.default.fileExists(atPath: storeURL.path)
+        let exists = try job.store.location.exists()
         report.storeExists = exists
         if exists, let value = try storedFlag(flag) {
             report.status = .alreadySeeded
@@ -234,7 +234,7 @@ public final class SeedRunner {
 
     private func emptyReport(flag: String, checkOnly: Bool) -> SeedReport {
         SeedReport(
-            status: .notSeeded, job: job.file, store: storeURL.path, flag: flag, checkOnly: checkOnly, storeCreated: false,
+            status: .notSeeded, job: job.file, store: job.store.displayName, flag: flag, checkOnly: checkOnly, storeCreated: false,
             storeExists: false, steps: [], flagValue: nil, seconds: 0, peakResidentBytes: 0)
     }
 
@@ -243,8 +243,10 @@ public final class SeedRunner {
         try PersistentStoreCoordinator.metadataForPersistentStore(ofType: job.store.kind, at: storeURL)[flag]
     }
 
-    /// Removes a store this run created and did not seed, with SQLite's companions.
+    /// Removes a store file this run created and did not seed, with SQLite's companions. A
+    /// new PostgreSQL store stays, empty: Lade drops no schema (a run again seeds it).
     private func removeStore() {
+        guard !job.store.location.isServer else { return }
         FileSystem.removeWithCompanions(storeURL.path)
     }
 

@@ -84,7 +84,7 @@ public struct StoreExporter {
     /// object) make the store refused, with counts, before anything is written.
     private func refuseDamage() throws {
         let damage = try store.damage(thorough: false)
-        guard damage.isEmpty else { throw StoreError.damaged(damage, path: store.url?.path ?? store.type) }
+        guard damage.isEmpty else { throw StoreError.damaged(damage, path: store.url.map(StoreLocation.displayName) ?? store.type) }
     }
 
     private func write(entity: String, format: Format, to sink: (String) throws -> Void) throws -> Int {

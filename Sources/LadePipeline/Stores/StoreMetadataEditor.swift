@@ -38,7 +38,7 @@ public enum StoreMetadataEditor {
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         guard !keys.isEmpty else { return metadata }
         let missing = keys.filter { metadata[$0] == nil }
-        guard missing.isEmpty else { throw MissingKeys(store: url.path, keys: missing) }
+        guard missing.isEmpty else { throw MissingKeys(store: StoreLocation.displayName(of: url), keys: missing) }
         return metadata.filter { keys.contains($0.key) }
     }
 
@@ -60,7 +60,7 @@ public enum StoreMetadataEditor {
         try withLock(url) {
             var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
             let missing = keys.filter { metadata[$0] == nil }
-            guard missing.isEmpty else { throw MissingKeys(store: url.path, keys: missing) }
+            guard missing.isEmpty else { throw MissingKeys(store: StoreLocation.displayName(of: url), keys: missing) }
             for key in keys { metadata[key] = nil }
             try PersistentStoreCoordinator.setMetadata(metadata, at: url)
         }
@@ -101,11 +101,13 @@ public enum StoreMetadataEditor {
         // Read it first, so a missing or foreign file is reported as such.
         let current = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
         throw StoreError(
-            .reservedMetadataKey, path: url.path,
+            .reservedMetadataKey, path: StoreLocation.displayName(of: url),
             "\(key) belongs to the stack and cannot be \(action) (it is \(current[key].map { StoreReport.describe($0) } ?? "absent")); change only other keys")
     }
 
     private static func withLock(_ url: URL, _ body: () throws -> Void) throws {
+        // A PostgreSQL store's metadata is one row, written in a transaction of its own.
+        if StoreLocation(url: url).isServer { return try body() }
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError(.notFound, path: url.path, "no store here; check the path")
         }

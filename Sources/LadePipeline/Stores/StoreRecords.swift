@@ -159,7 +159,7 @@ package struct StoreRecordReader {
                 throw StoreError.damaged([StoreDamage(
                     .danglingReference, place: "\(row.objectID.entityName).\(relationship)", count: 1,
                     example: "key \(row.objectID.primaryKey ?? 0) names \(id.entityName) key \(id.primaryKey ?? 0)",
-                    problem: "reference to an object that is not in the store")], path: store.url?.path ?? store.type)
+                    problem: "reference to an object that is not in the store")], path: store.url.map(StoreLocation.displayName) ?? store.type)
             }
             guard let index = destination.layout.attributeIndex(of: key), let value = destination.values[index] else { return .null }
             return .value(value)
@@ -199,9 +199,9 @@ package struct StoreRecordReader {
 /// Opening an existing store read-only, its type detected from the file.
 package enum ReadOnlyStore {
     /// Opens the store at `url` read-only through a coordinator (the type is detected from the
-    /// file); the file is never written.
+    /// file, or named by a PostgreSQL URL); the store is never written.
     package static func open(_ url: URL, model: ManagedObjectModel) throws -> PersistentStore {
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        guard StoreLocation(url: url).isServer || FileManager.default.fileExists(atPath: url.path) else {
             throw StoreError(.notFound, path: url.path, "no store here; check the path")
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

@@ -97,6 +97,7 @@ public final class StoreLock: @unchecked Sendable {
     /// never wait for each other; nil when there is no lock file (no run is writing the store).
     /// Nothing is created or written, so it works in a directory this process cannot write.
     package static func forReading(store: URL) throws -> StoreLock? {
+        guard store.isFileURL else { return nil }
         let path = try FileSystem.resolvingLink(store).path + ".lade-lock"
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

@@ -80,8 +80,11 @@ package final class PostgreSQLConnection: @unchecked Sendable {
             throw StoreError(.connection, path: location.redacted, "cannot connect: \(location.redacting(message)); check that the server runs, and the host, port, user and database (a password comes from ~/.pgpass or PGPASSWORD)")
         }
         self.handle = handle
-        // Messages in English and numbers in one form, whatever the server's defaults.
-        _ = try execute("SET client_encoding = 'UTF8'; SET datestyle = 'ISO'; SET extra_float_digits = 3; SET lc_messages = 'C'", simple: true)
+        // Numbers in one form, whatever the server's defaults.
+        _ = try execute("SET client_encoding = 'UTF8'; SET datestyle = 'ISO'; SET extra_float_digits = 3", simple: true)
+        // Messages in English where the role may choose (lc_messages is a superuser's setting:
+        // an ordinary role keeps the server's language, and connects all the same).
+        _ = try? execute("SET lc_messages = 'C'", simple: true)
     }
 
     deinit { PQfinish(handle) }

@@ -1,0 +1,86 @@
+import Foundation
+import Lade
+
+/// Where a store is, as a user names it: a file path, or a PostgreSQL URL
+/// (`postgresql://USER@HOST:PORT/DATABASE?schema=NAME`, or `postgres://`). The one way the
+/// command line and the job loader turn a store's name into the URL the library takes: a
+/// URL-shaped name is never taken for a file path, nor checked or detected as a file.
+///
+/// ```swift
+/// let store = try StoreLocation("postgresql://lade:s3cret@db/catalog?schema=feed")
+/// store.serverType     // .postgresql
+/// store.displayName    // "postgresql://lade:***@db/catalog?schema=feed"
+/// ```
+public struct StoreLocation: Sendable, Equatable {
+    /// The URL the library takes: a file URL, or the PostgreSQL URL, password included (never
+    /// show it: use ``displayName``).
+    public let url: URL
+    /// What messages, reports and logs show: a file's path as given, or the URL with any
+    /// password as `***`.
+    public let displayName: String
+    /// The store type a server URL names (PostgreSQL); nil for a file.
+    public let serverType: PersistentStoreCoordinator.StoreType?
+    /// Whether the URL carries a password (in its user part or as `password=`).
+    public let hasPassword: Bool
+
+    /// The store `text` names: a PostgreSQL URL (checked: a schema, a name PostgreSQL keeps,
+    /// a URL libpq reads), or a file path, made a URL by `filePath` (default: relative to the
+    /// current directory).
+    public init(_ text: String, filePath: (String) -> URL = { URL(fileURLWithPath: $0) }) throws {
+        guard PostgreSQLLocation.isPostgreSQLURL(text) else {
+            url = filePath(text)
+            displayName = text
+            serverType = nil
+            hasPassword = false
+            return
+        }
+        let shown = PostgreSQLLocation.redact(text)
+        // Foundation percent-encodes what a URL cannot hold as it is (a quote, a space); the
+        // store is then named by that URL, read back the same by libpq.
+        guard let url = URL(string: text) else {
+            throw StoreError(.invalidLocation, path: shown, "is not a URL Foundation can read; percent-encode spaces, quotes and other special characters (%20, %22, …)")
+        }
+        let location = try PostgreSQLLocation(url.absoluteString)
+        self.url = url
+        displayName = shown
+        serverType = .postgresql
+        hasPassword = location.hasPassword
+    }
+
+    /// The location of a store the library already names by `url`.
+    public init(url: URL) {
+        self.url = url
+        displayName = Self.displayName(of: url)
+        serverType = PersistentStoreCoordinator.StoreType(locationOf: url)
+        hasPassword = serverType != nil && PostgreSQLLocation.redact(url.absoluteString) != url.absoluteString
+    }
+
+    /// Whether there is a store here: a file, or a schema holding a store's tables (asked of
+    /// the server, which must answer: a connection failure is thrown).
+    public func exists() throws -> Bool {
+        guard isServer else { return FileManager.default.fileExists(atPath: url.path) }
+        do {
+            _ = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
+            return true
+        } catch let error as StoreError where error.kind == .notFound {
+            return false
+        }
+    }
+
+    /// Whether the store is on a database server rather than in a file.
+    public var isServer: Bool { serverType != nil }
+
+    /// Whether `text` names a server store (by its scheme), valid or not.
+    public static func isServerURL(_ text: String) -> Bool { PostgreSQLLocation.isPostgreSQLURL(text) }
+
+    /// Whether `text` names a server store with a password in it (checked without parsing, so
+    /// a URL that is wrong in other ways is still caught).
+    public static func carriesPassword(_ text: String) -> Bool {
+        isServerURL(text) && PostgreSQLLocation.redact(text) != text
+    }
+
+    /// How messages show the store at `url`: a file's path, a server URL with any password as `***`.
+    public static func displayName(of url: URL) -> String {
+        PersistentStoreCoordinator.StoreType(locationOf: url) != nil ? PostgreSQLLocation.redact(url.absoluteString) : url.path
+    }
+}

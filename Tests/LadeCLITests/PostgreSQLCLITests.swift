@@ -1,0 +1,299 @@
+import Foundation
+import Testing
+
+/// `lade` against the private PostgreSQL test server: a store URL wherever a store goes, on the
+/// command line and in jobs, and its password never shown.
+@Suite("lade with a PostgreSQL store URL, run as a process")
+struct PostgreSQLCLITests {
+    let server: PostgresTestServer
+
+    init() throws {
+        server = try PostgresTestServer.fromEnvironment()
+    }
+
+    /// A new schema for one test, dropped when `body` ends.
+    func withSchema(_ label: String, _ body: (String) throws -> Void) throws {
+        let schema = server.newSchemaName(label)
+        defer { try? server.dropSchema(schema) }
+        try body(schema)
+    }
+
+    /// A shipped job's text with its store line replaced by `store`.
+    func shippedJob(_ name: String, store: String) throws -> String {
+        let text = try String(contentsOf: LadeProcess.root.appendingPathComponent("jobs/\(name)"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("store:") ? "store: \(store)" : String(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func lines(ofFilesIn directory: URL) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            files[name] = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        }
+        return files
+    }
+
+    @Test("lade init makes a store in a schema; meta, inspect, fetch, export and check read it by its URL")
+    func initAndRead() throws {
+        try withSchema("cli_init") { schema in
+            let store = server.storeURL(schema: schema)
+            let created = try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(created.status == 0, "\(created.stderr)")
+            #expect(created.stdout.contains("created \(store): PostgreSQL store for 6 entities"), "\(created.stdout)")
+            #expect(try server.psql("SELECT count(*) FROM pg_tables WHERE schemaname = \(PostgresTestServer.quotedLiteral(schema))") != "0")
+
+            let again = try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(again.status == 1, "\(again.stdout)")
+
+            let get = try LadeProcess.run(["meta", "get", store, "NSStoreType"])
+            #expect(get.status == 0, "\(get.stderr)")
+            #expect(get.stdout == "NSStoreType = \"PostgreSQL\"\n")
+            let set = try LadeProcess.run(["meta", "set", store, "importedBy=nightly"])
+            #expect(set.status == 0, "\(set.stderr)")
+            #expect(try LadeProcess.run(["meta", "get", store, "importedBy", "--json"]).stdout.contains("\"importedBy\" : \"nightly\""))
+            let deleted = try LadeProcess.run(["meta", "delete", store, "importedBy"])
+            #expect(deleted.status == 0, "\(deleted.stderr)")
+            #expect(try LadeProcess.run(["meta", "checkpoints", store]).status == 0)
+
+            // No model named: the one the store carries (its Z_MODELCACHE).
+            let inspected = try LadeProcess.run(["inspect", store, "--json"])
+            #expect(inspected.status == 0, "\(inspected.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
+            #expect(object["store"] as? String == store)
+            let entities = try #require(object["entities"] as? [[String: Any]])
+            #expect(entities.count == 6 && entities.allSatisfy { $0["count"] as? Int == 0 })
+            #expect((object["metadata"] as? [String: Any])?["NSStoreType"] as? String == "PostgreSQL")
+            let withModel = try LadeProcess.run(["inspect", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(withModel.status == 0, "\(withModel.stderr)")
+
+            let fetched = try LadeProcess.run(["fetch", store, "--entity", "Product"])
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            #expect(fetched.stdout.contains("(0 objects)"))
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("lade-pg-export-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: out) }
+            let exported = try LadeProcess.run(["export", store, "--format", "ndjson", "--out", out.path])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            #expect(try lines(ofFilesIn: out)["Product.ndjson"] == "")
+            let checked = try LadeProcess.run(["check", store, "--json"])
+            #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
+            #expect(checked.stdout.contains("\"damaged\":false"))
+        }
+    }
+
+    @Test("lade convert SQLite → PostgreSQL → SQLite gives back the same objects, exported byte for byte")
+    func convertRoundTrip() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_convert") { schema in
+            let store = server.storeURL(schema: schema)
+            let job = try workspace.job("seed.yaml", try shippedJob("seed-catalog.yaml", store: "{ type: sqlite, path: ../out/catalog.sqlite }"))
+            let seeded = try LadeProcess.run(["seed", job])
+            #expect(seeded.status == 0, "\(seeded.stderr)")
+            let source = workspace.out.appendingPathComponent("catalog.sqlite").path
+            let back = workspace.out.appendingPathComponent("back.sqlite").path
+
+            let there = try LadeProcess.run(["convert", source, store])
+            #expect(there.status == 0, "\(there.stderr)")
+            #expect(there.stdout.contains("to \(store) (PostgreSQL): 25 objects"), "\(there.stdout)")
+            let refused = try LadeProcess.run(["convert", source, store, "--type", "postgresql"])
+            #expect(refused.status == 1 && refused.stderr.contains("store.alreadyExists"), "\(refused.stderr)")
+            let replaced = try LadeProcess.run(["convert", source, store, "--type", "postgresql", "--overwrite"])
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            let wrongType = try LadeProcess.run(["convert", source, store, "--type", "xml"])
+            #expect(wrongType.status == 64 && wrongType.stderr.contains("names a postgresql store"), "\(wrongType.stderr)")
+
+            let returned = try LadeProcess.run(["convert", store, back])
+            #expect(returned.status == 0, "\(returned.stderr)")
+            #expect(returned.stdout.contains("converted \(store) (PostgreSQL) to \(back) (SQLite): 25 objects"), "\(returned.stdout)")
+
+            var exports: [[String: String]] = []
+            for (index, name) in [source, store, back].enumerated() {
+                let out = workspace.out.appendingPathComponent("export-\(index)")
+                let exported = try LadeProcess.run(["export", name, "--format", "ndjson", "--out", out.path])
+                #expect(exported.status == 0, "\(exported.stderr)")
+                exports.append(try lines(ofFilesIn: out))
+            }
+            #expect(exports[0]["Product.ndjson"]?.split(separator: "\n").count == 10)
+            #expect(exports[1] == exports[0])
+            #expect(exports[2] == exports[0])
+        }
+    }
+
+    @Test("lade run imports a shipped job into a PostgreSQL store through managed objects; a second run has nothing to do")
+    func runJobTwice() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_run") { schema in
+            let store = server.storeURL(schema: schema)
+            let suppliers = try workspace.job("suppliers.yaml", try shippedJob("suppliers.yaml", store: "{ url: \"\(store)\" }"))
+            let products = try workspace.job("products.yaml", try shippedJob("products.yaml", store: "{ type: postgresql, url: \"\(store)\" }")
+                .replacingOccurrences(of: "rejects: ../out/products.rejects.ndjson", with: "rejects: ../out/rejects.ndjson"))
+            let validated = try LadeProcess.run(["validate", products])
+            #expect(validated.status == 0, "\(validated.stderr)")
+            #expect(validated.stdout.contains("store \(store): will be created with the model"), "\(validated.stdout)")
+            #expect(validated.stdout.contains("writer: objects (managed objects: the store is postgresql"), "\(validated.stdout)")
+
+            let first = try LadeProcess.run(["run", suppliers])
+            #expect(first.status == 0, "\(first.stderr)")
+            let report = workspace.out.appendingPathComponent("report.json")
+            let imported = try LadeProcess.run(["run", products, "--report", report.path])
+            #expect([0, 2].contains(imported.status), "\(imported.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])
+            #expect(json["store"] as? String == store)
+            let count = try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"")
+            #expect(Int(count) ?? 0 > 2000, "\(count)")
+
+            let again = try LadeProcess.run(["run", products])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout.contains("already and has not changed"), "\(again.stdout)")
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"") == count)
+            let forced = try LadeProcess.run(["run", products, "--force"])
+            #expect([0, 2].contains(forced.status), "\(forced.stderr)")
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"") == count)
+            let fetched = try LadeProcess.run(["fetch", store, "--entity", "Supplier", "--format", "json"])
+            #expect(fetched.status == 0 && fetched.stdout.components(separatedBy: "\"code\"").count == 9, "\(fetched.stdout) \(fetched.stderr)")
+
+            let batch = try workspace.job("batch.yaml", try shippedJob("suppliers.yaml", store: "{ url: \"\(store)\" }") + "\nwriter: batch\n")
+            let refused = try LadeProcess.run(["run", batch, "--force"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("batch cannot write this job: the store is postgresql"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("lade seed seeds a PostgreSQL store once")
+    func seedOnce() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_seed") { schema in
+            let store = server.storeURL(schema: schema)
+            let job = try workspace.job("seed.yaml", try shippedJob("seed-catalog.yaml", store: "{ url: \"\(store)\" }"))
+            #expect(try LadeProcess.run(["seed", job, "--check"]).status == 3)
+            let seeded = try LadeProcess.run(["seed", job])
+            #expect(seeded.status == 0, "\(seeded.stderr)")
+            let again = try LadeProcess.run(["seed", job])
+            #expect(again.status == 0 && again.stdout.contains("already seeded"), "\(again.stdout) \(again.stderr)")
+            #expect(try LadeProcess.run(["seed", job, "--check"]).status == 0)
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"") == "10")
+        }
+    }
+
+    @Test("a password in a store URL on the command line is refused as a usage error, and never printed")
+    func passwordOnCommandLine() throws {
+        let schema = server.newSchemaName("cli_pw")
+        let withPassword = server.tcpURL(schema: schema, password: server.password)
+        let parameter = server.tcpURL(schema: schema) + "&password=" + server.password
+        for url in [withPassword, parameter] {
+            let commands: [[String]] = [
+                ["init", url, "--model", "samples/Catalog.xcdatamodeld"], ["meta", "get", url], ["meta", "set", url, "a=b"],
+                ["meta", "delete", url, "a"], ["meta", "checkpoints", url], ["inspect", url], ["fetch", url, "--entity", "Product"],
+                ["export", url, "--format", "ndjson", "--out", "/tmp/never"], ["check", url], ["history", url],
+                ["history", "delete", url, "--before", "1"], ["migrate", url, "--model", "samples/Catalog.xcdatamodeld"],
+                ["convert", url, "/tmp/never.sqlite"], ["convert", "/tmp/never.sqlite", url],
+            ]
+            for command in commands {
+                let result = try LadeProcess.run(command)
+                #expect(result.status == 64, "\(command[0]): \(result.stderr)")
+                #expect(result.stderr.contains("~/.pgpass") && result.stderr.contains("PGPASSWORD"), "\(command[0]): \(result.stderr)")
+                #expect(!(result.stdout + result.stderr).contains(server.password), "\(command[0]) printed the password")
+            }
+        }
+        #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname = \(PostgresTestServer.quotedLiteral(schema))") == "0")
+    }
+
+    @Test("a job file may carry the password in its URL: the run works over TCP, and no output or report shows the password")
+    func passwordInJob() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_jobpw") { schema in
+            let url = server.tcpURL(schema: schema, user: server.passwordUser, password: server.password)
+            let job = try workspace.job("suppliers.yaml", try shippedJob("suppliers.yaml", store: "{ type: postgresql, url: \"\(url)\" }"))
+            let report = workspace.out.appendingPathComponent("report.json")
+            var outputs: [String] = []
+            let validated = try LadeProcess.run(["validate", job])
+            #expect(validated.status == 0, "\(validated.stderr)")
+            let imported = try LadeProcess.run(["run", job, "--report", report.path, "--progress", "0.01"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            let shown = url.replacingOccurrences(of: ":" + server.password + "@", with: ":***@")
+            #expect(imported.stdout.contains(shown), "\(imported.stdout)")
+            outputs += [validated.stdout, validated.stderr, imported.stdout, imported.stderr, try String(contentsOf: report, encoding: .utf8)]
+            let again = try LadeProcess.run(["run", job])
+            outputs += [again.stdout, again.stderr]
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZSUPPLIER\"") == "8")
+
+            // The server down: the error names the URL, without its password.
+            let down = url.replacingOccurrences(of: "127.0.0.1:\(server.port)", with: "127.0.0.1:1")
+            let downJob = try workspace.job("down.yaml", try shippedJob("suppliers.yaml", store: "{ url: \"\(down)\" }"))
+            let failed = try LadeProcess.run(["run", downJob])
+            #expect(failed.status == 69, "\(failed.stderr)")
+            #expect(failed.stderr.contains("[store.connection]"), "\(failed.stderr)")
+            outputs += [failed.stdout, failed.stderr]
+            // A wrong schema name in the URL: the job error shows the URL without its password.
+            let badJob = try workspace.job("bad.yaml", try shippedJob("suppliers.yaml", store: "{ url: \"\(url.replacingOccurrences(of: "schema=", with: "schema=pg_"))\" }"))
+            let bad = try LadeProcess.run(["validate", badJob])
+            #expect(bad.status == 1 && bad.stderr.contains("bad.yaml:"), "\(bad.stderr)")
+            outputs += [bad.stdout, bad.stderr]
+            for output in outputs { #expect(!output.contains(server.password), "printed the password: \(output)") }
+        }
+    }
+
+    @Test("a server that is down is store.connection, exit 69, for every command that reads or writes a store")
+    func serverDown() throws {
+        let url = "postgresql://\(server.user)@127.0.0.1:1/\(server.database)?schema=down&connect_timeout=5"
+        for command in [["meta", "get", url], ["inspect", url], ["fetch", url, "--entity", "Product", "--model", "samples/Catalog.xcdatamodeld"],
+                        ["init", url, "--model", "samples/Catalog.xcdatamodeld"], ["check", url, "--model", "samples/Catalog.xcdatamodeld"]] {
+            let result = try LadeProcess.run(command)
+            #expect(result.status == 69, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains("lade: error: ") && result.stderr.contains("cannot connect") && result.stderr.contains("[store.connection]"), "\(command[0]): \(result.stderr)")
+        }
+    }
+
+    @Test("a schema named with a quote and a statement is only a name")
+    func hostileSchema() throws {
+        let schema = "x\"; DROP SCHEMA public CASCADE; --" + String(server.newSchemaName("h").suffix(8))
+        defer { try? server.dropSchema(schema) }
+        let store = server.storeURL(schema: schema)
+        let created = try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let get = try LadeProcess.run(["meta", "get", store, "NSStoreType"])
+        #expect(get.status == 0 && get.stdout.contains("PostgreSQL"), "\(get.stderr)")
+        #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname IN ('public', \(PostgresTestServer.quotedLiteral(schema)))") == "2")
+    }
+
+    @Test("history and migrate refuse a PostgreSQL store, saying why")
+    func historyAndMigrateRefused() throws {
+        try withSchema("cli_refused") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let history = try LadeProcess.run(["history", store])
+            #expect(history.status == 1 && history.stderr.contains("persistent history in a PostgreSQL store is not kept yet"), "\(history.stderr)")
+            let migrate = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(migrate.status == 1 && migrate.stderr.contains("migration of a PostgreSQL store in place is not done yet"), "\(migrate.stderr)")
+            let withHistory = try LadeProcess.run(["init", server.storeURL(schema: schema + "h"), "--model", "samples/Catalog.xcdatamodeld", "--history"])
+            #expect(withHistory.status == 64, "\(withHistory.stderr)")
+        }
+    }
+
+    @Test("a job's store: url for PostgreSQL, path for files; the wrong one is refused at its line and column")
+    func jobStoreKeys() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        let store = server.storeURL(schema: "never")
+        let cases: [(String, String)] = [
+            ("{ type: sqlite, url: \"\(store)\" }", "a 'url' names a postgresql store, not a sqlite one"),
+            ("{ type: postgresql, path: ../out/x.sqlite }", "a postgresql store is named by its 'url'"),
+            ("{ path: \"\(store)\" }", "a postgresql:// URL goes in 'url', not 'path'"),
+            ("{ url: ../out/x.sqlite }", "expected a PostgreSQL URL"),
+            ("{ type: postgresql }", "a postgresql store needs its 'url'"),
+            ("{ url: \"postgresql://lade@/lade\" }", "names no schema"),
+            ("{ url: \"\(store)\", history: true }", "persistent history in a PostgreSQL store is not kept yet"),
+        ]
+        for (index, (line, message)) in cases.enumerated() {
+            let job = try workspace.job("job\(index).yaml", try shippedJob("suppliers.yaml", store: line))
+            let result = try LadeProcess.run(["validate", job])
+            #expect(result.status == 1, "\(line): \(result.stdout)")
+            #expect(result.stderr.contains("job\(index).yaml:4:") && result.stderr.contains(message), "\(line): \(result.stderr)")
+        }
+    }
+}
