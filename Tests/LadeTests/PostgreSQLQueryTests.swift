@@ -43,6 +43,9 @@ struct PostgreSQLQueryTests {
         // What SQL cannot say still narrows: the plain half of an AND is in the WHERE clause.
         let narrowed = try query(stack, "i32 > 3 AND str ==[c] 'a'")
         #expect(narrowed.select("1", prefix: "").contains("\"ZI32\" >"))
+        // A comparison with options is false where the key is nil, and true where the bytes are equal.
+        #expect(try query(stack, "str ==[c] 'a'").select("1", prefix: "").contains("t0.\"ZSTR\" IS NOT NULL"))
+        #expect(try query(stack, "NOT (ANY tags.label ==[cd] 'a')").select("1", prefix: "").contains("NOT (EXISTS"))
     }
 
     @Test("NaN, integers past 2^53 against doubles, NUL in a constant: SQL answers as the evaluator")

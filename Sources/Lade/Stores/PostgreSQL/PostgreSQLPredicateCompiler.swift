@@ -113,9 +113,58 @@ struct PostgreSQLPredicateCompiler {
                 return .exact(try sql(comparison))
             } catch is Inexact {
                 parameters.removeSubrange(bound...)
+            }
+            do {
+                return try bounds(of: comparison)
+            } catch {
+                parameters.removeSubrange(bound...)
                 return .unknown
             }
         }
+    }
+
+    /// Bounds of a comparison SQL cannot say exactly, for the common shape `key op constant`
+    /// (or `ANY key op constant`) on text or a decimal: the evaluator's test is false where
+    /// the key is nil, and equal strings are equal under any options (`==[c]` holds where the
+    /// bytes are equal). Other shapes are unknown (TRUE and FALSE).
+    private mutating func bounds(of comparison: Comparison) throws -> Condition {
+        guard comparison.modifier != .all else { return .unknown }
+        let left = try operand(comparison.left), right = try operand(comparison.right)
+        var subject = left
+        var source: Int?
+        if comparison.modifier == .any {
+            guard case .source(let index) = left else { return .unknown }
+            source = index
+            subject = sources[index].element
+        }
+        guard case .scalar(let column, let kind, _) = subject, case .constant(.attribute(let value)) = right else { return .unknown }
+        let key = ValueComparison.key(value)
+        let isText: Bool
+        switch (kind, key) {
+        case (.text, .text): isText = true
+        case (.decimal, .number): isText = false
+        default: return .unknown
+        }
+        let present = "(\(column) IS NOT NULL)"
+        var necessary = present, sufficient = "FALSE"
+        switch comparison.op {
+        case .equal:
+            if case .text(let text) = key { sufficient = "COALESCE(\(column) = \(try bind(text: text)), FALSE)" }
+        case .notEqual:
+            guard case .text(let text) = key, source == nil else { return .unknown }
+            necessary = "(NOT COALESCE(\(column) = \(try bind(text: text)), FALSE))"
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            break
+        case .beginsWith, .endsWith, .like, .matches, .contains:
+            guard isText else { return .unknown }
+        default:
+            return .unknown
+        }
+        guard let source else { return Condition(necessary: necessary, sufficient: sufficient, isExact: false) }
+        func exists(_ test: String) -> String {
+            test == "FALSE" ? "FALSE" : "(EXISTS (\(select("1", from: source, where: test))))"
+        }
+        return Condition(necessary: exists(necessary), sufficient: exists(sufficient), isExact: false)
     }
 
     private static func negated(_ sql: String) -> String {
