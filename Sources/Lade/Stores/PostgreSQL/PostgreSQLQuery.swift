@@ -1,11 +1,12 @@
 import Foundation
 
-/// A fetch as PostgreSQL SQL: the entity's rows (and its subentities'), narrowed by what of the
-/// predicate SQL says exactly as the evaluator means it, ordered by what of the sort SQL orders
-/// the same way. What SQL cannot say is left to the evaluator (`StoreRowEvaluation`), so a
-/// PostgreSQL store answers every fetch as the evaluator would.
+/// A fetch as PostgreSQL SQL: the entity's rows (and its subentities'), narrowed by the predicate
+/// as `PostgreSQLPredicateCompiler` compiles it (exactly where PostgreSQL decides as the
+/// evaluator does, by a necessary condition elsewhere), ordered by the sort descriptors where
+/// SQL orders as they do. What SQL cannot say is left to the evaluator (`StoreRowEvaluation`),
+/// so a PostgreSQL store answers every fetch as the evaluator would.
 struct PostgreSQLQuery {
-    /// `FROM … WHERE …` (without `SELECT`), its tables after the store's schema.
+    /// The `FROM` table and its joins (the joined tables already after the store's schema).
     private let from: String
     private var conditions: [String]
     private var orderBy: [String]
@@ -23,12 +24,17 @@ struct PostgreSQLQuery {
         for descriptor in request.sortDescriptors { try descriptor.check(on: request.entityName, in: model) }
         let numbers = (request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName])
             .compactMap { schema.entity(named: $0)?.number }
-        from = "\(postgreSQLQuoted(entity.tableName)) AS t0"
+        var compiler = PostgreSQLPredicateCompiler(model: model, schema: schema, entity: request.entityName, prefix: store.prefix, storeIdentifier: store.identifier)
         conditions = ["t0.\"Z_ENT\" IN (\(numbers.map(String.init).joined(separator: ", ")))"]
-        orderBy = []
-        let predicate = request.predicate.flatMap { $0 == .true ? nil : $0 }
-        predicateIsExact = predicate == nil
-        orderIsExact = request.sortDescriptors.isEmpty
+        // The rows SQL selects are a superset of the predicate's (exactly them when exact).
+        let condition = try request.predicate.map { try compiler.condition($0) } ?? .exact("TRUE")
+        if condition.necessary != "TRUE" { conditions.append(condition.necessary) }
+        predicateIsExact = condition.isExact
+        let order = try compiler.orderBy(request.sortDescriptors)
+        orderBy = order ?? []
+        orderIsExact = order != nil
+        from = "\(postgreSQLQuoted(entity.tableName)) AS t0" + compiler.joins
+        parameters = compiler.parameters
         limit = request.fetchLimit
         offset = request.fetchOffset
     }

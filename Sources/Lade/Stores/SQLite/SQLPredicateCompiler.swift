@@ -556,7 +556,7 @@ struct SQLPredicateCompiler {
         return (["\(destination.tableName) \(next)"], "(\(next).\(keyColumn) = \(alias).Z_PK AND \(next).Z_ENT IN (\(numbers.joined(separator: ", "))))")
     }
 
-    private static func holdsComposite(_ value: PredicateValue) -> Bool {
+    static func holdsComposite(_ value: PredicateValue) -> Bool {
         switch value {
         case .attribute(.composite): true
         case .collection(let members): members.contains(where: holdsComposite)
