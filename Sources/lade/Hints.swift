@@ -26,8 +26,7 @@ enum Hint {
             // file is also `store.notFound`, and `convert` never creates its source.
             guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
                   arguments.dropFirst(2).contains(where: { sameFile($0, store.path) }) else { return nil }
-            // The store's own message says how a schema gets a store.
-            if StoreLocation.isServerURL(store.path) { return nil }
+            if StoreLocation.isServerURL(store.path) { return "`lade init '\(store.path)' --model MODEL` creates a store in that schema" }
             return "`lade init \(store.path) --model MODEL` creates a SQLite store"
         case "store.noModel":
             return command == "run" || command == "seed" || command == "validate"

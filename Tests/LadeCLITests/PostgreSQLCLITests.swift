@@ -261,6 +261,31 @@ struct PostgreSQLCLITests {
         #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname IN ('public', \(PostgresTestServer.quotedLiteral(schema)))") == "2")
     }
 
+    @Test("a URL written with a raw quote and space (not percent-encoded) names the schema it reads as, its other parts as given")
+    func rawQuoteInURL() throws {
+        let schema = "q\"uote x" + String(server.newSchemaName("r").suffix(8))
+        defer { try? server.dropSchema(schema) }
+        let encoded = server.storeURL(schema: "placeholder")
+        let raw = encoded.replacingOccurrences(of: "schema=placeholder", with: "schema=" + schema)
+        #expect(raw.contains("%2F") && raw.contains("\""))
+        let created = try LadeProcess.run(["init", raw, "--model", "samples/Catalog.xcdatamodeld"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("created \(raw): PostgreSQL store"), "\(created.stdout)")
+        let get = try LadeProcess.run(["meta", "get", raw, "NSStoreType"])
+        #expect(get.status == 0 && get.stdout.contains("PostgreSQL"), "\(get.stderr)")
+        #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname = \(PostgresTestServer.quotedLiteral(schema))") == "1")
+    }
+
+    @Test("a schema without a store is store.notFound, with the lade init that makes one")
+    func missingStore() throws {
+        let store = server.storeURL(schema: server.newSchemaName("cli_missing"))
+        for command in [["inspect", store], ["meta", "get", store], ["fetch", store, "--entity", "Product", "--model", "samples/Catalog.xcdatamodeld"]] {
+            let result = try LadeProcess.run(command)
+            #expect(result.status == 1, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains("[store.notFound]") && result.stderr.contains("`lade init '\(store)' --model MODEL` creates a store in that schema"), "\(command[0]): \(result.stderr)")
+        }
+    }
+
     @Test("history and migrate refuse a PostgreSQL store, saying why")
     func historyAndMigrateRefused() throws {
         try withSchema("cli_refused") { schema in
