@@ -286,6 +286,18 @@ struct PostgreSQLCLITests {
         }
     }
 
+    @Test("a store of another model version: the hint names the store's URL, quoted, and no lade migrate (refused on PostgreSQL)")
+    func mismatchHint() throws {
+        try withSchema("cli_mismatch") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let result = try LadeProcess.run(["fetch", store, "--entity", "Product", "--model", "samples/Catalog.xcdatamodeld", "--model-version", "Catalog"])
+            #expect(result.status == 1 && result.stderr.contains("[store.modelMismatch]"), "\(result.stderr)")
+            #expect(result.stderr.contains("`lade inspect '\(store)' --model BUNDLE` says which version wrote it"), "\(result.stderr)")
+            #expect(!result.stderr.contains("lade migrate"), "\(result.stderr)")
+        }
+    }
+
     @Test("history and migrate refuse a PostgreSQL store, saying why")
     func historyAndMigrateRefused() throws {
         try withSchema("cli_refused") { schema in
