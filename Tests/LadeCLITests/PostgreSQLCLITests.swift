@@ -298,17 +298,26 @@ struct PostgreSQLCLITests {
         }
     }
 
-    @Test("history and migrate refuse a PostgreSQL store, saying why")
-    func historyAndMigrateRefused() throws {
+    @Test("history refuses a PostgreSQL store, saying why; migrate plans one by its URL (the library decides what it can carry)")
+    func historyRefusedMigratePlanned() throws {
         try withSchema("cli_refused") { schema in
             let store = server.storeURL(schema: schema)
             #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
             let history = try LadeProcess.run(["history", store])
             #expect(history.status == 1 && history.stderr.contains("persistent history in a PostgreSQL store is not kept yet"), "\(history.stderr)")
-            let migrate = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
-            #expect(migrate.status == 1 && migrate.stderr.contains("migration of a PostgreSQL store in place is not done yet"), "\(migrate.stderr)")
             let withHistory = try LadeProcess.run(["init", server.storeURL(schema: schema + "h"), "--model", "samples/Catalog.xcdatamodeld", "--history"])
             #expect(withHistory.status == 64, "\(withHistory.stderr)")
+
+            let current = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(current.status == 0 && current.stdout == "\(store): already at Catalog 2; nothing to do\n", "\(current.stdout) \(current.stderr)")
+        }
+        try withSchema("cli_older") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld", "--model-version", "Catalog"]).status == 0)
+            let planned = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld", "--dry-run"])
+            #expect(planned.status == 0, "\(planned.stderr)")
+            #expect(planned.stdout.hasPrefix("\(store): Catalog → Catalog 2 (") && planned.stdout.hasSuffix("dry run: nothing was written\n"), "\(planned.stdout)")
+            #expect(try LadeProcess.run(["meta", "get", store, "NSStoreType"]).status == 0)
         }
     }
 

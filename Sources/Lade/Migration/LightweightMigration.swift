@@ -64,7 +64,7 @@ public struct LightweightMigration: Sendable {
         self.origins = origins
         self.source = source
         self.destination = destination
-        storeType = try StoreType(detectingFileAt: url)
+        storeType = try StoreType(locationOf: url) ?? StoreType(detectingFileAt: url)
         mapping = InferredMapping(from: source, to: destination)
         plan()
     }
