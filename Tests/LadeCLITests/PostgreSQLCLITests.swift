@@ -162,6 +162,26 @@ struct PostgreSQLCLITests {
         }
     }
 
+    @Test("a job that names no model runs with the one a PostgreSQL store carries")
+    func carriedModelJob() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_carried") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let text = try shippedJob("suppliers.yaml", store: "{ url: \"\(store)\" }")
+                .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("model:") }.joined(separator: "\n")
+            let job = try workspace.job("suppliers.yaml", text)
+            let validated = try LadeProcess.run(["validate", job])
+            #expect(validated.status == 0, "\(validated.stderr)")
+            #expect(validated.stdout.contains("model the model the store carries (Z_MODELCACHE)"), "\(validated.stdout)")
+            #expect(!validated.stdout.contains("the model lade carries"), "\(validated.stdout)")
+            let imported = try LadeProcess.run(["run", job])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZSUPPLIER\"") == "8")
+        }
+    }
+
     @Test("lade seed seeds a PostgreSQL store once")
     func seedOnce() throws {
         let workspace = try SeedWorkspace()
