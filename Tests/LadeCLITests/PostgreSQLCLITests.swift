@@ -121,6 +121,22 @@ struct PostgreSQLCLITests {
         }
     }
 
+    @Test("lade convert refuses a PostgreSQL destination that is its source, however the URL is spelled, and leaves it as it was")
+    func convertOntoItself() throws {
+        try withSchema("cli_self") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let respelled = "postgres://\(server.user)@/\(server.database)?port=\(server.port)&schema=\(schema)&host="
+                + (server.socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            for destination in [store, respelled] {
+                let result = try LadeProcess.run(["convert", store, destination, "--overwrite"])
+                #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+                #expect(result.stderr.contains("\(destination): the destination is the source itself") && result.stderr.contains("[store.alreadyExists]"), "\(result.stderr)")
+            }
+            #expect(try LadeProcess.run(["meta", "get", store, "NSStoreType"]).stdout.contains("PostgreSQL"))
+        }
+    }
+
     @Test("lade run imports a shipped job into a PostgreSQL store through managed objects; a second run has nothing to do")
     func runJobTwice() throws {
         let workspace = try SeedWorkspace()
