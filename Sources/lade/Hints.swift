@@ -12,11 +12,15 @@ enum Hint {
         switch error.code {
         case "store.damaged":
             guard let store = error as? StoreError else { return nil }
-            return "`lade check \(store.path) --model MODEL` lists every problem"
+            return "`lade check \(shown(store.path)) --model MODEL` lists every problem"
         case "store.modelMismatch":
             // A version the bundle lacks (`--to`, `--from`, `--model-version`) names the bundle,
             // whose message lists its versions: no other step to give.
             guard let store = error as? StoreError, !store.path.isEmpty, !isModel(store.path) else { return nil }
+            if StoreLocation.isServerURL(store.path) {
+                // No lade migrate: a PostgreSQL store is not migrated in place yet.
+                return "`lade inspect \(shown(store.path)) --model BUNDLE` says which version wrote it"
+            }
             let path = FileManager.default.fileExists(atPath: store.path) ? store.path : "STORE"
             return command == "migrate"
                 ? "`lade inspect \(path) --model BUNDLE` says which version wrote the store; `--from VERSION` names it for a store that cannot tell"
@@ -26,8 +30,7 @@ enum Hint {
             // file is also `store.notFound`, and `convert` never creates its source.
             guard let store = error as? StoreError, ["inspect", "fetch", "export", "check", "meta", "migrate"].contains(command),
                   arguments.dropFirst(2).contains(where: { sameFile($0, store.path) }) else { return nil }
-            // The store's own message says how a schema gets a store.
-            if StoreLocation.isServerURL(store.path) { return nil }
+            if StoreLocation.isServerURL(store.path) { return "`lade init \(shown(store.path)) --model MODEL` creates a store in that schema" }
             return "`lade init \(store.path) --model MODEL` creates a SQLite store"
         case "store.noModel":
             return command == "run" || command == "seed" || command == "validate"
@@ -51,6 +54,12 @@ enum Hint {
         default:
             return nil
         }
+    }
+
+    /// A store as a command names it: a server URL in single quotes (its `?` and `&` are the
+    /// shell's), a path as it is.
+    private static func shown(_ store: String) -> String {
+        StoreLocation.isServerURL(store) ? "'\(store)'" : store
     }
 
     /// Whether two paths name one file (links followed), or the same path when neither exists.

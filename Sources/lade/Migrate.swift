@@ -68,7 +68,7 @@ struct Migrate: ParsableCommand {
             unchanged); 75 another run holds the store; 64 usage error.
             """)
 
-    @Argument(help: ArgumentHelp("The store to migrate, in place (SQLite, XML or binary; a PostgreSQL store is refused for now).", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The store to migrate, in place: a SQLite, XML or binary file, or a PostgreSQL URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("The versioned model (.xcdatamodeld).", valueName: "MODEL"))

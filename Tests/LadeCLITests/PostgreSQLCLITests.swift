@@ -121,6 +121,22 @@ struct PostgreSQLCLITests {
         }
     }
 
+    @Test("lade convert refuses a PostgreSQL destination that is its source, however the URL is spelled, and leaves it as it was")
+    func convertOntoItself() throws {
+        try withSchema("cli_self") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let respelled = "postgres://\(server.user)@/\(server.database)?port=\(server.port)&schema=\(schema)&host="
+                + (server.socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            for destination in [store, respelled] {
+                let result = try LadeProcess.run(["convert", store, destination, "--overwrite"])
+                #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+                #expect(result.stderr.contains("\(destination): the destination is the source itself") && result.stderr.contains("[store.alreadyExists]"), "\(result.stderr)")
+            }
+            #expect(try LadeProcess.run(["meta", "get", store, "NSStoreType"]).stdout.contains("PostgreSQL"))
+        }
+    }
+
     @Test("lade run imports a shipped job into a PostgreSQL store through managed objects; a second run has nothing to do")
     func runJobTwice() throws {
         let workspace = try SeedWorkspace()
@@ -159,6 +175,26 @@ struct PostgreSQLCLITests {
             let refused = try LadeProcess.run(["run", batch, "--force"])
             #expect(refused.status == 1)
             #expect(refused.stderr.contains("batch cannot write this job: the store is postgresql"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("a job that names no model runs with the one a PostgreSQL store carries")
+    func carriedModelJob() throws {
+        let workspace = try SeedWorkspace()
+        defer { workspace.remove() }
+        try withSchema("cli_carried") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let text = try shippedJob("suppliers.yaml", store: "{ url: \"\(store)\" }")
+                .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("model:") }.joined(separator: "\n")
+            let job = try workspace.job("suppliers.yaml", text)
+            let validated = try LadeProcess.run(["validate", job])
+            #expect(validated.status == 0, "\(validated.stderr)")
+            #expect(validated.stdout.contains("model the model the store carries (Z_MODELCACHE)"), "\(validated.stdout)")
+            #expect(!validated.stdout.contains("the model lade carries"), "\(validated.stdout)")
+            let imported = try LadeProcess.run(["run", job])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZSUPPLIER\"") == "8")
         }
     }
 
@@ -261,17 +297,63 @@ struct PostgreSQLCLITests {
         #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname IN ('public', \(PostgresTestServer.quotedLiteral(schema)))") == "2")
     }
 
-    @Test("history and migrate refuse a PostgreSQL store, saying why")
-    func historyAndMigrateRefused() throws {
+    @Test("a URL written with a raw quote and space (not percent-encoded) names the schema it reads as, its other parts as given")
+    func rawQuoteInURL() throws {
+        let schema = "q\"uote x" + String(server.newSchemaName("r").suffix(8))
+        defer { try? server.dropSchema(schema) }
+        let encoded = server.storeURL(schema: "placeholder")
+        let raw = encoded.replacingOccurrences(of: "schema=placeholder", with: "schema=" + schema)
+        #expect(raw.contains("%2F") && raw.contains("\""))
+        let created = try LadeProcess.run(["init", raw, "--model", "samples/Catalog.xcdatamodeld"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("created \(raw): PostgreSQL store"), "\(created.stdout)")
+        let get = try LadeProcess.run(["meta", "get", raw, "NSStoreType"])
+        #expect(get.status == 0 && get.stdout.contains("PostgreSQL"), "\(get.stderr)")
+        #expect(try server.psql("SELECT count(*) FROM pg_namespace WHERE nspname = \(PostgresTestServer.quotedLiteral(schema))") == "1")
+    }
+
+    @Test("a schema without a store is store.notFound, with the lade init that makes one")
+    func missingStore() throws {
+        let store = server.storeURL(schema: server.newSchemaName("cli_missing"))
+        for command in [["inspect", store], ["meta", "get", store], ["fetch", store, "--entity", "Product", "--model", "samples/Catalog.xcdatamodeld"]] {
+            let result = try LadeProcess.run(command)
+            #expect(result.status == 1, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains("[store.notFound]") && result.stderr.contains("`lade init '\(store)' --model MODEL` creates a store in that schema"), "\(command[0]): \(result.stderr)")
+        }
+    }
+
+    @Test("a store of another model version: the hint names the store's URL, quoted, and no lade migrate (refused on PostgreSQL)")
+    func mismatchHint() throws {
+        try withSchema("cli_mismatch") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let result = try LadeProcess.run(["fetch", store, "--entity", "Product", "--model", "samples/Catalog.xcdatamodeld", "--model-version", "Catalog"])
+            #expect(result.status == 1 && result.stderr.contains("[store.modelMismatch]"), "\(result.stderr)")
+            #expect(result.stderr.contains("`lade inspect '\(store)' --model BUNDLE` says which version wrote it"), "\(result.stderr)")
+            #expect(!result.stderr.contains("lade migrate"), "\(result.stderr)")
+        }
+    }
+
+    @Test("history refuses a PostgreSQL store, saying why; migrate plans one by its URL (the library decides what it can carry)")
+    func historyRefusedMigratePlanned() throws {
         try withSchema("cli_refused") { schema in
             let store = server.storeURL(schema: schema)
             #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
             let history = try LadeProcess.run(["history", store])
             #expect(history.status == 1 && history.stderr.contains("persistent history in a PostgreSQL store is not kept yet"), "\(history.stderr)")
-            let migrate = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
-            #expect(migrate.status == 1 && migrate.stderr.contains("migration of a PostgreSQL store in place is not done yet"), "\(migrate.stderr)")
             let withHistory = try LadeProcess.run(["init", server.storeURL(schema: schema + "h"), "--model", "samples/Catalog.xcdatamodeld", "--history"])
             #expect(withHistory.status == 64, "\(withHistory.stderr)")
+
+            let current = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(current.status == 0 && current.stdout == "\(store): already at Catalog 2; nothing to do\n", "\(current.stdout) \(current.stderr)")
+        }
+        try withSchema("cli_older") { schema in
+            let store = server.storeURL(schema: schema)
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld", "--model-version", "Catalog"]).status == 0)
+            let planned = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld", "--dry-run"])
+            #expect(planned.status == 0, "\(planned.stderr)")
+            #expect(planned.stdout.hasPrefix("\(store): Catalog → Catalog 2 (") && planned.stdout.hasSuffix("dry run: nothing was written\n"), "\(planned.stdout)")
+            #expect(try LadeProcess.run(["meta", "get", store, "NSStoreType"]).status == 0)
         }
     }
 

@@ -204,6 +204,14 @@ struct StoreMigration {
     // MARK: Destination checks
 
     private func checkDestination(_ given: URL, source: PersistentStore) throws {
+        if let destination = try PostgreSQLLocation(url: given) {
+            // Written over, the source would be dropped while it is read (the writer waiting
+            // for the reader's locks for ever): refused, however the URL is spelled.
+            if let sourceURL = source.url, let origin = try PostgreSQLLocation(url: sourceURL), origin.isSameStore(as: destination) {
+                throw StoreError(.alreadyExists, path: destination.redacted, "the destination is the source itself; choose another destination (the source is never written)")
+            }
+            return
+        }
         let manager = FileManager.default
         // A symbolic link is written through (and one that leads nowhere refused here).
         let url = try FileSystem.resolvingLink(given)

@@ -132,7 +132,7 @@ public struct ModelReference: Sendable, Equatable {
 
     /// What the model is, for messages: its path, or the store's model cache.
     public var displayName: String {
-        isCarriedByStore ? "the model \(url.lastPathComponent) carries (Z_MODELCACHE)" : url.path
+        isCarriedByStore ? "the model \(StoreLocation(url: url).isServer ? "the store" : url.lastPathComponent) carries (Z_MODELCACHE)" : url.path
     }
 }
 

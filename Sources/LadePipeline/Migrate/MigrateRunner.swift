@@ -63,13 +63,10 @@ public struct MigrateRunner: Sendable {
     /// plans every step. The plan holds the lock until it has run. Throws `StoreLock.Busy`
     /// when another run holds the store, and whatever `StagedMigration` refuses.
     public func plan() throws -> MigratePlan {
-        if StoreLocation(url: store).isServer {
-            // Refused before the lock and any planning, which read store files.
-            throw StoreError(.wrongStoreType, path: displayPath, "a lightweight migration of a PostgreSQL store in place is not done yet (docs/postgresql.md): convert the store to SQLite, migrate it, and convert it back")
-        }
         let lock = try options.dryRun ? StoreLock.forReading(store: store) : StoreLock(store: store)
-        // A mapping migration killed while it built the new store beside this one left it.
-        if !options.dryRun {
+        // A mapping migration killed while it built the new store beside this one left it (a
+        // store on a server has nothing beside it).
+        if !options.dryRun && store.isFileURL {
             let removed = PersistentStoreCoordinator.removeInterruptedWrites(beside: store)
             if !removed.isEmpty { onNote?("removed \(removed.count) temporary file(s) an interrupted run left beside \(displayPath)") }
         }

@@ -35,9 +35,10 @@ public struct StoreLocation: Sendable, Equatable {
             return
         }
         let shown = PostgreSQLLocation.redact(text)
-        // Foundation percent-encodes what a URL cannot hold as it is (a quote, a space); the
-        // store is then named by that URL, read back the same by libpq.
-        guard let url = URL(string: text) else {
+        // What a URL cannot hold as it is (a quote, a space, a letter beyond ASCII) is
+        // percent-encoded here, and nothing else: libpq decodes it back. Foundation would
+        // encode the whole text, `%` of `host=%2Fsocket` included, which libpq then reads wrong.
+        guard let url = URL(string: text.addingPercentEncoding(withAllowedCharacters: Self.urlCharacters) ?? text) else {
             throw StoreError(.invalidLocation, path: shown, "is not a URL Foundation can read; percent-encode spaces, quotes and other special characters (%20, %22, …)")
         }
         let location = try PostgreSQLLocation(url.absoluteString)
@@ -66,6 +67,10 @@ public struct StoreLocation: Sendable, Equatable {
             return false
         }
     }
+
+    /// The characters a URL holds as they are (RFC 3986's unreserved and reserved ones), and `%`
+    /// of an encoding already written.
+    private static let urlCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 
     /// Whether the store is on a database server rather than in a file.
     public var isServer: Bool { serverType != nil }

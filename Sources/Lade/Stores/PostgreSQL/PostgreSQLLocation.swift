@@ -119,6 +119,29 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether `other` names the same store however its URL is spelled: the same schema in the
+    /// same database on the same host and port, as libpq reads them (a part left out, and so
+    /// taken from the environment, counts as itself).
+    package func isSameStore(as other: PostgreSQLLocation) -> Bool {
+        guard schema == other.schema else { return false }
+        let keys = ["host", "hostaddr", "port", "dbname"]
+        let mine = Self.options(connectionURL), theirs = Self.options(other.connectionURL)
+        return keys.allSatisfy { mine[$0] == theirs[$0] }
+    }
+
+    /// The connection options libpq reads from `url` (empty when it cannot read it).
+    private static func options(_ url: String) -> [String: String] {
+        guard let parsed = PQconninfoParse(url, nil) else { return [:] }
+        defer { PQconninfoFree(parsed) }
+        var result: [String: String] = [:]
+        var option = parsed
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { result[String(cString: keyword)] = String(cString: value) }
+            option += 1
+        }
+        return result
+    }
+
     /// `text` with the password of its user part and any `password=` parameter shown as `***`.
     package static func redact(_ text: String) -> String {
         var result = text

@@ -221,7 +221,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         let tables = try connection.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)])
         let names = Set((0..<tables.count).compactMap { tables.text($0, 0) })
         guard !names.isEmpty else {
-            throw StoreError(.notFound, path: location.redacted, "no store in schema \(postgreSQLQuoted(location.schema)) (it has no tables, or does not exist); create one with lade init, or check the schema's name")
+            throw StoreError(.notFound, path: location.redacted, "no store in schema \(postgreSQLQuoted(location.schema)) (it has no tables, or does not exist); check the schema's name, or create the store")
         }
         guard names.contains("Z_METADATA"), names.contains("Z_PRIMARYKEY") else {
             throw StoreError(.notAStore, path: location.redacted, "schema \(postgreSQLQuoted(location.schema)) has no Z_METADATA and Z_PRIMARYKEY tables: it is not a Lade store")
