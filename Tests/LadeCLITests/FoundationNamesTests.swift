@@ -133,12 +133,14 @@ struct FoundationNamesTests {
         try #require(FileManager.default.fileExists(atPath: modules.appendingPathComponent("Lade.swiftmodule").path), "no built Lade module beside the tests (\(modules.path))", sourceLocation: sourceLocation)
         let root = LadeProcess.root
         var arguments = ["swiftc", "-typecheck", file.path, "-I", modules.path]
-        for shim in ["CSQLite", "CLibXML2", "CZlib"] { arguments += ["-I", root.appendingPathComponent("Sources/\(shim)").path] }
+        for shim in ["CSQLite", "CLibXML2", "CZlib", "CLibPQ"] { arguments += ["-I", root.appendingPathComponent("Sources/\(shim)").path] }
         // The build folder (`.build`, or the scratch path given) holds the checkouts: <scratch>/<triple>/debug/Modules.
         let scratch = modules.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         arguments += ["-I", scratch.appendingPathComponent("checkouts/Yams/Sources/CYaml/include").path]
         // libxml2's headers, where pkg-config says (the CLibXML2 module map includes them).
         arguments += ["-Xcc", "-I" + (Self.pkgConfigIncludeDirectory("libxml-2.0") ?? "/usr/include/libxml2")]
+        // libpq's headers (the CLibPQ module map includes libpq-fe.h).
+        arguments += ["-Xcc", "-I" + (Self.pkgConfigIncludeDirectory("libpq") ?? "/usr/include/postgresql")]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
