@@ -118,7 +118,7 @@ struct PostgreSQLImportTests {
         }
         var random = SeededGenerator(seed: 20_261_128)
         var points: [Int64] = []
-        let kills = Int(ProcessInfo.processInfo.environment["LADE_PG_KILLS"] ?? "") ?? 6
+        let kills = Int(ProcessInfo.processInfo.environment["LADE_PG_KILLS"] ?? "") ?? 20
         for kill in 1...kills {
             let before = try committed()
             let target = Int(before) + (count - Int(before)) * (5 + random.int(30)) / 100
