@@ -36,27 +36,8 @@ enum PostgreSQLBench {
         }
         func job(_ name: String, schema: String, source: URL) -> URL {
             let url = work.appendingPathComponent("bench-pg-\(name).yaml")
-            try! """
-                kind: import
-                model: \(model)
-                store: { type: postgresql, url: "\(server.url(schema: schema))" }
-                source: \(source.path)
-                entity: Product
-                key: sku
-                batch: { size: 5000 }
-                autoMatch: false
-                fields:
-                  sku: sku
-                  name: name
-                  price: price
-                  stock: quantity
-                  active: active
-                  createdAt: { from: created_at, date: iso8601 }
-                  details: { from: description, empty: null }
-                relationships:
-                  category: { from: category, match: name, create: true }
-
-                """.write(to: url, atomically: true, encoding: .utf8)
+            try! benchJob(store: "{ type: postgresql, url: \"\(server.url(schema: schema))\" }", source: source, model: model)
+                .write(to: url, atomically: true, encoding: .utf8)
             return url
         }
         let csv = data.appendingPathComponent("products.csv")

@@ -109,6 +109,32 @@ func generate(rows: Int, directory: URL) {
     fputs("]\n", files[2])
 }
 
+/// The benchmark's import job: the generated products into `store` (a job's `store:` value).
+func benchJob(store: String, source: URL, model: String, writer: String = "auto") -> String {
+    """
+    kind: import
+    writer: \(writer)
+    model: \(model)
+    store: \(store)
+    source: \(source.path)
+    entity: Product
+    key: sku
+    batch: { size: 5000 }
+    autoMatch: false
+    fields:
+      sku: sku
+      name: name
+      price: price
+      stock: quantity
+      active: active
+      createdAt: { from: created_at, date: iso8601 }
+      details: { from: description, empty: null }
+    relationships:
+      category: { from: category, match: name, create: true }
+
+    """
+}
+
 // MARK: Measuring a process
 
 struct Measurement {
@@ -261,28 +287,8 @@ case "run":
         let name = writer == "auto" ? format : "\(format)-\(writer)"
         let url = work.appendingPathComponent("bench-\(name).yaml")
         let store = work.appendingPathComponent("lade-\(name).sqlite")
-        try! """
-            kind: import
-            writer: \(writer)
-            model: \(model)
-            store: { type: sqlite, path: \(store.path) }
-            source: \(data.appendingPathComponent("products.\(format)").path)
-            entity: Product
-            key: sku
-            batch: { size: 5000 }
-            autoMatch: false
-            fields:
-              sku: sku
-              name: name
-              price: price
-              stock: quantity
-              active: active
-              createdAt: { from: created_at, date: iso8601 }
-              details: { from: description, empty: null }
-            relationships:
-              category: { from: category, match: name, create: true }
-
-            """.write(to: url, atomically: true, encoding: .utf8)
+        try! benchJob(store: "{ type: sqlite, path: \(store.path) }", source: data.appendingPathComponent("products.\(format)"), model: model, writer: writer)
+            .write(to: url, atomically: true, encoding: .utf8)
         return url
     }
 

@@ -72,6 +72,47 @@ struct WholeStoreObject {
     var toMany: [ToMany] = []
 }
 
+/// The saves a table-layout store's writer makes of a copy's objects and their to-many
+/// destinations (the SQLite and PostgreSQL writers: rows inserted as they are, links and
+/// ordered positions after every object is written).
+extension StoreSaveRequest {
+    /// The objects inserted, each row as it is.
+    init(inserting objects: [WholeStoreObject]) {
+        self.init()
+        inserted.reserveCapacity(objects.count)
+        for object in objects {
+            let row = object.row
+            inserted.append(.init(
+                objectID: row.objectID,
+                positional: .init(layout: row.layout, values: row.values, toOneIDs: row.toOneIDs, changedAttributes: nil, changedToOne: nil)))
+        }
+    }
+
+    /// Many-to-many links (from the side that takes them) and ordered positions.
+    init(linking destinations: [WholeStoreObject.ToMany], in model: ManagedObjectModel) {
+        self.init()
+        for toMany in destinations {
+            let relationship = toMany.relationship
+            if model.linksTakenFromThisSide(relationship) {
+                links.append(.init(source: toMany.owner, relationship: relationship.name, added: toMany.destinations, removed: []))
+            }
+            if relationship.isOrdered {
+                orders.append(.init(owner: toMany.owner, relationship: relationship.name, destinations: toMany.destinations))
+            }
+        }
+    }
+}
+
+extension ManagedObjectModel {
+    /// When a table-layout store's writer takes a to-many relationship's destinations: a
+    /// to-one's inverse is its key column; a many-to-many pair's links go into their join table
+    /// from one side; ordered positions go into their own columns.
+    func tableLayoutToManyWriting(of relationship: RelationshipDescription) -> ToManyWriting {
+        guard keepsLinksApart(relationship) else { return .never }
+        return relationship.isOrdered || linksTakenFromThisSide(relationship) ? .afterObjects : .never
+    }
+}
+
 /// What a migration copied.
 public struct StoreMigrationSummary: Sendable, Equatable {
     /// Objects copied, by entity (exactly that entity, not counting subentities).

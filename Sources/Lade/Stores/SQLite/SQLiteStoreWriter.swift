@@ -39,37 +39,16 @@ final class SQLiteStoreWriter: WholeStoreWriting {
     var keysUniqueAcrossEntities: Bool { false }
     var firstKey: Int64 { 1 }
 
-    /// A to-one's inverse is its foreign key; a many-to-many pair's links go into their join
-    /// table from one side; ordered positions go into their own columns.
     func toManyWriting(of relationship: RelationshipDescription) -> ToManyWriting {
-        guard model.keepsLinksApart(relationship) else { return .never }
-        return relationship.isOrdered || model.linksTakenFromThisSide(relationship) ? .afterObjects : .never
+        model.tableLayoutToManyWriting(of: relationship)
     }
 
     func write(_ objects: [WholeStoreObject]) throws {
-        var request = StoreSaveRequest()
-        request.inserted.reserveCapacity(objects.count)
-        for object in objects {
-            let row = object.row
-            request.inserted.append(.init(
-                objectID: row.objectID,
-                positional: .init(layout: row.layout, values: row.values, toOneIDs: row.toOneIDs, changedAttributes: nil, changedToOne: nil)))
-        }
-        try filling { try $0.save(request) }
+        try filling { try $0.save(StoreSaveRequest(inserting: objects)) }
     }
 
     func writeToMany(_ destinations: [WholeStoreObject.ToMany]) throws {
-        var request = StoreSaveRequest()
-        for toMany in destinations {
-            let relationship = toMany.relationship
-            if model.linksTakenFromThisSide(relationship) {
-                request.links.append(.init(source: toMany.owner, relationship: relationship.name, added: toMany.destinations, removed: []))
-            }
-            if relationship.isOrdered {
-                request.orders.append(.init(owner: toMany.owner, relationship: relationship.name, destinations: toMany.destinations))
-            }
-        }
-        try filling { try $0.save(request) }
+        try filling { try $0.save(StoreSaveRequest(linking: destinations, in: model)) }
     }
 
     func finish() throws -> PersistentStore? {
