@@ -272,8 +272,6 @@ final class PostgreSQLBatchInsertTransaction {
         var given: [Bool]
         /// The rows whose outcome names it.
         var rows: [Int]
-        /// The key's COPY text (the order new rows are written in, the same for every writer).
-        var order: [UInt8]
     }
 
     /// A stored row the batch changes: the target fields it changes and their values.
@@ -339,7 +337,7 @@ final class PostgreSQLBatchInsertTransaction {
                 guard columns.keyPositions.isEmpty || plan.insertsMissing else { outcomes.append(.missing); continue }
                 guard mayInsert else { outcomes.append(notInserted()); continue }
                 let key = try nextKey(&keys, wanted: mayInsertCount)
-                var new = newRow(row, plan: plan, key: key, offset: offset)
+                let new = newRow(row, plan: plan, key: key, offset: offset)
                 if rowByRow {
                     switch try insertNow(new, plan: plan, connection) {
                     case .refused(let outcome):
@@ -360,10 +358,7 @@ final class PostgreSQLBatchInsertTransaction {
                     if let slot { currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: nil) }
                 } else {
                     markInserted(columns.rootNumber, key)
-                    if let slot {
-                        new.order = copyText(rowKeys[offset]!)
-                        currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: newRows.count)
-                    }
+                    if let slot { currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: newRows.count) }
                     newRows.append(new)
                 }
                 markOwners(row, plan: plan)
@@ -414,7 +409,7 @@ final class PostgreSQLBatchInsertTransaction {
             outcomes.append(seen ? .duplicate(foundID) : .updated(foundID))
         }
         if !rowByRow {
-            try writeNew(&newRows, plan: plan, outcomes: &outcomes, connection)
+            try writeNew(newRows, plan: plan, outcomes: &outcomes, connection)
             try writeChanges(changes, plan: plan, connection)
         }
         return outcomes
@@ -514,7 +509,7 @@ final class PostgreSQLBatchInsertTransaction {
             if let column = plan.toOneEntityColumn[index] { values[column] = entityNumber(id) }
             given[row.values.count + index] = true
         }
-        return NewRow(key: key, values: values, given: given, rows: [offset], order: [])
+        return NewRow(key: key, values: values, given: given, rows: [offset])
     }
 
     private func current(of new: NewRow, plan: Plan, key: Int64, entity: Int64, newRow: Int?) -> Current {
@@ -577,15 +572,6 @@ final class PostgreSQLBatchInsertTransaction {
 
     // MARK: Writing the net result
 
-    private func copyText(_ values: [PostgreSQLValue]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(9) }
-            PostgreSQLCopyText.append(value, to: &bytes)
-        }
-        return bytes
-    }
-
     private static func maskText(_ mask: [Bool]) -> String { String(mask.map { $0 ? "1" : "0" }) }
 
     /// `COPY`s `count` rows into `table`, each written by `row` (fields separated by tabs).
@@ -604,15 +590,13 @@ final class PostgreSQLBatchInsertTransaction {
     /// Inserts the batch's new rows: `COPY` then one `INSERT … SELECT … ON CONFLICT (key) DO
     /// UPDATE` per set of given fields (one, when the rows give the same attributes). A row
     /// another writer inserted meanwhile is updated instead: its rows' outcomes then name it.
-    private func writeNew(_ newRows: inout [NewRow], plan: Plan, outcomes: inout [BulkInsert.Outcome], _ connection: PostgreSQLConnection) throws {
+    private func writeNew(_ newRows: [NewRow], plan: Plan, outcomes: inout [BulkInsert.Outcome], _ connection: PostgreSQLConnection) throws {
         guard !newRows.isEmpty else { return }
         let columns = plan.columns
-        // The same order for every writer, so two writers of one key wait for each other
-        // rather than deadlock.
-        if !columns.keyColumns.isEmpty { newRows.sort { $0.order.lexicographicallyPrecedes($1.order) } }
         let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.write.columns.map(\.name)).map(postgreSQLQuoted)
         try connection.execute("TRUNCATE \(plan.newTable)")
         let rows = newRows
+        let masks = rows.map { Self.maskText($0.given) }
         let entity = PostgreSQLValue.integer(columns.entityNumber)
         try copy(into: plan.newTable, columns: names + ["lade_mask"], count: rows.count, connection) { index, buffer in
             PostgreSQLCopyText.append(.integer(rows[index].key), to: &buffer)
@@ -624,17 +608,17 @@ final class PostgreSQLBatchInsertTransaction {
                 PostgreSQLCopyText.append(value, to: &buffer)
             }
             buffer.append(9)
-            buffer.append(contentsOf: Self.maskText(rows[index].given).utf8)
+            buffer.append(contentsOf: masks[index].utf8)
         }
         let list = names.joined(separator: ", ")
         guard !columns.keyColumns.isEmpty else {
             try connection.execute("INSERT INTO \(plan.table) (\(list)) SELECT \(list) FROM \(plan.newTable)")
             return
         }
-        let masks = Set(rows.map { Self.maskText($0.given) })
+        let distinctMasks = Set(masks)
         let keyList = columns.keyColumns.map(postgreSQLQuoted).joined(separator: ", ")
         var returned: [Int64] = []
-        for mask in masks.sorted() {
+        for mask in distinctMasks.sorted() {
             var assignments: [String] = []
             for (index, given) in mask.enumerated() where given == "1" {
                 if index < plan.attributeNames.count {
@@ -649,11 +633,13 @@ final class PostgreSQLBatchInsertTransaction {
                 }
             }
             assignments.append("\"Z_OPT\" = t.\"Z_OPT\" + 1")
-            let only = masks.count > 1 ? " WHERE lade_mask = $1" : ""
+            let only = distinctMasks.count > 1 ? " WHERE lade_mask = $1" : ""
+            // In the key's order, the same for every writer, so two writers of one key wait
+            // for each other rather than deadlock.
             let result = try connection.execute("""
-                INSERT INTO \(plan.table) AS t (\(list)) SELECT \(list) FROM \(plan.newTable)\(only)
+                INSERT INTO \(plan.table) AS t (\(list)) SELECT \(list) FROM \(plan.newTable)\(only) ORDER BY \(keyList)
                 ON CONFLICT (\(keyList)) DO UPDATE SET \(assignments.joined(separator: ", ")) RETURNING t."Z_PK"
-                """, masks.count > 1 ? [.text(mask)] : [])
+                """, distinctMasks.count > 1 ? [.text(mask)] : [])
             for index in 0..<result.count { if let key = result.integer(index, 0) { returned.append(key) } }
         }
         let ours = Set(rows.map(\.key))
@@ -684,13 +670,14 @@ final class PostgreSQLBatchInsertTransaction {
     private func writeChanges(_ changes: [Change], plan: Plan, _ connection: PostgreSQLConnection) throws {
         guard !changes.isEmpty else { return }
         let columns = plan.columns
-        let sorted = changes.sorted { $0.key < $1.key }
+        // In key order (as for new rows, so writers lock rows alike).
+        let order = changes.indices.sorted { changes[$0].key < changes[$1].key }
         let attributes = plan.attributeNames.count
         let entityColumns = columns.toOneEntityColumns.compactMap { $0 }
         let names = ["\"Z_PK\"", "lade_advance", "lade_mask"] + (columns.attributeColumns + columns.toOneColumns + entityColumns).map(postgreSQLQuoted)
         try connection.execute("TRUNCATE \(plan.changedTable)")
-        try copy(into: plan.changedTable, columns: names, count: sorted.count, connection) { index, buffer in
-            let change = sorted[index]
+        try copy(into: plan.changedTable, columns: names, count: order.count, connection) { index, buffer in
+            let change = changes[order[index]]
             PostgreSQLCopyText.append(.integer(change.key), to: &buffer)
             buffer.append(9)
             PostgreSQLCopyText.append(.integer(change.advance), to: &buffer)
@@ -722,7 +709,7 @@ final class PostgreSQLBatchInsertTransaction {
         assignments.append("\"Z_OPT\" = t.\"Z_OPT\" + c.lade_advance")
         // The keys as an array too, so the table is reached by its primary key index whatever
         // the planner guesses of the temporary table.
-        let keys = "{" + sorted.map { String($0.key) }.joined(separator: ",") + "}"
+        let keys = "{" + order.map { String(changes[$0].key) }.joined(separator: ",") + "}"
         try connection.execute("""
             UPDATE \(plan.table) AS t SET \(assignments.joined(separator: ", ")) FROM \(plan.changedTable) c
             WHERE t."Z_PK" = c."Z_PK" AND t."Z_PK" = ANY($1::bigint[])
