@@ -248,6 +248,47 @@ struct PostgreSQLBatchInsertTests {
         #expect(try schema.server.psql("SELECT count(DISTINCT \"Z_PK\") FROM \(table)") == "2250")
     }
 
+    @Test("a key another session inserted after this one looked for it becomes an update of that row: the INSERT waits for its commit, updates it, and the row is counted as updated with the other's key", .timeLimit(.minutes(1)))
+    func insertMeetsAnotherWritersRow() throws {
+        let schema = try Schema("bulk_conflict")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "worker", type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let first = try postgreSQLContext(schema, model: model), second = try postgreSQLContext(schema, model: model)
+        // The second store's key block starts after the first's, so the two keys differ.
+        _ = try first.performAndWait { try first.persistentStoreCoordinator!.persistentStores[0].newObjectIDs(for: "Item", count: 1) }
+        let firstSession = try first.performAndWait { try first.beginBatchInsert(entityName: "Item") }
+        try first.performAndWait {
+            let target = try firstSession.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"])
+            let outcomes = try firstSession.write([.init(values: [.string("K"), .string("first")])], to: target)
+            #expect(outcomes.map { $0.map(Self.described) } == ["inserted Item 2"])
+        }
+        final class Box: @unchecked Sendable { var outcomes: [String] = []; var error: (any Error)? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                try second.performAndWait {
+                    let session = try second.beginBatchInsert(entityName: "Item")
+                    let target = try session.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"])
+                    // Not visible yet: inserted, and the INSERT waits for the first session.
+                    box.outcomes = (try session.write([.init(values: [.string("K"), .string("second")]), .init(values: [.string("K"), .string("second again")])], to: target) ?? []).map(Self.described)
+                    try session.commit()
+                }
+            } catch { box.error = error }
+            done.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        try first.performAndWait { try firstSession.commit() }
+        done.wait()
+        #expect(box.error == nil, "\(String(describing: box.error))")
+        #expect(box.outcomes == ["updated Item 2", "duplicate Item 2"])
+        let table = "\(PostgresTestServer.quotedIdentifier(schema.name)).\"ZITEM\""
+        #expect(try schema.server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|second again|2")
+    }
+
     /// Measures a session of 200,000 rows with a unique text key (in random order, batches of
     /// 5,000, one commit) into PostgreSQL and SQLite: a first load, then the same rows again.
     /// Run with LADE_BULK_BENCH=1; prints the seconds.
