@@ -44,7 +44,8 @@ package final class PostgreSQLStore: @unchecked Sendable {
     var heldSaves: (generation: Int, undoable: Bool)?
     var heldSavesBegun = 0
     /// Whether a batch insert session holds the connection's transaction
-    /// (`PostgreSQLBatchInsertTransaction`; guarded by `lock`): saves and held saves wait for it.
+    /// (`PostgreSQLBatchInsertTransaction`; guarded by `lock`): saves and held saves are refused
+    /// (`.transactionOpen`) until it ends, and a dropped connection is not made anew under it.
     var bulkInsertOpen = false
 
     /// `NSStoreType` of a PostgreSQL store.
