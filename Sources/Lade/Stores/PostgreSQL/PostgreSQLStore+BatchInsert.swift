@@ -39,8 +39,10 @@ final class PostgreSQLBatchInsertTransaction {
     private var keysTaken: [(root: Int64, keys: ClosedRange<Int64>)] = []
     private var depth = 0
     private var plansMade = 0
-    /// How often a batch that met a deadlock or serialization failure is written again.
-    static let retries = 8
+    /// How often a batch that met a deadlock or serialization failure is written again: a
+    /// deadlock within one batch's statements goes away; one with rows an earlier batch of this
+    /// transaction holds does not (they are held until commit), so the batch fails soon.
+    static let retries = 3
 
     init(store: PostgreSQLStore) throws {
         guard !store.isReadOnly else { throw StoreError(.readOnly, path: store.location.redacted, "the store was opened read-only") }
