@@ -285,136 +285,155 @@ final class PostgreSQLBatchInsertTransaction {
         let advance: Int64
     }
 
-    /// One attempt at a batch: the stored rows of its keys read, outcomes decided, and the net
-    /// result written (`rowByRow`: each row's write at once, in a savepoint, so a row that
-    /// breaks a uniqueness constraint is refused alone).
-    private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
-        let columns = plan.columns
-        let refusals = rows.map { Self.refusal(in: $0.values) }
-        // The rows' keys, encoded; nil for a row with no key (or a key value not given or nil,
-        // which finds nothing).
-        var rowKeys = [[PostgreSQLValue]?](repeating: nil, count: rows.count)
-        var distinct: [[PostgreSQLValue]: Int] = [:]
-        var distinctKeys: [[PostgreSQLValue]] = []
-        if !columns.keyPositions.isEmpty {
-            for offset in rows.indices where refusals[offset] == nil {
-                var key: [PostgreSQLValue] = []
-                for position in columns.keyPositions {
-                    guard case .some(.some(let value)) = rows[offset].values[position] else { key = []; break }
-                    key.append(PostgreSQLValueCoding.encode(value))
-                }
-                guard !key.isEmpty else { continue }
-                rowKeys[offset] = key
-                if distinct[key] == nil {
-                    distinct[key] = distinctKeys.count
-                    distinctKeys.append(key)
-                }
-            }
-        }
-        var currents = try lookup(distinctKeys, plan: plan, connection)
+    /// What one attempt at a batch works with: the stored rows of its keys as its rows leave
+    /// them, what it will write, and its rows' outcomes.
+    private struct Batch {
+        var currents: [Current?]
         var newRows: [NewRow] = []
         var changes: [Change] = []
         var outcomes: [BulkInsert.Outcome] = []
-        outcomes.reserveCapacity(rows.count)
-        let mayInsertCount = rows.count - currents.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        /// Each row's write at once, in a savepoint, so a row that breaks a uniqueness
+        /// constraint is refused alone.
+        let rowByRow: Bool
+        /// How many rows may insert (the keys taken at once).
+        let mayInsert: Int
+    }
 
-        func id(_ entity: Int64, _ key: Int64) -> ManagedObjectID {
-            ManagedObjectID(entityName: store.schema.entityName(number: entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: key)
-        }
-
+    /// One attempt at a batch: the stored rows of its keys read, outcomes decided, and the net
+    /// result written (row by row: each row's write at once).
+    private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
+        let refusals = rows.map { Self.refusal(in: $0.values) }
+        let (slots, distinctKeys) = keySlots(rows, refusals: refusals, plan: plan)
+        let currents = try lookup(distinctKeys, plan: plan, connection)
+        var batch = Batch(currents: currents, rowByRow: rowByRow, mayInsert: rows.count - currents.reduce(0) { $0 + ($1 == nil ? 0 : 1) })
+        batch.outcomes.reserveCapacity(rows.count)
         for offset in rows.indices {
             let row = rows[offset]
+            let outcome: BulkInsert.Outcome
             if let (index, reason) = refusals[offset] {
-                outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
-                continue
-            }
-            let refusedDefault = columns.refusedDefaults.isEmpty ? nil : plan.refusedDefault(for: row)
-            let mayInsert = row.mayInsert && refusedDefault == nil
-            func notInserted() -> BulkInsert.Outcome {
-                guard let refusedDefault, row.mayInsert else { return .missing }
-                return .refused(property: refusedDefault.name, message: refusedDefault.reason, value: refusedDefault.value)
-            }
-            let slot = rowKeys[offset].flatMap { distinct[$0] }
-            guard let slot, let found = currents[slot] else {
-                guard columns.keyPositions.isEmpty || plan.insertsMissing else { outcomes.append(.missing); continue }
-                guard mayInsert else { outcomes.append(notInserted()); continue }
-                let key = try nextKey(&keys, wanted: mayInsertCount)
-                let new = newRow(row, plan: plan, key: key, offset: offset)
-                if rowByRow {
-                    switch try insertNow(new, plan: plan, connection) {
-                    case .refused(let outcome):
-                        keys.used -= 1   // the next new row takes the key, as on SQLite
-                        outcomes.append(outcome)
-                        continue
-                    case .inserted:
-                        markInserted(columns.rootNumber, key)
-                    case .updatedInstead(let theirs, let entity):
-                        // Another writer inserted the key meanwhile: the row updated it.
-                        markTouched(columns.rootNumber, theirs)
-                        markUpdated(columns.rootNumber, theirs)
-                        if let slot { currents[slot] = current(of: new, plan: plan, key: theirs, entity: entity, newRow: nil) }
-                        markOwners(row, plan: plan)
-                        outcomes.append(.updated(id(entity, theirs)))
-                        continue
-                    }
-                    if let slot { currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: nil) }
-                } else {
-                    markInserted(columns.rootNumber, key)
-                    if let slot { currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: newRows.count) }
-                    newRows.append(new)
-                }
-                markOwners(row, plan: plan)
-                outcomes.append(.inserted(id(columns.entityNumber, key)))
-                continue
-            }
-            guard columns.acceptedNumbers.contains(found.entity) else {
-                let other = store.schema.entity(number: found.entity)?.name ?? "object of entity \(found.entity)"
-                outcomes.append(.refused(property: columns.keyPositions.map { plan.attributeNames[$0] }.joined(separator: ", "), message: "a \(other) already has these values", value: nil))
-                continue
-            }
-            let foundID = id(found.entity, found.key)
-            let seen = isInserted(columns.rootNumber, found.key) || (touched[columns.rootNumber]?.contains(found.key) ?? false)
-            // Kept also when a row of this session inserted it: the first row for a key wins.
-            if plan.policy == .keep {
-                outcomes.append(.kept(foundID))
-                if let newRow = found.newRow { newRows[newRow].rows.append(offset) }
-                continue
-            }
-            let (mask, owners) = try compare(row, with: found, plan: plan)
-            guard let mask else {
-                markTouched(columns.rootNumber, found.key)
-                outcomes.append(seen ? .duplicate(foundID) : .unchanged(foundID))
-                if let newRow = found.newRow { newRows[newRow].rows.append(offset) }
-                continue
-            }
-            var current = found
-            if rowByRow {
-                let change = self.change(row, mask: mask, key: found.key, plan: plan)
-                if let refused = try updateNow(change, plan: plan, connection) {
-                    outcomes.append(refused)
-                    continue
-                }
-            } else if let newRow = found.newRow {
-                apply(row, mask: mask, to: &newRows[newRow], plan: plan)
-                newRows[newRow].rows.append(offset)
-            } else if let index = found.change {
-                merge(row, mask: mask, into: &changes[index], plan: plan)
+                outcome = .refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" })
+            } else if let slot = slots[offset], batch.currents[slot] != nil {
+                outcome = try writeFound(row, offset: offset, slot: slot, plan: plan, &batch, connection)
             } else {
-                current.change = changes.count
-                changes.append(change(row, mask: mask, key: found.key, plan: plan))
+                outcome = try insertMissing(row, offset: offset, slot: slots[offset], plan: plan, &batch, &keys, connection)
             }
-            set(row, mask: mask, on: &current, plan: plan)
-            currents[slot] = current
-            if found.newRow == nil { markUpdated(columns.rootNumber, found.key) }
-            markTouched(columns.rootNumber, found.key)
-            for owner in owners { markInverseChanged(owner.root, owner.key) }
-            outcomes.append(seen ? .duplicate(foundID) : .updated(foundID))
+            batch.outcomes.append(outcome)
         }
         if !rowByRow {
-            try writeNew(newRows, plan: plan, outcomes: &outcomes, connection)
-            try writeChanges(changes, plan: plan, connection)
+            try writeNew(batch.newRows, plan: plan, outcomes: &batch.outcomes, connection)
+            try writeChanges(batch.changes, plan: plan, connection)
         }
-        return outcomes
+        return batch.outcomes
+    }
+
+    /// Per row, its key's place among the batch's distinct keys (nil for a row with no key, or
+    /// a key value not given or nil, which finds nothing); and those keys, encoded.
+    private func keySlots(_ rows: [BulkInsert.Row], refusals: [(position: Int, reason: String)?], plan: Plan) -> ([Int?], [[PostgreSQLValue]]) {
+        var slots = [Int?](repeating: nil, count: rows.count)
+        var distinct: [[PostgreSQLValue]: Int] = [:]
+        var distinctKeys: [[PostgreSQLValue]] = []
+        guard !plan.columns.keyPositions.isEmpty else { return (slots, distinctKeys) }
+        for offset in rows.indices where refusals[offset] == nil {
+            var key: [PostgreSQLValue] = []
+            for position in plan.columns.keyPositions {
+                guard case .some(.some(let value)) = rows[offset].values[position] else { key = []; break }
+                key.append(PostgreSQLValueCoding.encode(value))
+            }
+            guard !key.isEmpty else { continue }
+            if let slot = distinct[key] {
+                slots[offset] = slot
+            } else {
+                slots[offset] = distinctKeys.count
+                distinct[key] = distinctKeys.count
+                distinctKeys.append(key)
+            }
+        }
+        return (slots, distinctKeys)
+    }
+
+    private func objectID(_ entity: Int64, _ key: Int64, _ plan: Plan) -> ManagedObjectID {
+        ManagedObjectID(entityName: store.schema.entityName(number: entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: key)
+    }
+
+    /// A row whose key no stored row (nor a row before it) has: inserted, or missing, or
+    /// refused for a default the store cannot keep.
+    private func insertMissing(_ row: BulkInsert.Row, offset: Int, slot: Int?, plan: Plan, _ batch: inout Batch, _ keys: inout BatchKeys,
+                               _ connection: PostgreSQLConnection) throws -> BulkInsert.Outcome {
+        let columns = plan.columns
+        guard columns.keyPositions.isEmpty || plan.insertsMissing else { return .missing }
+        // A new row would take a default the store cannot keep: refused where it would insert.
+        let refusedDefault = columns.refusedDefaults.isEmpty ? nil : plan.refusedDefault(for: row)
+        guard row.mayInsert && refusedDefault == nil else {
+            guard let refusedDefault, row.mayInsert else { return .missing }
+            return .refused(property: refusedDefault.name, message: refusedDefault.reason, value: refusedDefault.value)
+        }
+        let key = try nextKey(&keys, wanted: batch.mayInsert)
+        let new = newRow(row, plan: plan, key: key, offset: offset)
+        if batch.rowByRow {
+            switch try insertNow(new, plan: plan, connection) {
+            case .refused(let outcome):
+                keys.used -= 1   // the next new row takes the key, as on SQLite
+                return outcome
+            case .updatedInstead(let theirs, let entity):
+                // Another writer inserted the key meanwhile: the row updated it.
+                markTouched(columns.rootNumber, theirs)
+                markUpdated(columns.rootNumber, theirs)
+                if let slot { batch.currents[slot] = current(of: new, plan: plan, key: theirs, entity: entity, newRow: nil) }
+                markOwners(row, plan: plan)
+                return .updated(objectID(entity, theirs, plan))
+            case .inserted:
+                markInserted(columns.rootNumber, key)
+                if let slot { batch.currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: nil) }
+            }
+        } else {
+            markInserted(columns.rootNumber, key)
+            if let slot { batch.currents[slot] = current(of: new, plan: plan, key: key, entity: columns.entityNumber, newRow: batch.newRows.count) }
+            batch.newRows.append(new)
+        }
+        markOwners(row, plan: plan)
+        return .inserted(objectID(columns.entityNumber, key, plan))
+    }
+
+    /// A row whose key a stored row (or a row before it) has: kept, unchanged, updated or a
+    /// duplicate (seen before in this transaction), or refused.
+    private func writeFound(_ row: BulkInsert.Row, offset: Int, slot: Int, plan: Plan, _ batch: inout Batch, _ connection: PostgreSQLConnection) throws -> BulkInsert.Outcome {
+        let columns = plan.columns
+        let found = batch.currents[slot]!
+        guard columns.acceptedNumbers.contains(found.entity) else {
+            let other = store.schema.entity(number: found.entity)?.name ?? "object of entity \(found.entity)"
+            return .refused(property: columns.keyPositions.map { plan.attributeNames[$0] }.joined(separator: ", "), message: "a \(other) already has these values", value: nil)
+        }
+        let id = objectID(found.entity, found.key, plan)
+        let seen = isInserted(columns.rootNumber, found.key) || (touched[columns.rootNumber]?.contains(found.key) ?? false)
+        // Kept also when a row of this session inserted it: the first row for a key wins.
+        if plan.policy == .keep {
+            if let newRow = found.newRow { batch.newRows[newRow].rows.append(offset) }
+            return .kept(id)
+        }
+        let (mask, owners) = try compare(row, with: found, plan: plan)
+        guard let mask else {
+            markTouched(columns.rootNumber, found.key)
+            if let newRow = found.newRow { batch.newRows[newRow].rows.append(offset) }
+            return seen ? .duplicate(id) : .unchanged(id)
+        }
+        var current = found
+        if batch.rowByRow {
+            if let refused = try updateNow(change(row, mask: mask, key: found.key, plan: plan), plan: plan, connection) { return refused }
+        } else if let newRow = found.newRow {
+            apply(row, mask: mask, to: &batch.newRows[newRow], plan: plan)
+            batch.newRows[newRow].rows.append(offset)
+        } else if let index = found.change {
+            merge(row, mask: mask, into: &batch.changes[index], plan: plan)
+        } else {
+            current.change = batch.changes.count
+            batch.changes.append(change(row, mask: mask, key: found.key, plan: plan))
+        }
+        set(row, mask: mask, on: &current, plan: plan)
+        batch.currents[slot] = current
+        if found.newRow == nil { markUpdated(columns.rootNumber, found.key) }
+        markTouched(columns.rootNumber, found.key)
+        for owner in owners { markInverseChanged(owner.root, owner.key) }
+        return seen ? .duplicate(id) : .updated(id)
     }
 
     // MARK: Finding stored rows
