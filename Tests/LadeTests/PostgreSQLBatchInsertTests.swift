@@ -189,6 +189,43 @@ struct PostgreSQLBatchInsertTests {
         #expect(try snapshot(context, "Part") == committed)
     }
 
+    @Test("a batch written with undoable: false writes its rows (a later row of a key updating the earlier); refused, it rolls the whole session back and ends it")
+    func notUndoable() throws {
+        let schema = try Schema("bulk_not_undoable")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let context = try postgreSQLContext(schema, model: model)
+        func item(_ key: String, _ name: String) -> BatchInsertSession.Row { .init(values: [.string(key), .string(name)]) }
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "name"], key: ["key"])
+            let rows = [item("a", "1"), item("b", "2"), item("a", "3")]
+            #expect(!session.mayRefuse(rows, to: target, moreThan: 0))
+            #expect(try session.write(rows, to: target, undoable: false)?.map(Self.described) == ["inserted Item 1", "inserted Item 2", "duplicate Item 1"])
+            try session.commit()
+        }
+        let committed = try snapshot(context, "Item")
+        #expect(try schema.server.psql("SELECT \"ZKEY\", \"ZNAME\", \"Z_OPT\" FROM \(PostgresTestServer.quotedIdentifier(schema.name)).\"ZITEM\" ORDER BY \"Z_PK\"") == "a|3|1\nb|2|1")
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "name"], key: ["key"])
+            #expect(try session.write([item("e", "5")], to: target, undoable: false)?.count == 1)
+            let refused = [item("f", "6"), item("g", "bad\u{0}")]
+            #expect(session.mayRefuse(refused, to: target, moreThan: 0))
+            #expect(throws: BatchInsertSession.Unsupported.self) {
+                try session.write(refused, to: target, undoable: false) { outcomes in !outcomes.contains { if case .refused = $0 { true } else { false } } }
+            }
+            #expect(throws: BatchInsertSession.Unsupported.self) { try session.commit() }
+            // The store is free again: a new session begins.
+            let again = try context.beginBatchInsert(entityName: "Item")
+            again.rollback()
+        }
+        #expect(try snapshot(context, "Item") == committed)
+    }
+
     @Test("the same batches written again are all unchanged, and no Z_OPT moves")
     func rerunIsUnchanged() throws {
         let schema = try Schema("bulk_rerun")
