@@ -1,7 +1,7 @@
 import Foundation
 
-/// Batch inserts that stay open: any number of batches written straight to a SQLite store in
-/// one transaction, committed together (with store metadata, such as an import's checkpoint,
+/// Batch inserts that stay open: any number of batches written straight to a SQLite or
+/// PostgreSQL store in one transaction, committed together (with store metadata, such as an import's checkpoint,
 /// in the same transaction). `lade run`'s batch writer is built on it; one
 /// `BatchInsertRequest` is one batch committed at once.
 ///
@@ -157,14 +157,14 @@ public final class BatchInsertSession {
 }
 
 extension ManagedObjectContext {
-    /// Begins a batch insert session on the store that holds `entityName` (a SQLite store),
+    /// Begins a batch insert session on the store that holds `entityName` (SQLite, PostgreSQL),
     /// taking its write lock until `commit` or `rollback`. See `BatchInsertSession`.
     public func beginBatchInsert(entityName: String) throws -> BatchInsertSession {
         assertOnQueue()
         _ = try model.requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
         guard let bulk = store.bulkInserting else {
-            throw BatchInsertSession.Unsupported(reason: "batch insert sessions write stores that take rows in bulk (SQLite); this store (\(store.type)) writes its whole file at each save")
+            throw BatchInsertSession.Unsupported(reason: "batch insert sessions write stores that take rows in bulk (SQLite, PostgreSQL); this store (\(store.type)) writes its whole file at each save")
         }
         return BatchInsertSession(context: self, transaction: try bulk.beginBulkInsert(authorship: historyAuthorship))
     }

@@ -28,7 +28,8 @@ public enum BulkInsert {
         public var mayInsert: Bool
         /// The first given value the store cannot keep exactly (its position, and why), found
         /// once when the values are set: `mayRefuse` and `write` both ask for every row. By
-        /// SQLite's rule, the one store type that takes rows in bulk.
+        /// SQLite's rule; a PostgreSQL store applies its own (text with NUL,
+        /// `PostgreSQLBatchInsertTransaction.refusal`).
         private(set) var refusal: (position: Int, reason: String)?
 
         public init(values: [AttributeValue??], destinations: [ManagedObjectID??] = [], mayInsert: Bool = true) {

@@ -44,7 +44,8 @@ extension PersistentStore {
 }
 
 /// Rows written in bulk without managed objects, any number of batches in one transaction
-/// committed together (`BatchInsertSession`, `lade run`'s batch writer): SQLite stores.
+/// committed together (`BatchInsertSession`, `lade run`'s batch writer): SQLite and PostgreSQL
+/// stores.
 protocol BulkInserting: PersistentStore {
     /// Begins the transaction (taking the store's write lock until commit or rollback), its
     /// commit recorded as `authorship` in a store that keeps persistent history.

@@ -2,7 +2,7 @@ import Foundation
 import Lade
 
 /// Writes mapped batches as batch inserts (`BatchInsertSession`), straight into the SQLite
-/// store, no managed objects: each batch is found by key and inserted, updated or left in
+/// or PostgreSQL store, no managed objects: each batch is found by key and inserted, updated or left in
 /// one savepoint, to-one relationships become foreign keys looked up per batch (destinations
 /// with `create: true` inserted first), and the batches since the last commit stay in one
 /// transaction that `commit(last:)` ends with the checkpoint. Counts, rejects and what
@@ -27,7 +27,7 @@ final class BatchInsertWriter: ImportWriter {
 
     /// Why this job needs managed objects, or nil when batch inserts can write it.
     static func obstacle(plan: ImportPlan, model: ManagedObjectModel, store: StoreReference) -> String? {
-        if !store.kind.bulkInserts { return "the store is \(store.kind.name), and batch inserts write SQLite stores" }
+        if !store.kind.bulkInserts { return "the store is \(store.kind.name), and batch inserts write SQLite and PostgreSQL stores" }
         let entity = plan.entity.name
         if !plan.step.key.isEmpty {
             if !model.isUniquenessConstraint(plan.step.key, of: entity) {

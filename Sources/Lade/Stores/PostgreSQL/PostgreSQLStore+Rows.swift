@@ -162,6 +162,9 @@ extension PostgreSQLStore: PersistentStore {
         let refused = refusedValues(request)
         guard refused.isEmpty else { throw ObjectValidationError(failures: refused) }
         try withConnection { connection in
+            guard !bulkInsertOpen else {
+                throw StoreError(.transactionOpen, path: location.redacted, "a batch insert session is open on this store: commit or roll it back before saving")
+            }
             try writeTransaction(connection) {
                 try insert(request.inserted, connection)
                 var conflicts: [StoreSaveError.VersionConflict] = []
@@ -390,7 +393,7 @@ extension PostgreSQLStore: PersistentStore {
     }
 
     /// The uniqueness constraint whose index `error` names.
-    private func uniquenessProperties(in error: PostgreSQLError, entity: String) -> [String] {
+    func uniquenessProperties(in error: PostgreSQLError, entity: String) -> [String] {
         for described in [model.entity(named: entity)].compactMap({ $0 }) + model.ancestors(of: entity) {
             for constraint in described.uniquenessConstraints {
                 let columns = constraint.compactMap { property in
@@ -439,6 +442,7 @@ extension PostgreSQLStore: HeldSaves {
         guard !isReadOnly else { throw StoreError(.readOnly, path: location.redacted, "the store was opened read-only") }
         return try withConnection { connection in
             guard heldSaves == nil else { throw StoreError(.transactionOpen, path: location.redacted, "a store transaction is already open on this store") }
+            guard !bulkInsertOpen else { throw StoreError(.transactionOpen, path: location.redacted, "a batch insert session is open on this store: commit or roll it back before a store transaction begins") }
             try connection.execute("BEGIN")
             heldSavesBegun += 1
             heldSaves = (heldSavesBegun, undoable)

@@ -43,6 +43,10 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// savepoints (guarded by `lock`).
     var heldSaves: (generation: Int, undoable: Bool)?
     var heldSavesBegun = 0
+    /// Whether a batch insert session holds the connection's transaction
+    /// (`PostgreSQLBatchInsertTransaction`; guarded by `lock`): saves and held saves are refused
+    /// (`.transactionOpen`) until it ends, and a dropped connection is not made anew under it.
+    var bulkInsertOpen = false
 
     /// `NSStoreType` of a PostgreSQL store.
     package static let storeType = StoreType.postgresql.rawValue
@@ -277,7 +281,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// is made anew first when no transaction is held on it (one that is held is lost with it).
     func withConnection<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try lock.withLock {
-            if !connection.isAlive && heldSaves == nil { connection = try PostgreSQLConnection(location) }
+            if !connection.isAlive && heldSaves == nil && !bulkInsertOpen { connection = try PostgreSQLConnection(location) }
             return try body(connection)
         }
     }

@@ -58,7 +58,13 @@ enum PostgreSQLValueCoding {
 
     /// Why a PostgreSQL store cannot keep `value` exactly; nil when it can.
     static func refusal(_ value: AttributeValue?) -> String? {
-        guard case .string(let text)? = value, text.utf8.contains(0) else { return nil }
+        guard case .string(let text)? = value, holdsNUL(text) else { return nil }
         return "holds a NUL character, which PostgreSQL keeps in no text value: remove it, or keep the value in a Binary attribute"
+    }
+
+    /// Whether `text` holds a NUL (memchr over its UTF-8: a bulk insert asks for every string).
+    private static func holdsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
     }
 }

@@ -156,88 +156,32 @@ final class SQLiteBatchInsertTransaction {
     }
 
     func plan(_ target: BulkInsert.TargetDescription) throws -> Plan {
-        let model = store.model
-        let schema = store.schema
-        guard let mapped = schema.entity(named: target.entity), let write = store.writePlans[target.entity] else { throw UnknownEntityError(target.entity, in: model) }
-        guard let rootMapped = schema.entity(named: mapped.rootName) else { throw UnknownEntityError(mapped.rootName, in: model) }
-        let layout = write.layout
-        var attributeColumns: [String] = []
-        var attributePositions: [Int] = []
-        for name in target.attributes {
-            guard let position = layout.attributeIndex(of: name), !layout.attributes[position].isTransient,
-                  let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
-                  let column = schema.columnName(for: .attribute(entity: declaring, name: name)) else {
-                throw BulkInsert.UnknownProperty(entity: target.entity, name: name)
-            }
-            attributePositions.append(position)
-            attributeColumns.append(column)
-        }
-        var toOnePositions: [Int] = []
-        var toOneColumns: [String] = []
-        var toOneEntityColumns: [String?] = []
-        var inverseRoots: [Int64?] = []
-        for name in target.relationships {
-            guard let position = layout.relationshipIndex(of: name), let relationship = model.relationship(name, of: target.entity),
-                  !relationship.isToMany, !relationship.isTransient,
-                  let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
-                  let column = schema.columnName(for: .toOne(entity: declaring, name: name)) else {
-                throw BulkInsert.UnknownProperty(entity: target.entity, name: name)
-            }
-            let inverse = model.inverse(of: relationship)
-            if let inverse, !inverse.isTransient, !inverse.isToMany || inverse.isOrdered {
-                throw BulkInsert.Unsupported(reason: "\(target.entity).\(name)'s inverse \(relationship.destinationEntityName).\(inverse.name) is \(inverse.isToMany ? "an ordered to-many" : "a to-one"); a batch insert sets only to-one relationships whose inverse is an unordered to-many or none")
-            }
-            toOnePositions.append(position)
-            toOneColumns.append(column)
-            toOneEntityColumns.append(schema.columnName(for: .toOneEntity(entity: declaring, name: name)))
-            inverseRoots.append(inverse == nil || inverse!.isTransient ? nil : schema.entity(named: model.rootEntity(of: relationship.destinationEntityName)!.name)?.number)
-        }
-        var keyPositions: [Int] = []
-        for name in target.key {
-            guard let index = target.attributes.firstIndex(of: name) else {
-                throw BulkInsert.Unsupported(reason: "the key \(name) is not one of the attributes the rows give")
-            }
-            keyPositions.append(index)
-        }
-        let keyColumns = keyPositions.map { attributeColumns[$0] }
-        // The key must be a uniqueness constraint: its unique index finds a row by it, and
-        // decides conflicts when rows are inserted first.
-        if !target.key.isEmpty, !model.isUniquenessConstraint(target.key, of: target.entity) {
-            throw BulkInsert.Unsupported(reason: "the key \(target.key.joined(separator: ", ")) is not a uniqueness constraint of \(target.entity)")
-        }
-        let positionOfAttribute = Dictionary(uniqueKeysWithValues: attributePositions.enumerated().map { ($0.element, $0.offset) })
-        let positionOfToOne = Dictionary(uniqueKeysWithValues: toOnePositions.enumerated().map { ($0.element, $0.offset) })
-        var sources: [Plan.Source] = []
-        var refusedDefaults: [(position: Int?, name: String, reason: String, value: String)] = []
-        for column in write.columns {
-            switch column.kind {
-            case .attribute(let name, let index):
-                if let value = layout.defaultValues[index], let reason = SQLiteValueCoding.refusal(value) {
-                    refusedDefaults.append((positionOfAttribute[index], name, "takes the model's default, which \(reason)", "\(value)"))
-                }
+        let columns = try BulkInsert.TargetColumns.resolve(target, model: store.model, schema: store.schema, writePlans: store.writePlans, refusal: SQLiteValueCoding.refusal)
+        let write = columns.write, layout = write.layout
+        let attributeColumns = columns.attributeColumns, keyColumns = columns.keyColumns
+        let sources: [Plan.Source] = columns.sources.map { source in
+            switch source {
+            case .attribute(let position, let index):
                 let defaultValue = SQLiteValueCoding.encode(layout.defaultValues[index])
-                sources.append(positionOfAttribute[index].map { .attribute($0, default: defaultValue) } ?? .fixed(defaultValue))
-            case .toOne(_, let index): sources.append(positionOfToOne[index].map { .toOne($0) } ?? .fixed(.null))
-            case .toOneEntity(_, let index): sources.append(positionOfToOne[index].map { .toOneEntity($0) } ?? .fixed(.null))
+                return position.map { .attribute($0, default: defaultValue) } ?? .fixed(defaultValue)
+            case .toOne(let position): return position.map { .toOne($0) } ?? .fixed(.null)
+            case .toOneEntity(let position): return position.map { .toOneEntity($0) } ?? .fixed(.null)
             }
         }
-        let numbers = Set(model.hierarchy(from: target.entity).compactMap { schema.entity(named: $0.name)?.number })
-        let tableNumbers = Set(model.hierarchy(from: mapped.rootName).compactMap { schema.entity(named: $0.name)?.number })
-        let otherConstraint = model.uniquenessConstraints(of: target.entity).contains { Set($0) != Set(target.key) }
-        let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + toOneColumns
-        let prefetchSQL = keyColumns.count != 1 || ![.string, .integer16, .integer32, .integer64].contains(layout.attributeTypes[attributePositions[keyPositions[0]]]) ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE \(keyColumns[0]) IN (\(Array(repeating: "?", count: Self.prefetchChunk).joined(separator: ", "))) ORDER BY \(keyColumns[0])"
+        let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + columns.toOneColumns
+        let prefetchSQL = keyColumns.count != 1 || ![.string, .integer16, .integer32, .integer64].contains(columns.attributeTypes[columns.keyPositions[0]]) ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(columns.table) WHERE \(keyColumns[0]) IN (\(Array(repeating: "?", count: Self.prefetchChunk).joined(separator: ", "))) ORDER BY \(keyColumns[0])"
         return Plan(
-            entity: target.entity, number: mapped.number, rootNumber: rootMapped.number, table: mapped.tableName, write: write,
-            attributePositions: attributePositions, attributeTypes: attributePositions.map { layout.attributeTypes[$0] }, attributeNames: target.attributes,
-            toOnePositions: toOnePositions, toOneNames: target.relationships, inverseRoots: inverseRoots, acceptedNumbers: numbers, keyPositions: keyPositions,
+            entity: target.entity, number: columns.entityNumber, rootNumber: columns.rootNumber, table: columns.table, write: write,
+            attributePositions: columns.attributePositions, attributeTypes: columns.attributeTypes, attributeNames: target.attributes,
+            toOnePositions: columns.toOnePositions, toOneNames: target.relationships, inverseRoots: columns.inverseRoots, acceptedNumbers: columns.acceptedNumbers, keyPositions: columns.keyPositions,
             policy: target.policy, insertsMissing: target.insertsMissing,
             insertSources: sources, insertSQL: write.insertSQL,
             insertFirstSQL: keyColumns.isEmpty ? nil : write.insertSQL + " ON CONFLICT (\(keyColumns.joined(separator: ", "))) DO NOTHING",
-            lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
+            lookupSQL: keyColumns.isEmpty ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(columns.table) WHERE " + keyColumns.map { "\($0) = ?" }.joined(separator: " AND "),
             prefetchSQL: prefetchSQL,
-            rangeSQL: prefetchSQL == nil ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(mapped.tableName) WHERE Z_PK BETWEEN ? AND ?",
-            attributeColumns: attributeColumns, toOneColumns: toOneColumns, toOneEntityColumns: toOneEntityColumns,
-            refusesAnyRow: otherConstraint || (!keyColumns.isEmpty && !tableNumbers.isSubset(of: numbers)), refusedDefaults: refusedDefaults)
+            rangeSQL: prefetchSQL == nil ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(columns.table) WHERE Z_PK BETWEEN ? AND ?",
+            attributeColumns: attributeColumns, toOneColumns: columns.toOneColumns, toOneEntityColumns: columns.toOneEntityColumns,
+            refusesAnyRow: columns.refusesAnyRow, refusedDefaults: columns.refusedDefaults)
     }
 
     // MARK: Writing
