@@ -7,7 +7,8 @@ import Testing
 /// at once, and kills (SIGKILL, and the server stopped as by a power cut) then a re-run.
 @Suite("lade run into PostgreSQL: workers and kills", .slow)
 struct PostgreSQLImportTests {
-    /// Rows of each worker's source; `LADE_PG_ROWS=250000` for a longer run.
+    /// Rows of each worker's source (25 times as many for the kill test); `LADE_PG_ROWS=40000`
+    /// makes the kill test's import 1,000,000 rows.
     static let rows = ProcessInfo.processInfo.environment["LADE_PG_ROWS"].flatMap { Int($0) } ?? 4_000
 
     /// A CSV of `count` products starting at key `first`, their stock telling which source wrote them.
@@ -99,7 +100,8 @@ struct PostgreSQLImportTests {
         defer { cluster.stop() }
         let server = cluster.server
         let sandbox = try ImportSandbox()
-        let count = Self.rows * 5
+        // Enough rows that the batch writer is still running when each kill lands.
+        let count = Self.rows * 25
         _ = try sandbox.write("products.csv", Self.csv(first: 0, count: count, stockBase: 0))
         // The reference: one uninterrupted run into a schema of its own.
         let reference = server.newSchemaName("reference")
@@ -116,6 +118,17 @@ struct PostgreSQLImportTests {
             guard let checkpoint = try? StoreReading.checkpoint(URL(string: url)!, entity: "Product", source: source) else { return 0 }
             return checkpoint["rows"]?.integer ?? -1
         }
+        // First the server stopped under a running import, as by a power cut: the run fails with a
+        // connection error, and after recovery the store holds what its checkpoint says.
+        let child = try LadeChild(["run", "job.yaml", "--progress", "0.01"], in: sandbox.directory)
+        _ = child.wait(until: { child.rowsReported >= count / 10 })
+        try cluster.stopImmediately()
+        let status = child.finish()
+        #expect(status != 0, "the run went on without its server")
+        #expect(child.stderr.contains("store.connection") || child.stderr.contains("connection"), "\(child.stderr.suffix(400))")
+        try cluster.restart()
+        let afterCrash = try committed()
+        #expect(try Self.value(server, "SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"") == "\(afterCrash)", "after the crash the store holds what its checkpoint says")
         var random = SeededGenerator(seed: 20_261_128)
         var points: [Int64] = []
         let kills = Int(ProcessInfo.processInfo.environment["LADE_PG_KILLS"] ?? "") ?? 20
@@ -134,15 +147,6 @@ struct PostgreSQLImportTests {
             points.append(after)
         }
         #expect(Set(points).count > 1, "the kills landed at different points: \(points)")
-        // The server stopped under a running import: the run fails with a connection error.
-        let child = try LadeChild(["run", "job.yaml", "--progress", "0.01"], in: sandbox.directory)
-        let before = try committed()
-        _ = child.wait(until: { child.rowsReported >= Int(before) + (count - Int(before)) / 3 })
-        try cluster.stopImmediately()
-        let status = child.finish()
-        #expect(status != 0, "the run went on without its server")
-        #expect(child.stderr.contains("store.connection") || child.stderr.contains("connection"), "\(child.stderr.suffix(400))")
-        try cluster.restart()
         let resumed = try sandbox.lade(["run", "job.yaml"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try Self.checksum(server, schema: schema) == expected)

@@ -87,7 +87,12 @@ final class BatchInsertWriter: ImportWriter {
         target.expectsExistingRows = expectsExistingRows
         destinationTargets = [:]
         for (index, relationship) in plan.relationships.enumerated() where relationship.settings.create {
-            destinationTargets[index] = try session.target(entityName: relationship.relationship.destinationEntityName, attributes: [relationship.match.name], key: [])
+            // Found by the matched attribute when it is a uniqueness constraint: a destination
+            // another writer of the store made since this one looked (several workers on one
+            // PostgreSQL store) is then linked to, never made twice or refused.
+            let entity = relationship.relationship.destinationEntityName, match = relationship.match.name
+            let unique = model.isUniquenessConstraint([match], of: entity)
+            destinationTargets[index] = try session.target(entityName: entity, attributes: [match], key: unique ? [match] : [], onConflict: .keep)
         }
         self.session = session
         self.target = target
@@ -251,9 +256,17 @@ final class BatchInsertWriter: ImportWriter {
             guard let destinationTarget = destinationTargets[position] else { continue }
             let made = try session.write(keys.map { BatchInsertSession.Row(values: [.some($0)]) }, to: destinationTarget, undoable: undoable)!
             for (key, outcome) in zip(keys, made) {
-                guard case .inserted(let id) = outcome else { continue }
-                destinations[position, default: [:]][key] = .some(id)
-                counts.createdDestinations += 1
+                // Made here; or, on a store another writer fills at once (PostgreSQL), made by
+                // that writer since this one looked: either way the row links to it.
+                switch outcome {
+                case .inserted(let id):
+                    destinations[position, default: [:]][key] = .some(id)
+                    counts.createdDestinations += 1
+                case .updated(let id), .unchanged(let id), .kept(let id), .duplicate(let id):
+                    destinations[position, default: [:]][key] = .some(id)
+                case .missing, .refused:
+                    continue
+                }
             }
             for (offset, index) in prepared.ordered.enumerated() {
                 guard case .none = prepared.known[position][index] else { continue }

@@ -249,8 +249,12 @@ final class PostgreSQLBatchInsertTransaction {
         let unused = keys.keys[keys.used]...keys.keys.last!
         guard last.keys.contains(unused.lowerBound) else { return }
         store.giveBackKeys(root: keys.root, unused)
-        keysTaken[keysTaken.count - 1].keys = last.keys.lowerBound...(unused.lowerBound - 1)
-        if unused.lowerBound == last.keys.lowerBound { keysTaken.removeLast() }
+        // The whole last block given back: it was not taken at all.
+        if unused.lowerBound == last.keys.lowerBound {
+            keysTaken.removeLast()
+        } else {
+            keysTaken[keysTaken.count - 1].keys = last.keys.lowerBound...(unused.lowerBound - 1)
+        }
         keys.keys.removeLast(unused.count)
     }
 
