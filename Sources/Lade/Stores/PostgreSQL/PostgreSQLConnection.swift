@@ -92,6 +92,9 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     /// The server's version number (150018 for 15.18).
     package var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+    /// The server process serving this connection (`pg_backend_pid()`).
+    package var backendPID: Int32 { PQbackendPID(handle) }
+
     /// Whether the connection still stands (false after the server went away).
     package var isAlive: Bool { PQstatus(handle) == CONNECTION_OK }
 
