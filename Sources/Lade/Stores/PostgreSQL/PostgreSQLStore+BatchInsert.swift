@@ -201,10 +201,15 @@ final class PostgreSQLBatchInsertTransaction {
         defer { giveBack(&keys) }
         var rowByRow = false
         var attempts = 0
+        // As SQLite's batch writer: when the last batch's rows were mostly new (a first import),
+        // the rows are inserted first, straight into the table, with no lookup; a key already
+        // there (ours, or another writer's) breaks its unique index, and the batch is written
+        // again the usual way.
+        var insertFirst = !plan.mostlyExisting && plan.insertsMissing && plan.policy == .update && !plan.columns.keyPositions.isEmpty
         while true {
             try connection.execute("SAVEPOINT lade_net")
             do {
-                let outcomes = try attempt(rows, plan: plan, rowByRow: rowByRow, keys: &keys, connection)
+                let outcomes = try attempt(rows, plan: plan, rowByRow: rowByRow, insertFirst: insertFirst, keys: &keys, connection)
                 try connection.execute("RELEASE SAVEPOINT lade_net")
                 return outcomes
             } catch let error as PostgreSQLError where (error.isUniqueViolation && !rowByRow) || (error.isRetryable && attempts < Self.retries) {
@@ -212,7 +217,13 @@ final class PostgreSQLBatchInsertTransaction {
                 try connection.execute("RELEASE SAVEPOINT lade_net")
                 undoLog(to: mark)
                 keys.used = 0
-                if error.isUniqueViolation { rowByRow = true } else { attempts += 1 }
+                if insertFirst {
+                    insertFirst = false
+                } else if error.isUniqueViolation {
+                    rowByRow = true
+                } else {
+                    attempts += 1
+                }
             } catch {
                 if connection.isAlive {
                     _ = try? connection.execute("ROLLBACK TO SAVEPOINT lade_net")
@@ -305,10 +316,12 @@ final class PostgreSQLBatchInsertTransaction {
 
     /// One attempt at a batch: the stored rows of its keys read, outcomes decided, and the net
     /// result written (row by row: each row's write at once).
-    private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
+    private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, insertFirst: Bool = false, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
         let refusals = rows.map { Self.refusal(in: $0.values) }
         let (slots, distinctKeys) = keySlots(rows, refusals: refusals, plan: plan)
-        let currents = try lookup(distinctKeys, plan: plan, connection)
+        // Inserting first: every key taken to be new (a stored one fails the insert, and the
+        // batch is written again with its rows looked up).
+        let currents = insertFirst ? [Current?](repeating: nil, count: distinctKeys.count) : try lookup(distinctKeys, plan: plan, connection)
         var batch = Batch(currents: currents, rowByRow: rowByRow, mayInsert: rows.count - currents.reduce(0) { $0 + ($1 == nil ? 0 : 1) })
         batch.outcomes.reserveCapacity(rows.count)
         for offset in rows.indices {
@@ -323,7 +336,11 @@ final class PostgreSQLBatchInsertTransaction {
             }
             batch.outcomes.append(outcome)
         }
-        if !rowByRow {
+        if insertFirst {
+            // Two rows of one key in the batch make a change of the first: looked up instead.
+            guard batch.changes.isEmpty else { throw PostgreSQLError(sqlState: "23505", message: "a key twice in one batch", location: store.location) }
+            try copyNew(batch.newRows, plan: plan, connection)
+        } else if !rowByRow {
             try writeNew(batch.newRows, plan: plan, outcomes: &batch.outcomes, connection)
             try writeChanges(batch.changes, plan: plan, connection)
         }
@@ -609,6 +626,25 @@ final class PostgreSQLBatchInsertTransaction {
                 next += 1
             }
             return next < count
+        }
+    }
+
+    /// Inserts the batch's new rows by one `COPY` straight into the table: a key already there
+    /// fails it with a unique violation (the caller writes the batch again the usual way).
+    private func copyNew(_ newRows: [NewRow], plan: Plan, _ connection: PostgreSQLConnection) throws {
+        guard !newRows.isEmpty else { return }
+        let columns = plan.columns
+        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.write.columns.map(\.name)).map(postgreSQLQuoted)
+        let entity = PostgreSQLValue.integer(columns.entityNumber)
+        try copy(into: plan.table, columns: names, count: newRows.count, connection) { index, buffer in
+            PostgreSQLCopyText.append(.integer(newRows[index].key), to: &buffer)
+            buffer.append(9)
+            PostgreSQLCopyText.append(entity, to: &buffer)
+            buffer.append(contentsOf: [9, UInt8(ascii: "1")])
+            for value in newRows[index].values {
+                buffer.append(9)
+                PostgreSQLCopyText.append(value, to: &buffer)
+            }
         }
     }
 
