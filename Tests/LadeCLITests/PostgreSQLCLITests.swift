@@ -380,4 +380,20 @@ struct PostgreSQLCLITests {
             #expect(result.stderr.contains("job\(index).yaml:4:") && result.stderr.contains(message), "\(line): \(result.stderr)")
         }
     }
+
+    @Test("converting over a PostgreSQL store prints Lade's own lines only, not the server's notices (DROP SCHEMA … CASCADE)")
+    func noServerNotices() throws {
+        try withSchema("cli_notices") { schema in
+            let store = server.storeURL(schema: schema)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lade-notices-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("source.sqlite").path
+            #expect(try LadeProcess.run(["init", file, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            #expect(try LadeProcess.run(["convert", file, store]).status == 0)
+            let again = try LadeProcess.run(["convert", file, store, "--overwrite"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(!again.stderr.contains("NOTICE") && !again.stdout.contains("NOTICE"), "\(again.stderr)")
+        }
+    }
 }

@@ -80,6 +80,9 @@ package final class PostgreSQLConnection: @unchecked Sendable {
             throw StoreError(.connection, path: location.redacted, "cannot connect: \(location.redacting(message)); check that the server runs, and the host, port, user and database (a password comes from ~/.pgpass or PGPASSWORD)")
         }
         self.handle = handle
+        // The server's notices (NOTICE: drop cascades to …) are for an interactive session;
+        // libpq would print them on standard error, beside Lade's own output.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
         // Numbers in one form, whatever the server's defaults.
         _ = try execute("SET client_encoding = 'UTF8'; SET datestyle = 'ISO'; SET extra_float_digits = 3", simple: true)
         // Messages in English where the role may choose (lc_messages is a superuser's setting:
@@ -88,9 +91,6 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     }
 
     deinit { PQfinish(handle) }
-
-    /// The server's version number (150018 for 15.18).
-    package var serverVersion: Int { Int(PQserverVersion(handle)) }
 
     /// The server process serving this connection (`pg_backend_pid()`).
     package var backendPID: Int32 { PQbackendPID(handle) }

@@ -404,11 +404,8 @@ extension PostgreSQLStore: PersistentStore {
                 }
             }
         }
-        return described(error)
-    }
-
-    private func described(_ error: PostgreSQLError) -> [String] {
-        [error.message]
+        // An index no constraint of the entity makes (it cannot be one Lade made): the server's words.
+        return [error.message]
     }
 
     // MARK: Checking
