@@ -322,10 +322,10 @@ struct ImportFormatTests {
         }
     }
 
-    @Test("decimals: SQLite stores keep 15 significant digits and refuse longer ones as rejected rows; XML and binary stores keep every digit", arguments: ["sqlite", "xml", "binary"])
+    @Test("decimals: SQLite stores keep 15 significant digits, and longer ones a double reads back as, and refuse the rest as rejected rows; XML and binary stores keep every digit", arguments: ["sqlite", "xml", "binary"])
     func longDecimals(type: String) throws {
         let sandbox = try ImportSandbox()
-        let prices = ["1234567890.12345", "12345678901234567.89", "0.12345678901234567891"]
+        let prices = ["1234567890.12345", "3.3333333332999993", "12345678901234567.89", "0.12345678901234567891"]
         try sandbox.write("products.csv", "sku,name,price\n" + prices.enumerated().map { "AB-00\($0.offset),n,\($0.element)\n" }.joined())
         let store = sandbox.directory.appendingPathComponent("catalog.\(type)")
         try sandbox.job("store: { type: \(type), path: \(store.path) }\nsource: products.csv\nentity: Product\nkey: sku\nonError: { policy: skip, rejects: rejects.ndjson }\n")
@@ -333,16 +333,16 @@ struct ImportFormatTests {
         let stored = try StoreReading.read(store) { context in
             try StoreReading.objects(context, "Product", sortedBy: "sku").map { $0.attributeValue(forKey: "price") }
         }
-        #expect(stored.first == .decimal(Decimal(string: prices[0])!), "15 significant digits survive")
+        #expect(stored.prefix(2) == [.decimal(Decimal(string: prices[0])!), .decimal(Decimal(string: prices[1])!)], "15 significant digits, and 17 that a double reads back as, survive")
         if type == "sqlite" {
-            // Core Data's DECIMAL columns have NUMERIC affinity: SQLite keeps 15 significant
-            // digits of a number there (https://www.sqlite.org/datatype3.html), so longer
-            // decimals would come back rounded: they are rejected rows, never rounded in silence.
+            // Core Data's DECIMAL columns have NUMERIC affinity: SQLite holds a double there
+            // (https://www.sqlite.org/datatype3.html), so decimals no double reads back as would
+            // come back rounded: they are rejected rows, never rounded in silence.
             #expect(status == 2)
-            #expect(stored.count == 1)
+            #expect(stored.count == 2)
             let rejects = try sandbox.rejectedRows()
-            #expect(rejects.map { $0["line"] as? Int } == [3, 4])
-            #expect(rejects.allSatisfy { ($0["reason"] as? String)?.contains("a SQLite store keeps 15") == true }, "\(rejects)")
+            #expect(rejects.map { $0["line"] as? Int } == [4, 5])
+            #expect(rejects.allSatisfy { ($0["reason"] as? String)?.contains("and no double reads back as it; a SQLite store keeps") == true }, "\(rejects)")
         } else {
             #expect(status == 0)
             #expect(stored == prices.map { .decimal(Decimal(string: $0)!) })

@@ -253,9 +253,9 @@ struct BatchInsertSessionTests {
             #expect(found[7] == .missing)
 
             let decimal = try session.target(entityName: "Part", attributes: ["key", "decimal"], key: ["key"])
-            let refused = try #require(try session.write([.init(values: [.string("f"), .decimal(Decimal(string: "1234567890.1234567")!)])], to: decimal))
+            let refused = try #require(try session.write([.init(values: [.string("f"), .decimal(Decimal(string: "1234567890.12345671")!)])], to: decimal))
             guard case .refused("decimal", let message, let value)? = refused.first else { Issue.record("\(refused)"); return }
-            #expect(message.contains("17 significant digits") && value?.contains("1234567890.1234567") == true, "\(message) \(String(describing: value))")
+            #expect(message.contains("18 significant digits") && value?.contains("1234567890.12345671") == true, "\(message) \(String(describing: value))")
 
             let keep = try session.target(entityName: "Part", attributes: ["key", "code", "text"], key: ["key"], onConflict: .keep)
             #expect(try session.write([row("z", "Z", text: "kept?"), row("c", "C", text: "third?")], to: keep) == [.kept(id(3)), .kept(id(4))])
@@ -373,10 +373,10 @@ struct BatchInsertSessionTests {
             let decimals = try session.target(entityName: "Label", attributes: ["text"], key: [])
             var row = BatchInsertSession.Row(values: [.string("fine")])
             #expect(!session.mayRefuse([row], to: decimals, moreThan: 0))
-            row.values[0] = .decimal(Decimal(string: "1234567890.1234567")!)
+            row.values[0] = .decimal(Decimal(string: "1234567890.12345671")!)
             #expect(session.mayRefuse([row], to: decimals, moreThan: 0))
             guard case .refused("text", let message, _)? = try session.write([row], to: decimals)?.first else { Issue.record("not refused"); return }
-            #expect(message.contains("17 significant digits"), "\(message)")
+            #expect(message.contains("18 significant digits"), "\(message)")
             row.values = [.string("fine again")]
             #expect(!session.mayRefuse([row], to: decimals, moreThan: 0))
         }
@@ -387,7 +387,7 @@ struct BatchInsertSessionTests {
         let model = try ManagedObjectModel(entities: [
             EntityDescription(name: "Item", attributes: [
                 AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "qty", type: .integer32),
-                AttributeDescription(name: "amount", type: .decimal, defaultValue: .decimal(Decimal(string: "1234567890.1234567")!)),
+                AttributeDescription(name: "amount", type: .decimal, defaultValue: .decimal(Decimal(string: "1234567890.12345671")!)),
             ], uniquenessConstraints: [["key"]]),
         ])
         let directory = try Fixtures.temporaryDirectory()
@@ -407,7 +407,7 @@ struct BatchInsertSessionTests {
             let outcomes = try #require(try session.write(rows, to: target))
             #expect(outcomes.first.map { if case .updated = $0 { true } else { false } } == true, "\(outcomes)")
             guard case .refused("amount", let message, _)? = outcomes.last else { Issue.record("\(outcomes)"); return }
-            #expect(message.hasPrefix("takes the model's default, which has 17 significant digits"), "\(message)")
+            #expect(message.hasPrefix("takes the model's default, which has 18 significant digits"), "\(message)")
             let given = try session.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
             #expect(try session.write([.init(values: [.string("c"), .none])], to: given)?.first.map { if case .refused = $0 { true } else { false } } == true)
             #expect(try session.write([.init(values: [.string("c"), .decimal(3)])], to: given)?.first.map { if case .inserted = $0 { true } else { false } } == true)
@@ -453,8 +453,8 @@ struct BatchInsertSessionTests {
             let session = try context.beginBatchInsert(entityName: "Item")
             let target = try session.target(entityName: "Item", attributes: ["key", "amount"], key: ["key"])
             #expect(try session.write([item("e", "5")], to: target, undoable: false)?.count == 1)
-            // 17 significant digits: refused by the store, and mayRefuse says so.
-            let refused = [item("f", "6"), item("g", "1234567890.1234567")]
+            // 18 significant digits, and no double reads back as it: refused by the store, and mayRefuse says so.
+            let refused = [item("f", "6"), item("g", "1234567890.12345671")]
             #expect(session.mayRefuse(refused, to: target, moreThan: 0))
             #expect(!session.mayRefuse(refused, to: target, moreThan: 1))
             #expect(throws: BatchInsertSession.Unsupported.self) {

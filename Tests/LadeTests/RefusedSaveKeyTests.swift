@@ -8,8 +8,9 @@ import LadeTestSupport
 /// save numbers them as if the refused one had never asked.
 @Suite("Keys of refused saves")
 struct RefusedSaveKeyTests {
-    /// A price a SQLite store cannot keep exactly (16 significant digits): refused by the store.
-    static let unkeepablePrice = Decimal(string: "123456789012345.6")!
+    /// A price a SQLite store cannot keep exactly (16 significant digits, and no double reads back
+    /// as it): refused by the store.
+    static let unkeepablePrice = Decimal(string: "900719925474099.3")!
 
     static func largestKey(_ stack: TestStack) throws -> SQLiteValue? {
         try stack.sql("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Product'").first?.first

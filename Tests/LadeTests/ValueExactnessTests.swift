@@ -41,12 +41,12 @@ struct ValueExactnessTests {
         #expect(DecimalText.significantDigits("-001.2300e5") == 3)
     }
 
-    @Test("a SQLite store refuses a Decimal it would round (more than 15 significant digits), naming object and attribute")
+    @Test("a SQLite store refuses a Decimal it would round (more than 15 significant digits and no double reading back as it), naming object and attribute")
     func sqliteDecimal() throws {
         let stack = try TestStack()
         let context = stack.context()
         try context.performAndWait {
-            try TestStack.product("AB-1", in: context, price: Decimal(string: "123456789012345.6")!)
+            try TestStack.product("AB-1", in: context, price: Decimal(string: "900719925474099.3")!)
             #expect {
                 try context.save()
             } throws: { error in
@@ -62,5 +62,30 @@ struct ValueExactnessTests {
             try fifteen.save()
         }
         #expect(try stack.sql("SELECT CAST(ZPRICE AS TEXT) FROM ZPRODUCT") == [[.text("12345678901234.5")]])
+    }
+
+    @Test("a SQLite store keeps a Decimal of more than 15 significant digits that a double reads back as (as Apple's stores hold them): stored as that double, read back exactly")
+    func sqliteDecimalOfADouble() throws {
+        let stack = try TestStack()
+        // 17 and 16 digits: the shortest text of a double each, so the double reads back as them.
+        let prices = ["3.3333333332999993", "900719925474099.2", "12345678901234568"]
+        let context = stack.context()
+        try context.performAndWait {
+            for (offset, price) in prices.enumerated() {
+                try TestStack.product("AB-\(offset)", in: context, price: Decimal(string: price)!)
+            }
+            try context.save()
+        }
+        #expect(try stack.sql("SELECT typeof(ZPRICE) FROM ZPRODUCT ORDER BY ZSKU") == [[.text("real")], [.text("real")], [.text("integer")]])
+        let read = ManagedObjectContext(concurrencyType: .privateQueue)
+        read.persistentStoreCoordinator = try stack.otherCoordinator()
+        try read.performAndWait {
+            let products = try read.fetch(FetchRequest(entityName: "Product", sortDescriptors: [FetchSortDescriptor("sku")]))
+            #expect(products.map { $0.attributeValue(forKey: "price") } == prices.map { .decimal(Decimal(string: $0)!) })
+        }
+        #expect(DecimalText.doubleReadingBack(as: Decimal(string: "900719925474099.3")!) == nil)
+        #expect(DecimalText.doubleReadingBack(as: Decimal(string: "9007199254740993")!) == nil)
+        #expect(DecimalText.doubleReadingBack(as: Decimal(string: "0.30000000000000001")!) == nil)
+        #expect(DecimalText.doubleReadingBack(as: Decimal(string: "0.1")!) == 0.1)
     }
 }

@@ -112,6 +112,22 @@ package enum DecimalText {
         return negative ? -magnitude : magnitude
     }
 
+    /// The double whose shortest text reads back as exactly `value`, or nil when no double's
+    /// does. Swift writes a double as the shortest text that reads back as it (`String(0.1)` is
+    /// "0.1"), and a SQLite store reads a stored double that way, so this double is the one
+    /// form in which a SQLite store keeps `value`. Every value of at most 15 significant digits
+    /// has one (doubles keep 15 digits); of longer ones, those a double was written as, such
+    /// as the 17 digits of `3.3333333332999993` in Apple-written stores.
+    ///
+    /// ```swift
+    /// DecimalText.doubleReadingBack(as: DecimalText.parse("3.3333333332999993")!)   // 3.3333333332999993
+    /// DecimalText.doubleReadingBack(as: DecimalText.parse("9007199254740993")!)     // nil: 2^53 + 1
+    /// ```
+    package static func doubleReadingBack(as value: Decimal) -> Double? {
+        guard let double = Double(format(value)), double.isFinite, parse(String(double)) == value else { return nil }
+        return double
+    }
+
     /// The significant digits of `value` as `significantDigits(format(value))` counts them,
     /// without writing the text for values whose mantissa fits 64 bits.
     package static func significantDigits(of value: Decimal) -> Int {

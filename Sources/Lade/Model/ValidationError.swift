@@ -6,7 +6,8 @@ import Foundation
 public struct ObjectValidationError: Error, Sendable, CustomStringConvertible {
     public enum Rule: String, Sendable {
         case required, minimum, maximum, pattern, minimumCount, maximumCount, deny
-        /// A value the store cannot keep exactly (a Decimal of more than 15 significant digits in SQLite).
+        /// A value the store cannot keep exactly (in SQLite, a Decimal of more than 15
+        /// significant digits that no double reads back as).
         case precision
         /// A string the attribute's regular expression could not be decided for: neither a
         /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.

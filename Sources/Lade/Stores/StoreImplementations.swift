@@ -118,7 +118,8 @@ extension StoreType {
 
     // MARK: Values kept exactly
     // Which values a store type cannot keep exactly, asked before anything is written: a SQLite
-    // store keeps 15 significant digits of a Decimal, so a longer one would come back rounded.
+    // store holds a Decimal as a double, so one of more than 15 significant digits that no
+    // double reads back as would come back rounded.
     // Its saves and batch inserts refuse such a value; `lade run` rejects the row that carries
     // it while mapping, with the same reason, before either writer sees it.
 
@@ -138,11 +139,11 @@ extension StoreType {
     }
 
     /// Why a store of this type cannot keep `value` exactly (what follows the attribute's name
-    /// in a message: "has 16 significant digits; a SQLite store keeps 15 …"); nil when it can.
+    /// in a message: "has 16 significant digits, and no double reads back as it; …"); nil when it can.
     ///
     /// ```swift
-    /// PersistentStoreCoordinator.StoreType.sqlite.refusal(of: .decimal(Decimal(string: "1234567890123456")!))
-    /// // "has 16 significant digits; a SQLite store keeps 15 of a Decimal exactly …"
+    /// PersistentStoreCoordinator.StoreType.sqlite.refusal(of: .decimal(Decimal(string: "9007199254740993")!))
+    /// // "has 16 significant digits, and no double reads back as it; a SQLite store keeps …"
     /// ```
     public func refusal(of value: AttributeValue) -> String? {
         switch self {

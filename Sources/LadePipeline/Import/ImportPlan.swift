@@ -97,14 +97,15 @@ package struct ImportPlan: Sendable {
     package let readerFields: [FieldPath]
     /// The job's store type, whose limits values are checked against; nil checks none.
     package let storeType: PersistentStoreCoordinator.StoreType?
-    /// Model defaults of the entity's attributes that the store cannot keep exactly (a Decimal
-    /// default of more than 15 significant digits on SQLite): a new object would take one when
-    /// its row gives the attribute no value (`position` in `attributes`; nil when no field sets
-    /// it, so every new object would), and is refused for it.
+    /// Model defaults of the entity's attributes that the store cannot keep exactly (on SQLite,
+    /// a Decimal default of more than 15 significant digits that no double reads back as): a new
+    /// object would take one when its row gives the attribute no value (`position` in
+    /// `attributes`; nil when no field sets it, so every new object would), and is refused for it.
     package let unkeepableDefaults: [(position: Int?, attribute: String, problem: String)]
 
     /// `storeType`: the job's store, whose limits a value is checked against as the model's
-    /// rules are (a Decimal of more than 15 significant digits on SQLite); nil checks none.
+    /// rules are (on SQLite, a Decimal of more than 15 significant digits that no double reads
+    /// back as); nil checks none.
     package init(step: ImportStep, model: ManagedObjectModel, storeType: PersistentStoreCoordinator.StoreType? = nil) throws {
         self.step = step
         self.storeType = storeType

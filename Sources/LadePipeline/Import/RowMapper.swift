@@ -59,12 +59,12 @@ package struct MappedBatch: Sendable {
 /// Maps records to rows on the reader's thread, so the writer's thread only does object work.
 /// Everything a row can be rejected for without looking in the store is found here, once for
 /// both writers: unreadable records, values that do not parse, values that break the model's
-/// rules or that the store could not keep exactly (a Decimal of more than 15 significant digits
-/// on SQLite), missing keys, keys a destination cannot be created with. So a row is judged by
-/// its values first: under `mode: update` a row with such a value is rejected for it, whether
-/// an object has its key or not, and a row is rejected for its own values even when a later
-/// row of the batch sets the same object's. What the store holds decides the rest
-/// (`RowRules`).
+/// rules or that the store could not keep exactly (on SQLite, a Decimal of more than 15
+/// significant digits that no double reads back as), missing keys, keys a destination cannot
+/// be created with. So a row is judged by its values first: under `mode: update` a row with
+/// such a value is rejected for it, whether an object has its key or not, and a row is
+/// rejected for its own values even when a later row of the batch sets the same object's.
+/// What the store holds decides the rest (`RowRules`).
 package struct RowMapper {
     package let plan: ImportPlan
     /// Per reader field: its column number in a CSV header (for messages).

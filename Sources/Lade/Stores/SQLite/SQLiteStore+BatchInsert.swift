@@ -102,8 +102,9 @@ final class SQLiteBatchInsertTransaction {
         /// (a row of one of those found by the key is refused).
         let refusesAnyRow: Bool
         /// Model defaults a new row would take that the store cannot keep exactly (a Decimal
-        /// default of more than 15 significant digits): `position` among the target's
-        /// attributes (taken when the row gives none), nil when the target does not set it.
+        /// default of more than 15 significant digits that no double reads back as): `position`
+        /// among the target's attributes (taken when the row gives none), nil when the target
+        /// does not set it.
         let refusedDefaults: [(position: Int?, name: String, reason: String, value: String)]
 
         /// The default a new row for `row` would take and the store cannot keep, if any.

@@ -11,7 +11,14 @@ enum SQLiteValueCoding {
         case .float(let v): .real(Double(v))
         // Decimal's description is locale-independent ("." always) and far cheaper than
         // NSDecimalNumber's, which builds a Locale on every call.
-        case .decimal(let v): .text(DecimalText.format(v))
+        // A longer one is kept as the double that reads back as it (`refusal` refuses the rest):
+        // bound as a double, not left to SQLite's reading of its text.
+        case .decimal(let v):
+            if DecimalText.significantDigits(of: v) > decimalDigitsKept, let double = DecimalText.doubleReadingBack(as: v) {
+                .real(double)
+            } else {
+                .text(DecimalText.format(v))
+            }
         case .bool(let v): .integer(v ? 1 : 0)
         case .date(let v): .real(v.timeIntervalSinceReferenceDate)
         case .string(let v): .text(v)
@@ -25,8 +32,10 @@ enum SQLiteValueCoding {
     }
 
     /// Core Data's DECIMAL columns have NUMERIC affinity, so SQLite stores a decimal as a double
-    /// and keeps 15 significant digits of it (<https://www.sqlite.org/datatype3.html>, "Type
-    /// Affinity"): a longer one would come back rounded, so the store refuses it.
+    /// (<https://www.sqlite.org/datatype3.html>, "Type Affinity"), which the store reads back as
+    /// its shortest text. A decimal of at most this many significant digits always reads back
+    /// as itself; a longer one only when it is a double's shortest text
+    /// (`DecimalText.doubleReadingBack(as:)`), as Core Data's own stores hold them.
     static let decimalDigitsKept = 15
 
     /// Whether some value of `type` cannot be kept exactly (`refusal` says which): Decimals only.
@@ -36,8 +45,8 @@ enum SQLiteValueCoding {
     static func refusal(_ value: AttributeValue?) -> String? {
         guard case .decimal(let decimal)? = value else { return nil }
         let digits = DecimalText.significantDigits(of: decimal)
-        guard digits > decimalDigitsKept else { return nil }
-        return "has \(digits) significant digits; a SQLite store keeps \(decimalDigitsKept) of a Decimal exactly (Core Data's DECIMAL columns hold SQLite numbers): round it, or keep it in an XML or binary store"
+        guard digits > decimalDigitsKept, DecimalText.doubleReadingBack(as: decimal) == nil else { return nil }
+        return "has \(digits) significant digits, and no double reads back as it; a SQLite store keeps a Decimal as a double (Core Data's DECIMAL columns hold SQLite numbers), exactly when it has at most \(decimalDigitsKept) significant digits or is a double's shortest text: round it, or keep it in an XML, binary or PostgreSQL store"
     }
 
     static func encode(_ value: AttributeValue?) -> SQLiteValue {
