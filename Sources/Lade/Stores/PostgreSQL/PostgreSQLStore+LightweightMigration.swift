@@ -8,9 +8,8 @@ import Foundation
 extension InferredMapping {
     func executeOnPostgreSQLStore(at location: PostgreSQLLocation, progress: (@Sendable (String) -> Void)?) throws {
         if let refusal = StoreError.refusingComposites(in: destination, storeType: PostgreSQLStore.storeType, path: location.redacted) { throw refusal }
-        if !destination.derivedAttributes.isEmpty {
-            throw StoreError(.unsupportedModel, path: location.redacted, "the new version has derived attributes, which a PostgreSQL store does not compute yet (docs/postgresql.md)")
-        }
+        // A derived attribute the new version's store could not keep is refused before anything changes.
+        _ = try PostgreSQLStore.countDerivations(schema: SQLiteSchema(model: destination), model: destination)
         let damage = try PostgreSQLStore(location: location, model: source, readOnly: true).damage(thorough: false)
         guard damage.isEmpty else { throw StoreError.damaged(damage, path: location.redacted) }
         let connection = try PostgreSQLConnection(location)
@@ -67,8 +66,9 @@ struct PostgreSQLMigrationSQL: MigrationSQL {
         }
     }
 
-    /// Refused before the migration (no derived attributes in a PostgreSQL store yet).
-    func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws {}
+    func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws {
+        try PostgreSQLStore.installDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
+    }
     /// A PostgreSQL store keeps no persistent history yet.
     func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {}
 

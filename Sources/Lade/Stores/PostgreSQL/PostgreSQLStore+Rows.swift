@@ -165,7 +165,7 @@ extension PostgreSQLStore: PersistentStore {
             guard !bulkInsertOpen else {
                 throw StoreError(.transactionOpen, path: location.redacted, "a batch insert session is open on this store: commit or roll it back before saving")
             }
-            try writeTransaction(connection) {
+            let derived = try writeTransaction(connection) { try writingDerivedValues(into: request.derivedValues, connection) {
                 try insert(request.inserted, connection)
                 var conflicts: [StoreSaveError.VersionConflict] = []
                 for change in request.updated {
@@ -178,7 +178,8 @@ extension PostgreSQLStore: PersistentStore {
                 for link in request.links { try apply(link, connection) }
                 for order in request.orders { try apply(order, connection) }
                 if let metadata = request.metadata { try writeMetadata(metadata, connection) }
-            }
+            } }
+            for (objectID, attribute, value) in derived { request.derivedValues?.record(objectID, attribute, value) }
         }
         if let metadata = request.metadata { metadataCommitted(metadata) }
     }

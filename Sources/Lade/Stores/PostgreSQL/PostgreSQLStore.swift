@@ -82,11 +82,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
         if history {
             throw HistoryError(.unsupportedStoreType, path: location.redacted, "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); create the store without history")
         }
-        if !model.derivedAttributes.isEmpty {
-            let names = model.derivedAttributes.map { "\($0.entity).\($0.attribute)" }.sorted().joined(separator: ", ")
-            throw StoreError(.unsupportedModel, path: location.redacted, "the model has derived attributes (\(names)), which a PostgreSQL store does not compute yet (docs/postgresql.md); keep the store in SQLite")
-        }
         let schema = SQLiteSchema(model: model)
+        // A derived attribute the store keeps no triggers for is refused before anything is made.
+        _ = try countDerivations(schema: schema, model: model)
         let prefix = postgreSQLQuoted(location.schema) + "."
         let exists = try connection.execute("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(location.schema)]).integer(0, 0) == 1
         if exists {
@@ -120,6 +118,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         if let cache = try model.modelCacheBlobIfArchivable() {
             try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
         }
+        try installDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
     }
 
     /// An entity table of Core Data's layout, its columns typed (`PostgreSQLValueCoding`).
@@ -148,11 +147,15 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// An index's name as PostgreSQL keeps it: Core Data's name when it fits in 63 bytes, else
     /// its start and a digest of the whole (PostgreSQL would cut it short, and two long names
     /// could then collide).
-    static func indexName(_ index: SQLiteSchema.Index) -> String {
-        guard index.name.utf8.count > PostgreSQLLocation.identifierBytes else { return index.name }
+    static func indexName(_ index: SQLiteSchema.Index) -> String { fittedIdentifier(index.name) }
+
+    /// `name` when it fits in PostgreSQL's 63 bytes, else its start and a digest of the whole
+    /// (PostgreSQL would cut it short, and two long names could then collide).
+    static func fittedIdentifier(_ name: String) -> String {
+        guard name.utf8.count > PostgreSQLLocation.identifierBytes else { return name }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in index.name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return String(decoding: index.name.utf8.prefix(40), as: UTF8.self) + "_" + String(hash, radix: 16)
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(decoding: name.utf8.prefix(40), as: UTF8.self) + "_" + String(hash, radix: 16)
     }
 
     static func encodedMetadata(_ metadata: [String: PropertyListValue]) throws -> Data {
@@ -194,7 +197,11 @@ package final class PostgreSQLStore: @unchecked Sendable {
             throw StoreError(.wrongStoreType, path: location.redacted, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not PostgreSQL")
         }
         try checkModel(metadata)
-        if readOnly { try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY") }
+        if readOnly {
+            try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        } else if !staged {
+            try Self.prepareDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
+        }
     }
 
     /// The metadata of the store at `location`, reading only `Z_METADATA`.

@@ -135,29 +135,18 @@ extension SQLiteSchema {
     /// new-row trigger is limited to its `Z_ENT` values (as public write-ups of Core Data's
     /// generator show; no Apple-written store with that case was at hand).
     package func derivedAttributeTriggers(for derived: DerivedAttribute, in model: ManagedObjectModel) -> DerivedAttributeTriggers? {
-        guard let (relationship, inverse) = derived.countedRelationship(in: model),
-              let sourceEntity = entity(named: derived.entity),
-              let column = columnName(for: .attribute(entity: derived.entity, name: derived.attribute.name)),
-              let destination = entity(named: relationship.destinationEntityName),
-              let inverseOwner = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
-              let key = columnName(for: .toOne(entity: inverseOwner, name: inverse.name)) else { return nil }
-        let source = Self.quoted(sourceEntity.tableName), parameter = Self.quoted(destination.tableName)
-        let (value, name) = (Self.quoted(column), derived.attribute.name)
-        let fk = Self.quoted(key)
-        let prefix = { (table: String) in "Z_DA_\(table)_\(derived.entity)_\(name)" }
-        let sourceName = Self.quoted(prefix(sourceEntity.tableName) + "_SOURCE_INSERT")
-        let parameterName = { (suffix: String) in Self.quoted(prefix(destination.tableName) + "_PARAMETER_" + suffix) }
+        guard let count = countDerivation(for: derived, in: model) else { return nil }
+        let source = Self.quoted(count.sourceTable), parameter = Self.quoted(count.parameterTable)
+        let (value, name) = (Self.quoted(count.valueColumn), derived.attribute.name)
+        let fk = Self.quoted(count.foreignKey)
+        let sourceName = Self.quoted(count.triggerName(onSource: true, "SOURCE_INSERT"))
+        let parameterName = { (suffix: String) in Self.quoted(count.triggerName(onSource: false, "PARAMETER_" + suffix)) }
         // Rows of other entities in the declaring entity's table keep no value.
         var when = ""
-        let numbers = entityNumbers(from: derived.entity, in: model)
-        if sourceEntity.superNumber != 0, let low = numbers.min(), let high = numbers.max() {
-            when = Int(high - low) + 1 == numbers.count
-                ? (low == high ? " WHEN \(low) = NEW.Z_ENT" : " WHEN \(low) <= NEW.Z_ENT AND NEW.Z_ENT <= \(high)")
-                : " WHEN NEW.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
-        }
+        if let condition = count.entityCondition(column: "NEW.Z_ENT") { when = " WHEN " + condition }
         func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
         func report(_ function: String, _ row: String) -> String {
-            "SELECT \(function)(\(literal(sourceEntity.tableName)), Z_ENT, Z_PK, \(literal(name)), \(value)) FROM \(source) WHERE Z_PK = \(row);"
+            "SELECT \(function)(\(literal(count.sourceTable)), Z_ENT, Z_PK, \(literal(name)), \(value)) FROM \(source) WHERE Z_PK = \(row);"
         }
         let updated = CoreDataTriggerFunctions.updatedAffectedObjectValue
         let statements = [
@@ -168,9 +157,54 @@ extension SQLiteSchema {
             "CREATE TRIGGER \(parameterName("UPDATE_INCREMENT")) AFTER UPDATE OF \(fk) ON \(parameter) FOR EACH ROW WHEN (NEW.\(fk) NOT NULL) BEGIN UPDATE \(source) SET \(value) = \(value) + 1 WHERE Z_PK = NEW.\(fk); \(report(updated, "NEW.\(fk)")) END",
         ]
         let names = [sourceName, parameterName("DELETE"), parameterName("INSERT"), parameterName("UPDATE_DECREMENT"), parameterName("UPDATE_INCREMENT")]
-        let kinds = numbers.map(String.init).joined(separator: ", ")
+        let kinds = count.entityNumbers.map(String.init).joined(separator: ", ")
         let recompute = "UPDATE \(source) SET \(value) = (SELECT IFNULL(COUNT(d.\(fk)), 0) FROM \(parameter) d WHERE d.\(fk) = \(source).Z_PK) WHERE Z_ENT IN (\(kinds))"
         return DerivedAttributeTriggers(attribute: derived, statements: statements, names: names, recompute: recompute)
+    }
+
+    /// Where a `relationship.@count` derived attribute over a one-to-many relationship lives in
+    /// Core Data's layout (nil for any other form), for the stores that keep it by triggers.
+    package func countDerivation(for derived: DerivedAttribute, in model: ManagedObjectModel) -> CountDerivation? {
+        guard let (relationship, inverse) = derived.countedRelationship(in: model),
+              let sourceEntity = entity(named: derived.entity),
+              let column = columnName(for: .attribute(entity: derived.entity, name: derived.attribute.name)),
+              let destination = entity(named: relationship.destinationEntityName),
+              let inverseOwner = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+              let key = columnName(for: .toOne(entity: inverseOwner, name: inverse.name)) else { return nil }
+        return CountDerivation(attribute: derived, sourceTable: sourceEntity.tableName, valueColumn: column,
+                               parameterTable: destination.tableName, foreignKey: key,
+                               entityNumbers: entityNumbers(from: derived.entity, in: model), sharesTable: sourceEntity.superNumber != 0)
+    }
+}
+
+/// A `relationship.@count` derived attribute in Core Data's layout: the declaring entity's
+/// table and column (the source), the counted entity's table and its to-one key column (the
+/// parameter), as Core Data's `Z_DA_` triggers name them.
+package struct CountDerivation: Sendable {
+    package let attribute: DerivedAttribute
+    package let sourceTable: String
+    package let valueColumn: String
+    package let parameterTable: String
+    package let foreignKey: String
+    /// `Z_ENT` of the declaring entity and its subentities.
+    package let entityNumbers: [Int64]
+    /// Whether the declaring entity shares its table with entities outside its hierarchy.
+    package let sharesTable: Bool
+
+    /// Core Data's name of a trigger on the source table or the parameter table:
+    /// `Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT`, `Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE`.
+    package func triggerName(onSource: Bool, _ suffix: String) -> String {
+        "Z_DA_\(onSource ? sourceTable : parameterTable)_\(attribute.entity)_\(attribute.attribute.name)_\(suffix)"
+    }
+
+    /// The condition on `column` (a `Z_ENT`) that keeps a value to the declaring entity's rows;
+    /// nil when every row of its table is one.
+    package func entityCondition(column: String) -> String? {
+        guard sharesTable, let low = entityNumbers.min(), let high = entityNumbers.max() else { return nil }
+        if Int(high - low) + 1 == entityNumbers.count {
+            return low == high ? "\(low) = \(column)" : "\(low) <= \(column) AND \(column) <= \(high)"
+        }
+        return "\(column) IN (\(entityNumbers.map(String.init).joined(separator: ", ")))"
     }
 }
 
