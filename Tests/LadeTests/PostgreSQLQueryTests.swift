@@ -48,6 +48,37 @@ struct PostgreSQLQueryTests {
         #expect(try query(stack, "NOT (ANY tags.label ==[cd] 'a')").select("1", prefix: "").contains("NOT (EXISTS"))
     }
 
+    @Test("a predicate the evaluator finishes reads the to-one destinations it follows for all rows at once: one statement per step, not one per object")
+    func toOnePrefetch() throws {
+        let stack = try PredicateTestStack(type: .postgresql)
+        let context = stack.context()
+        try context.performAndWait {
+            for number in 0..<100 {
+                let manager = try context.insertObject(forEntityName: "Owner")
+                try manager.setAttributeValue(.string("M\(number % 7)"), forKey: "name")
+                let owner = try context.insertObject(forEntityName: "Owner")
+                try owner.setAttributeValue(.string("o\(number)"), forKey: "name")
+                try owner.setObject(manager, forKey: "manager")
+                let item = try context.insertObject(forEntityName: "Item")
+                try item.setAttributeValue(.integer(Int64(number)), forKey: "i32")
+                try item.setObject(owner, forKey: "owner")
+            }
+            try context.save()
+        }
+        let store = try #require(stack.coordinator.persistentStores.first as? PostgreSQLStore)
+        let request = StoreFetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "owner.manager.name ==[c] 'm3' AND owner.name BEGINSWITH[c] 'O'"),
+                                        sortDescriptors: [FetchSortDescriptor("owner.name", comparator: .caseInsensitiveCompare)])
+        let before = store.connection.statementsSent
+        let rows = try store.fetch(request)
+        let sent = store.connection.statementsSent - before
+        #expect(rows.count == 14)
+        let numbers: [Int] = (0..<100).filter { $0 % 7 == 3 }.sorted { "o\($0)" < "o\($1)" }
+        let expected: [AttributeValue] = numbers.map { .integer(Int64($0)) }
+        let found: [AttributeValue] = rows.compactMap { $0.attributes["i32"] ?? nil }
+        #expect(found == expected)
+        #expect(sent <= 3, "\(sent) statements: the items, their owners, the owners' managers")
+    }
+
     @Test("NaN, integers past 2^53 against doubles, NUL in a constant: SQL answers as the evaluator")
     func edgeValues() throws {
         let stack = try PredicateTestStack(type: .postgresql)

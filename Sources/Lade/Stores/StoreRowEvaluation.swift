@@ -23,6 +23,10 @@ final class StoreRowEvaluation {
     /// `offset` and `limit` applied last.
     func apply(_ request: StoreFetchRequest, to rows: [StoreRow], filter: Bool, sort: Bool, window: Bool) throws -> [StoreRow] {
         for row in rows { rowCache[row.objectID] = row }
+        var paths: [[String]] = []
+        if filter, let predicate = request.predicate { Self.collectKeyPaths(predicate, into: &paths) }
+        if sort { paths += request.sortDescriptors.map(\.keyPath) }
+        try prefetchToOne(along: paths, from: rows)
         var kept = rows
         if filter, let predicate = request.predicate, predicate != .true {
             kept = try kept.filter { try PredicateEvaluator.evaluate(predicate, on: Object(evaluation: self, id: $0.objectID)) }
@@ -47,6 +51,56 @@ final class StoreRowEvaluation {
             if request.fetchLimit > 0 { kept = Array(kept.prefix(request.fetchLimit)) }
         }
         return kept
+    }
+
+    /// Reads the destinations of the to-one steps at the start of `paths` (`category`,
+    /// `category.name`, `category.parent.name`), for all of `rows` at once, level by level: one
+    /// read per step where following each row's key path alone would read one row per object.
+    private func prefetchToOne(along paths: [[String]], from rows: [StoreRow]) throws {
+        var level = Dictionary(grouping: paths.filter { !$0.isEmpty }, by: { $0[0] })
+        var objects = rows.map(\.objectID)
+        while !level.isEmpty, !objects.isEmpty {
+            var next: [String: [[String]]] = [:]
+            var reached: [ManagedObjectID] = []
+            for (name, tails) in level {
+                var destinations: [ManagedObjectID] = []
+                for id in objects {
+                    guard let relationship = model.relationship(name, of: id.entityName), !relationship.isToMany,
+                          let destination = rowCache[id]?.toOne[name] else { continue }
+                    destinations.append(destination)
+                }
+                let missing = Array(Set(destinations.filter { rowCache[$0] == nil }))
+                for row in try store.rows(for: missing) { rowCache[row.objectID] = row }
+                guard !destinations.isEmpty else { continue }
+                reached += destinations
+                for tail in tails where tail.count > 1 { next[tail[1], default: []].append(Array(tail.dropFirst())) }
+            }
+            level = next
+            objects = Array(Set(reached))
+        }
+    }
+
+    /// The key paths from the evaluated object in `predicate` (a `SUBQUERY`'s collection among
+    /// them; paths from its variable are not the object's).
+    static func collectKeyPaths(_ predicate: FetchPredicate, into paths: inout [[String]]) {
+        switch predicate {
+        case .true, .false: break
+        case .comparison(let comparison):
+            collectKeyPaths(comparison.left, into: &paths)
+            collectKeyPaths(comparison.right, into: &paths)
+        case .and(let parts), .or(let parts): for part in parts { collectKeyPaths(part, into: &paths) }
+        case .not(let inner): collectKeyPaths(inner, into: &paths)
+        }
+    }
+
+    static func collectKeyPaths(_ expression: FetchExpression, into paths: inout [[String]]) {
+        switch expression {
+        case .keyPath(let path): paths.append(path)
+        case .collectionOperator(_, let collection, _): collectKeyPaths(collection, into: &paths)
+        case .aggregate(let members): for member in members { collectKeyPaths(member, into: &paths) }
+        case .subquery(let collection, _, _): collectKeyPaths(collection, into: &paths)
+        case .constant, .evaluatedObject, .variable, .variableKeyPath: break
+        }
     }
 
     private func rethrow() throws {

@@ -109,7 +109,11 @@ package final class PostgreSQLConnection: @unchecked Sendable {
         _ = try execute(sql, simple: true)
     }
 
+    /// Statements sent so far (for tests that count round trips).
+    package private(set) var statementsSent = 0
+
     private func execute(_ sql: String, _ parameters: [PostgreSQLValue] = [], simple: Bool) throws -> PostgreSQLResult {
+        statementsSent += 1
         guard parameters.count <= 65_535 else {
             throw StoreError(.postgresql(sqlState: "54000"), path: location.redacted, "a statement with \(parameters.count) parameters (PostgreSQL takes at most 65,535); this is a defect in Lade: report it")
         }
