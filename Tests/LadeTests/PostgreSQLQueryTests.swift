@@ -77,6 +77,24 @@ struct PostgreSQLQueryTests {
         let found: [AttributeValue] = rows.compactMap { $0.attributes["i32"] ?? nil }
         #expect(found == expected)
         #expect(sent <= 3, "\(sent) statements: the items, their owners, the owners' managers")
+
+        // Through a to-many relationship (a join table): the tags of every item in one read.
+        try context.performAndWait {
+            let items = try context.fetch(FetchRequest(entityName: "Item"))
+            for (index, item) in items.enumerated() {
+                for label in ["e\(index % 5)", "x\(index)"] {
+                    let tag = try context.insertObject(forEntityName: "Tag")
+                    try tag.setAttributeValue(.string(label), forKey: "label")
+                    try item.add(tag, toKey: "tags")
+                }
+            }
+            try context.save()
+        }
+        let tagged = StoreFetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "ANY tags.label BEGINSWITH[cd] 'É2'"))
+        let start = store.connection.statementsSent
+        #expect(try store.fetch(tagged).count == 20)
+        let tagReads = store.connection.statementsSent - start
+        #expect(tagReads <= 3, "\(tagReads) statements: the items, their tags' keys, the tags")
     }
 
     @Test("NaN, integers past 2^53 against doubles, NUL in a constant: SQL answers as the evaluator")

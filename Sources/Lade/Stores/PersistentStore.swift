@@ -19,6 +19,9 @@ public protocol PersistentStore: AnyObject, Sendable {
     func rows(for ids: [ManagedObjectID]) throws -> [StoreRow]
     /// The destinations of a to-many relationship, in order when it is ordered.
     func relatedObjectIDs(of id: ManagedObjectID, relationship: String) throws -> [ManagedObjectID]
+    /// The destinations of a to-many relationship of each of `ids` (each in order when it is
+    /// ordered): one read where a store can, as many as `ids` otherwise.
+    func relatedObjectIDs(of ids: [ManagedObjectID], relationship: String) throws -> [ManagedObjectID: [ManagedObjectID]]
     /// Reserves primary keys and returns permanent IDs for new objects of an entity.
     func newObjectIDs(for entity: String, count: Int) throws -> [ManagedObjectID]
     /// Gives back keys `newObjectIDs(for:count:)` handed out for a save that failed, so the
@@ -37,6 +40,14 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// `StoreDamage`); empty for a sound store. `thorough: false` finds, cheaply, what a
     /// whole-store read would otherwise skip or turn into nulls; `true` checks everything.
     func damage(thorough: Bool) throws -> [StoreDamage]
+}
+
+extension PersistentStore {
+    public func relatedObjectIDs(of ids: [ManagedObjectID], relationship: String) throws -> [ManagedObjectID: [ManagedObjectID]] {
+        var found: [ManagedObjectID: [ManagedObjectID]] = [:]
+        for id in ids { found[id] = try relatedObjectIDs(of: id, relationship: relationship) }
+        return found
+    }
 }
 
 /// A fetch as a store runs it.

@@ -26,7 +26,7 @@ final class StoreRowEvaluation {
         var paths: [[String]] = []
         if filter, let predicate = request.predicate { Self.collectKeyPaths(predicate, into: &paths) }
         if sort { paths += request.sortDescriptors.map(\.keyPath) }
-        try prefetchToOne(along: paths, from: rows)
+        try prefetch(along: paths, from: rows)
         var kept = rows
         if filter, let predicate = request.predicate, predicate != .true {
             kept = try kept.filter { try PredicateEvaluator.evaluate(predicate, on: Object(evaluation: self, id: $0.objectID)) }
@@ -53,25 +53,41 @@ final class StoreRowEvaluation {
         return kept
     }
 
-    /// Reads the destinations of the to-one steps at the start of `paths` (`category`,
-    /// `category.name`, `category.parent.name`), for all of `rows` at once, level by level: one
-    /// read per step where following each row's key path alone would read one row per object.
-    private func prefetchToOne(along paths: [[String]], from rows: [StoreRow]) throws {
+    /// Reads what the relationship steps of `paths` reach (`category.name`, `tags.label`,
+    /// `category.parent.name`) for all of `rows` at once, step by step: to-one destinations'
+    /// rows, to-many destinations (and their rows where the path goes on), one read per step
+    /// where following each row's key path alone would read once per object.
+    private func prefetch(along paths: [[String]], from rows: [StoreRow]) throws {
         var level = Dictionary(grouping: paths.filter { !$0.isEmpty }, by: { $0[0] })
         var objects = rows.map(\.objectID)
         while !level.isEmpty, !objects.isEmpty {
             var next: [String: [[String]]] = [:]
             var reached: [ManagedObjectID] = []
             for (name, tails) in level {
+                let goesOn = tails.contains { $0.count > 1 }
+                // The evaluator reads a to-one destination's row even at the end of a path.
+                var needRows: [ManagedObjectID] = []
                 var destinations: [ManagedObjectID] = []
+                var owners: [ManagedObjectID] = []
                 for id in objects {
-                    guard let relationship = model.relationship(name, of: id.entityName), !relationship.isToMany,
-                          let destination = rowCache[id]?.toOne[name] else { continue }
-                    destinations.append(destination)
+                    guard let relationship = model.relationship(name, of: id.entityName) else { continue }
+                    if !relationship.isToMany {
+                        if let destination = rowCache[id]?.toOne[name] { destinations.append(destination); needRows.append(destination) }
+                    } else if let known = toManyCache[id]?[name] {
+                        destinations += known
+                    } else {
+                        owners.append(id)
+                    }
                 }
-                let missing = Array(Set(destinations.filter { rowCache[$0] == nil }))
-                for row in try store.rows(for: missing) { rowCache[row.objectID] = row }
-                guard !destinations.isEmpty else { continue }
+                if !owners.isEmpty {
+                    for (owner, ids) in try store.relatedObjectIDs(of: owners, relationship: name) {
+                        toManyCache[owner, default: [:]][name] = ids
+                        destinations += ids
+                    }
+                }
+                if goesOn { needRows = destinations }
+                let missing = Array(Set(needRows.filter { rowCache[$0] == nil }))
+                if !missing.isEmpty { for row in try store.rows(for: missing) { rowCache[row.objectID] = row } }
                 reached += destinations
                 for tail in tails where tail.count > 1 { next[tail[1], default: []].append(Array(tail.dropFirst())) }
             }

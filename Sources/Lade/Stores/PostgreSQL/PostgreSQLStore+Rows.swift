@@ -106,32 +106,51 @@ extension PostgreSQLStore: PersistentStore {
     }
 
     package func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
-        guard let key = id.primaryKey, let relationship = model.relationship(name, of: id.entityName), relationship.isToMany else { return [] }
+        try relatedObjectIDs(of: [id], relationship: name)[id] ?? []
+    }
+
+    /// One statement per 10,000 objects of one entity hierarchy (`= ANY` of their keys).
+    package func relatedObjectIDs(of ids: [ManagedObjectID], relationship name: String) throws -> [ManagedObjectID: [ManagedObjectID]] {
+        var found: [ManagedObjectID: [ManagedObjectID]] = [:]
+        for (entityName, group) in Dictionary(grouping: ids.filter { $0.primaryKey != nil && $0.storeIdentifier == identifier }, by: \.entityName) {
+            guard let relationship = model.relationship(name, of: entityName), relationship.isToMany,
+                  let sql = relatedSQL(relationship, named: name, from: entityName) else { continue }
+            var owners: [Int64: ManagedObjectID] = [:]
+            for id in group { owners[id.primaryKey!] = id; found[id] = [] }
+            let keys = owners.keys.sorted()
+            try withConnection { connection in
+                for start in stride(from: 0, to: keys.count, by: 10_000) {
+                    let list = "{" + keys[start..<min(start + 10_000, keys.count)].map(String.init).joined(separator: ",") + "}"
+                    let result = try connection.execute(sql, [.text(list)])
+                    for row in 0..<result.count {
+                        guard let owner = result.integer(row, 0).flatMap({ owners[$0] }), let destinationKey = result.integer(row, 1),
+                              let number = result.integer(row, 2), let entity = schema.entity(number: number) else { continue }
+                        found[owner, default: []].append(ManagedObjectID(entityName: entity.name, storeIdentifier: identifier, primaryKey: destinationKey))
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// The owner's key, the destination's key and `Z_ENT` of a to-many relationship's
+    /// destinations, for owners whose keys are `$1` (an array), in each owner's order.
+    private func relatedSQL(_ relationship: RelationshipDescription, named name: String, from entityName: String) -> String? {
         let destination = schema.entity(named: relationship.destinationEntityName)!
-        let declaring = SQLiteSchema.declaringEntity(of: name, from: id.entityName, in: model)!
-        let sql: String
+        let declaring = SQLiteSchema.declaringEntity(of: name, from: entityName, in: model)!
         if let join = schema.joinTable(for: .init(entity: declaring, name: name)) {
             let named = join.relationship == .init(entity: declaring, name: name)
             let mine = postgreSQLQuoted(named ? join.sourceColumn : join.destinationColumn)
             let theirs = postgreSQLQuoted(named ? join.destinationColumn : join.sourceColumn)
             let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\(postgreSQLQuoted($0)), " } ?? ""
-            sql = "SELECT d.\"Z_PK\", d.\"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(join.name)) j JOIN \(prefix)\(postgreSQLQuoted(destination.tableName)) d ON d.\"Z_PK\" = j.\(theirs) WHERE j.\(mine) = $1 ORDER BY \(order)d.\"Z_PK\""
-        } else if let inverse = model.inverse(of: relationship) {
-            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
-            let keyColumn = postgreSQLQuoted(schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!)
-            let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(postgreSQLQuoted($0)), " } ?? ""
-            let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
-            sql = "SELECT \"Z_PK\", \"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(destination.tableName)) WHERE \(keyColumn) = $1 AND \"Z_ENT\" IN (\(numbers.joined(separator: ", "))) ORDER BY \(order)\"Z_PK\""
-        } else {
-            return []
+            return "SELECT j.\(mine), d.\"Z_PK\", d.\"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(join.name)) j JOIN \(prefix)\(postgreSQLQuoted(destination.tableName)) d ON d.\"Z_PK\" = j.\(theirs) WHERE j.\(mine) = ANY($1::bigint[]) ORDER BY j.\(mine), \(order)d.\"Z_PK\""
         }
-        return try withConnection { connection in
-            let result = try connection.execute(sql, [.integer(key)])
-            return (0..<result.count).compactMap { row in
-                guard let destinationKey = result.integer(row, 0), let number = result.integer(row, 1), let entity = schema.entity(number: number) else { return nil }
-                return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier, primaryKey: destinationKey)
-            }
-        }
+        guard let inverse = model.inverse(of: relationship) else { return nil }
+        let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+        let keyColumn = postgreSQLQuoted(schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!)
+        let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(postgreSQLQuoted($0)), " } ?? ""
+        let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
+        return "SELECT \(keyColumn), \"Z_PK\", \"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(destination.tableName)) WHERE \(keyColumn) = ANY($1::bigint[]) AND \"Z_ENT\" IN (\(numbers.joined(separator: ", "))) ORDER BY \(keyColumn), \(order)\"Z_PK\""
     }
 
     // MARK: Keys
