@@ -113,8 +113,8 @@ extension PostgreSQLStore: PersistentStore {
     package func relatedObjectIDs(of ids: [ManagedObjectID], relationship name: String) throws -> [ManagedObjectID: [ManagedObjectID]] {
         var found: [ManagedObjectID: [ManagedObjectID]] = [:]
         for (entityName, group) in Dictionary(grouping: ids.filter { $0.primaryKey != nil && $0.storeIdentifier == identifier }, by: \.entityName) {
-            guard let relationship = model.relationship(name, of: entityName), relationship.isToMany,
-                  let sql = relatedSQL(relationship, named: name, from: entityName) else { continue }
+            guard let sql = schema.toManyRead(name, from: entityName, in: model, quote: postgreSQLQuoted, prefix: prefix,
+                                              owners: "= ANY($1::bigint[])", selectingOwner: true) else { continue }
             var owners: [Int64: ManagedObjectID] = [:]
             for id in group { owners[id.primaryKey!] = id; found[id] = [] }
             let keys = owners.keys.sorted()
@@ -131,26 +131,6 @@ extension PostgreSQLStore: PersistentStore {
             }
         }
         return found
-    }
-
-    /// The owner's key, the destination's key and `Z_ENT` of a to-many relationship's
-    /// destinations, for owners whose keys are `$1` (an array), in each owner's order.
-    private func relatedSQL(_ relationship: RelationshipDescription, named name: String, from entityName: String) -> String? {
-        let destination = schema.entity(named: relationship.destinationEntityName)!
-        let declaring = SQLiteSchema.declaringEntity(of: name, from: entityName, in: model)!
-        if let join = schema.joinTable(for: .init(entity: declaring, name: name)) {
-            let named = join.relationship == .init(entity: declaring, name: name)
-            let mine = postgreSQLQuoted(named ? join.sourceColumn : join.destinationColumn)
-            let theirs = postgreSQLQuoted(named ? join.destinationColumn : join.sourceColumn)
-            let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\(postgreSQLQuoted($0)), " } ?? ""
-            return "SELECT j.\(mine), d.\"Z_PK\", d.\"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(join.name)) j JOIN \(prefix)\(postgreSQLQuoted(destination.tableName)) d ON d.\"Z_PK\" = j.\(theirs) WHERE j.\(mine) = ANY($1::bigint[]) ORDER BY j.\(mine), \(order)d.\"Z_PK\""
-        }
-        guard let inverse = model.inverse(of: relationship) else { return nil }
-        let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
-        let keyColumn = postgreSQLQuoted(schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!)
-        let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(postgreSQLQuoted($0)), " } ?? ""
-        let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
-        return "SELECT \(keyColumn), \"Z_PK\", \"Z_ENT\" FROM \(prefix)\(postgreSQLQuoted(destination.tableName)) WHERE \(keyColumn) = ANY($1::bigint[]) AND \"Z_ENT\" IN (\(numbers.joined(separator: ", "))) ORDER BY \(keyColumn), \(order)\"Z_PK\""
     }
 
     // MARK: Keys

@@ -371,6 +371,33 @@ package struct SQLiteSchema: Sendable {
         joinIndex[relationship].map { joinTables[$0] }
     }
 
+    /// The statement that reads the destinations of the to-many relationship `name` of
+    /// `entityName`'s objects (`Z_PK`, `Z_ENT`; each owner's in order when it is ordered),
+    /// through its join table or its inverse's key column; nil when it has neither (a to-many
+    /// with no inverse is not stored). Written with `quote` for identifiers and `prefix` before
+    /// table names; `owners` is the condition on the owner's key (`= ?`, `= ANY($1)`), and with
+    /// `selectingOwner` the owner's key is the first column and the rows are in owner order.
+    package func toManyRead(_ name: String, from entityName: String, in model: ManagedObjectModel, quote: (String) -> String = { $0 },
+                            prefix: String = "", owners: String, selectingOwner: Bool = false) -> String? {
+        guard let relationship = model.relationship(name, of: entityName), relationship.isToMany,
+              let destination = entity(named: relationship.destinationEntityName),
+              let declaring = Self.declaringEntity(of: name, from: entityName, in: model) else { return nil }
+        let (pk, ent) = (quote("Z_PK"), quote("Z_ENT"))
+        if let join = joinTable(for: .init(entity: declaring, name: name)) {
+            let named = join.relationship == .init(entity: declaring, name: name)
+            let mine = "j." + quote(named ? join.sourceColumn : join.destinationColumn)
+            let theirs = "j." + quote(named ? join.destinationColumn : join.sourceColumn)
+            let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\(quote($0)), " } ?? ""
+            return "SELECT \(selectingOwner ? mine + ", " : "")d.\(pk), d.\(ent) FROM \(prefix)\(quote(join.name)) j JOIN \(prefix)\(quote(destination.tableName)) d ON d.\(pk) = \(theirs) WHERE \(mine) \(owners) ORDER BY \(selectingOwner ? mine + ", " : "")\(order)d.\(pk)"
+        }
+        guard let inverse = model.inverse(of: relationship),
+              let inverseDeclaring = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+              let keyColumn = columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name)).map(quote) else { return nil }
+        let order = columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(quote($0)), " } ?? ""
+        let numbers = entityNumbers(from: relationship.destinationEntityName, in: model).map(String.init).joined(separator: ", ")
+        return "SELECT \(selectingOwner ? keyColumn + ", " : "")\(pk), \(ent) FROM \(prefix)\(quote(destination.tableName)) WHERE \(keyColumn) \(owners) AND \(ent) IN (\(numbers)) ORDER BY \(selectingOwner ? keyColumn + ", " : "")\(order)\(pk)"
+    }
+
     /// The entity that declares `property`: `entity` itself or one of its ancestors.
     static func declaringEntity(of property: String, from entity: String, in model: ManagedObjectModel) -> String? {
         ([model.entity(named: entity)].compactMap { $0 } + model.ancestors(of: entity))

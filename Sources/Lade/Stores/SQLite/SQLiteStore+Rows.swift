@@ -146,25 +146,7 @@ extension SQLiteStore: PersistentStore {
     // MARK: To-many relationships
 
     package func relatedObjectIDs(of id: ManagedObjectID, relationship name: String) throws -> [ManagedObjectID] {
-        guard let key = id.primaryKey, let relationship = model.relationship(name, of: id.entityName), relationship.isToMany else { return [] }
-        let destination = schema.entity(named: relationship.destinationEntityName)!
-        let declaring = SQLiteSchema.declaringEntity(of: name, from: id.entityName, in: model)!
-        let sql: String
-        if let join = schema.joinTable(for: .init(entity: declaring, name: name)) {
-            let named = join.relationship == .init(entity: declaring, name: name)
-            let mine = named ? join.sourceColumn : join.destinationColumn
-            let theirs = named ? join.destinationColumn : join.sourceColumn
-            let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\($0), " } ?? ""
-            sql = "SELECT d.Z_PK, d.Z_ENT FROM \(join.name) j JOIN \(destination.tableName) d ON d.Z_PK = j.\(theirs) WHERE j.\(mine) = ? ORDER BY \(order)d.Z_PK"
-        } else if let inverse = model.inverse(of: relationship) {
-            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
-            let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))!
-            let order = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\($0), " } ?? ""
-            let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }
-            sql = "SELECT Z_PK, Z_ENT FROM \(destination.tableName) WHERE \(keyColumn) = ? AND Z_ENT IN (\(numbers.joined(separator: ", "))) ORDER BY \(order)Z_PK"
-        } else {
-            return []
-        }
+        guard let key = id.primaryKey, let sql = schema.toManyRead(name, from: id.entityName, in: model, owners: "= ?") else { return [] }
         return try withConnection { connection in
             try cachedStatement(sql, connection).rows([.integer(key)]).compactMap { row in
                 guard case .integer(let destinationKey) = row[0], case .integer(let number) = row[1], let entity = schema.entity(number: number) else { return nil }
