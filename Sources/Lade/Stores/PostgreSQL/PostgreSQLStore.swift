@@ -47,6 +47,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// (`PostgreSQLBatchInsertTransaction`; guarded by `lock`): saves and held saves are refused
     /// (`.transactionOpen`) until it ends, and a dropped connection is not made anew under it.
     var bulkInsertOpen = false
+    /// Records persistent history in every commit, when the store has history tables and is
+    /// opened for writing (`PostgreSQLStore+History.swift`; guarded by `lock`).
+    var history: HistoryRecorder?
 
     /// `NSStoreType` of a PostgreSQL store.
     package static let storeType = StoreType.postgresql.rawValue
@@ -79,9 +82,6 @@ package final class PostgreSQLStore: @unchecked Sendable {
     static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool) throws {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
-        if history {
-            throw HistoryError(.unsupportedStoreType, path: location.redacted, "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); create the store without history")
-        }
         if !model.derivedAttributes.isEmpty {
             let names = model.derivedAttributes.map { "\($0.entity).\($0.attribute)" }.sorted().joined(separator: ", ")
             throw StoreError(.unsupportedModel, path: location.redacted, "the model has derived attributes (\(names)), which a PostgreSQL store does not compute yet (docs/postgresql.md); keep the store in SQLite")
@@ -120,6 +120,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         if let cache = try model.modelCacheBlobIfArchivable() {
             try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
         }
+        if history { try PostgreSQLHistory.create(for: model, schema: schema, prefix: prefix, connection) }
     }
 
     /// An entity table of Core Data's layout, its columns typed (`PostgreSQLValueCoding`).
@@ -195,6 +196,11 @@ package final class PostgreSQLStore: @unchecked Sendable {
         }
         try checkModel(metadata)
         if readOnly { try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY") }
+        if try !readOnly && !staged && SQLiteHistory.isTracked(tables: PostgreSQLHistory.tableNames(connection)) {
+            let recorder = HistoryRecorder(schema: schema, model: model)
+            try PostgreSQLHistory.prepareNotes(slots: recorder.slots, connection)
+            history = recorder
+        }
     }
 
     /// The metadata of the store at `location`, reading only `Z_METADATA`.
@@ -266,7 +272,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
             let described = model.entity(named: entity.name)!
             guard let name = names[entity.number], name == entity.name || name == described.renamingIdentifier else { differing.insert(entity.name); continue }
         }
-        for (number, name) in names where schema.entity(number: number) == nil { differing.insert(name) }
+        for (number, name) in names where schema.entity(number: number) == nil && !SQLiteHistory.isHistoryEntity(number, name: name) { differing.insert(name) }
         if let hashes = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) { differing.formUnion(hashes) }
         guard differing.isEmpty else {
             let names = differing.sorted()
@@ -281,7 +287,10 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// is made anew first when no transaction is held on it (one that is held is lost with it).
     func withConnection<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try lock.withLock {
-            if !connection.isAlive && heldSaves == nil && !bulkInsertOpen { connection = try PostgreSQLConnection(location) }
+            if !connection.isAlive && heldSaves == nil && !bulkInsertOpen {
+                connection = try PostgreSQLConnection(location)
+                if let history { try PostgreSQLHistory.prepareNotes(slots: history.slots, connection) }
+            }
             return try body(connection)
         }
     }
