@@ -299,6 +299,46 @@ extension PostgreSQLHistoryTests {
     }
 }
 
+extension PostgreSQLHistoryTests {
+    @Test("a lightweight migration keeps the history, its changes naming their entities by the new numbers, records nothing itself, and the new tables record history")
+    func lightweightMigration() throws {
+        let schema = try Schema("history_migrate")
+        let v1 = try EveryType.model()
+        try PersistentStoreCoordinator.createStore(at: schema.url, type: .postgresql, model: v1, history: true)
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: v1)
+            try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try EveryType.populate(context, items: 5)
+        }
+        func named(_ transactions: [PersistentHistory.Transaction]) -> [String] {
+            transactions.flatMap { transaction in transaction.changes.map { "\(transaction.number) \($0.type) \($0.entityName ?? "?")/\($0.primaryKey)" } }
+        }
+        let before = try PersistentStoreCoordinator.history(ofStoreAt: schema.url)
+        #expect(!before.isEmpty)
+        let v2 = try PostgreSQLStoreTests.nextVersion(of: v1)
+        try LightweightMigration(store: schema.url, from: v1, to: v2).run()
+        let after = try PersistentStoreCoordinator.history(ofStoreAt: schema.url)
+        #expect(named(after) == named(before))
+        #expect(after.flatMap(\.changes).map(\.entityNumber) != before.flatMap(\.changes).map(\.entityNumber), "the entities were numbered anew")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: v2)
+        try coordinator.addPersistentStore(type: .postgresql, at: schema.url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let item = try context.insertObject(forEntityName: "Item")
+            try item.setValue("new item", forKey: "name")
+            let aardvark = try context.insertObject(forEntityName: "Aardvark")
+            try aardvark.setValue("new", forKey: "name")
+            try context.save()
+        }
+        let last = try #require(try PersistentStoreCoordinator.history(ofStoreAt: schema.url).last)
+        #expect(last.number == (before.last?.number ?? 0) + 1)
+        #expect(Set(last.changes.map { "\($0.type) \($0.entityName ?? "?")" }) == ["insert Item", "insert Aardvark"])
+    }
+}
+
 /// A value shared between threads of a test.
 final class Locked<Value>: @unchecked Sendable {
     private var value: Value
