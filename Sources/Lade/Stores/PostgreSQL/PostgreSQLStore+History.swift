@@ -188,17 +188,21 @@ struct PostgreSQLHistoryDatabase: HistoryDatabase {
         try connection.execute(Self.numbered(sql), values.map(PostgreSQLValueCoding.from))
     }
 
-    /// One multi-row `INSERT` per call (the writer gives at most a few hundred rows at a time).
+    /// One `COPY` per call.
     func insert(into table: String, columns: [String], rows: [[SQLiteValue]]) throws {
         guard !rows.isEmpty else { return }
-        var values: [PostgreSQLValue] = []
-        values.reserveCapacity(rows.count * columns.count)
-        var tuples: [String] = []
-        for row in rows {
-            tuples.append("(" + row.indices.map { "$\(values.count + $0 + 1)" }.joined(separator: ", ") + ")")
-            values += row.map(PostgreSQLValueCoding.from)
+        var next = 0
+        _ = try connection.copyIn("COPY \(self.table(table)) (\(columns.map(postgreSQLQuoted).joined(separator: ", "))) FROM STDIN") { buffer in
+            while next < rows.count && buffer.count < 1 << 20 {
+                for (index, value) in rows[next].enumerated() {
+                    if index > 0 { buffer.append(9) }
+                    PostgreSQLCopyText.append(PostgreSQLValueCoding.from(value), to: &buffer)
+                }
+                buffer.append(10)
+                next += 1
+            }
+            return next < rows.count
         }
-        try connection.execute("INSERT INTO \(self.table(table)) (\(columns.map(postgreSQLQuoted).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))", values)
     }
 
     func tableNames() throws -> Set<String> { try PostgreSQLHistory.tableNames(connection) }

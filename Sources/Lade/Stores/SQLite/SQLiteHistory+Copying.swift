@@ -45,7 +45,7 @@ struct HistoryTableRows {
         for table in tables {
             var start = 0
             while start < table.rows.count {
-                let end = min(start + 500, table.rows.count)
+                let end = min(start + 5_000, table.rows.count)
                 try database.insert(into: table.name, columns: table.columns, rows: Array(table.rows[start..<end]))
                 start = end
             }

@@ -308,7 +308,7 @@ private struct HistoryWriter<Database: HistoryDatabase> {
     let tombstoneColumns: Int
     var pending: [[SQLiteValue]] = []
     let columns: [String]
-    static var batch: Int { 500 }
+    static var batch: Int { 5_000 }
 
     init(_ database: Database, authorship: HistoryAuthorship, slots: Int) throws {
         self.database = database
