@@ -399,6 +399,35 @@ struct PostgreSQLCLITests {
             #expect(remaining.map { $0["token"] as? Int } == [4, 5, 6])
             // A session that is not Lade's cannot write the store unrecorded.
             #expect(throws: (any Error).self) { try server.psql("DELETE FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZFEEDBACK\"") }
+
+            // A job's store: { history: true } makes a new store with history, and refuses one without.
+            try withSchema("cli_history_job") { other in
+                let created = server.storeURL(schema: other)
+                try sandbox.job("""
+                    model: model.json
+                    store: { url: "\(created)", history: true }
+                    source: batch.csv
+                    entity: Feedback
+                    batch: { size: 10, commitEvery: 1 }
+                    """, named: "created.yaml")
+                let run = try sandbox.run("created.yaml").result
+                #expect(run.status == 0, "\(run.stderr)")
+                let listed = try sandbox.lade(["history", created, "--json"])
+                let made = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+                #expect(made.map { $0["token"] as? Int } == [1, 2, 3], "\(listed.stdout)\(listed.stderr)")
+            }
+            try withSchema("cli_history_plain") { other in
+                let plain = server.storeURL(schema: other)
+                #expect(try sandbox.lade(["init", plain, "--model", "model.json"]).status == 0)
+                try sandbox.job("""
+                    model: model.json
+                    store: { url: "\(plain)", history: true }
+                    source: batch.csv
+                    entity: Feedback
+                    """, named: "plain.yaml")
+                let refused = try sandbox.run("plain.yaml").result
+                #expect(refused.status == 1 && refused.stderr.contains("history.notTracked"), "\(refused.stderr)")
+            }
         }
     }
 
