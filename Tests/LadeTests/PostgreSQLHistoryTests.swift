@@ -339,6 +339,36 @@ extension PostgreSQLHistoryTests {
     }
 }
 
+extension PostgreSQLHistoryTests {
+    @Test("ZCOLUMNS as on SQLite, and deletes keep each preserved attribute in its ZTOMBSTONE column (bytea: a number as its text)")
+    func columnsAndTombstones() throws {
+        let schema = try Schema("history_tombstones")
+        // Ten attributes a0…a9 (bits 0…9 by name); a3 and a1 kept after deletion: a1 in ZTOMBSTONE0, a3 in ZTOMBSTONE1.
+        let attributes = (0..<10).map { AttributeDescription(name: "a\($0)", type: .integer64, preservesValueInHistoryOnDeletion: $0 == 1 || $0 == 3) }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Item", attributes: attributes.reversed())])
+        try PersistentStoreCoordinator.createStore(at: schema.url, type: .postgresql, model: model, history: true)
+        let context = try privateContext(model: model, store: schema.url)
+        try context.performAndWait {
+            let item = try context.insertObject(forEntityName: "Item")
+            for index in 0..<10 { try item.setAttributeValue(.integer(Int64(100 + index)), forKey: "a\(index)") }
+            try context.save()
+            try item.setAttributeValue(.integer(1), forKey: "a0")
+            try item.setAttributeValue(.integer(9), forKey: "a9")
+            try context.save()
+            context.delete(item)
+            try context.save()
+        }
+        let connection = try PostgreSQLConnection(schema.location)
+        let result = try connection.execute("SELECT \"ZCHANGETYPE\", \"ZCOLUMNS\", \"ZTOMBSTONE0\", \"ZTOMBSTONE1\" FROM \(postgreSQLQuoted(schema.name)).\"ACHANGE\" ORDER BY \"Z_PK\"")
+        let rows = (0..<result.count).map { row in (0..<4).map { PostgreSQLValueCoding.sqliteValue(result.value(row, $0)) } }
+        #expect(rows == [
+            [.integer(0), .null, .null, .null],
+            [.integer(1), .blob(Data([0x80, 0x40])), .null, .null],
+            [.integer(2), .null, .blob(Data("101".utf8)), .blob(Data("103".utf8))],
+        ])
+    }
+}
+
 /// A value shared between threads of a test.
 final class Locked<Value>: @unchecked Sendable {
     private var value: Value
