@@ -369,6 +369,31 @@ extension PostgreSQLHistoryTests {
     }
 }
 
+extension PostgreSQLHistoryTests {
+    @Test("a hostile schema name ('\"; DROP …', a quote, a dollar quote) keeps history like any other")
+    func hostileSchemaName() throws {
+        let server = try PostgresTestServer.fromEnvironment()
+        let name = String(server.newSchemaName("h").prefix(40)) + "\"; DROP '$lade$"
+        defer { try? server.dropSchema(name) }
+        let url = URL(string: server.storeURL(schema: name))!
+        let model = try SampleModel2.v1()
+        try PersistentStoreCoordinator.createStore(at: url, type: .postgresql, model: model, history: true)
+        let context = try privateContext(model: model, store: url)
+        try context.performAndWait {
+            let object = try context.insertObject(forEntityName: "Feedback")
+            try object.setAttributeValue(.string("a"), forKey: "authorAlias")
+            try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
+            try object.setAttributeValue(.double(1), forKey: "rating")
+            try context.save()
+            context.delete(object)
+            try context.save()
+        }
+        let history = try PersistentStoreCoordinator.history(ofStoreAt: url)
+        #expect(history.map { $0.changes.map(\.type) } == [[.insert], [.delete]])
+        #expect(try PersistentStoreCoordinator.deleteHistory(ofStoreAt: url, before: .token(2)) == .init(transactions: 1, changes: 1))
+    }
+}
+
 /// A value shared between threads of a test.
 final class Locked<Value>: @unchecked Sendable {
     private var value: Value

@@ -208,7 +208,7 @@ struct PostgreSQLHistoryDatabase: HistoryDatabase {
     func tableNames() throws -> Set<String> { try PostgreSQLHistory.tableNames(connection) }
 
     func changeColumns() throws -> Set<String> {
-        let result = try connection.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'ACHANGE'", [.text(connection.location.schema)])
+        let result = try connection.execute("SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped", [.text(table("ACHANGE"))])
         return Set((0..<result.count).compactMap { result.text($0, 0) })
     }
 
