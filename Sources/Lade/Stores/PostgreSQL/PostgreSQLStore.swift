@@ -83,7 +83,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
         if !model.derivedAttributes.isEmpty {
-            let names = model.derivedAttributes.map { "\($0.entity).\($0.attribute)" }.sorted().joined(separator: ", ")
+            let names = model.derivedAttributes.map { "\($0.entity).\($0.attribute.name)" }.sorted().joined(separator: ", ")
             throw StoreError(.unsupportedModel, path: location.redacted, "the model has derived attributes (\(names)), which a PostgreSQL store does not compute yet (docs/postgresql.md); keep the store in SQLite")
         }
         let schema = SQLiteSchema(model: model)
