@@ -5,7 +5,7 @@ import LadePipeline
 
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List or prune a SQLite store's persistent history (no model needed).",
+        abstract: "List or prune a SQLite or PostgreSQL store's persistent history (no model needed).",
         discussion: """
             Stores made with persistent history tracking (Core Data's NSPersistentHistoryTrackingKey, \
             lade init --history, a job's store: { history: true }) record each commit: a \
@@ -18,6 +18,7 @@ struct History: ParsableCommand {
               lade history App.sqlite --after 41 --json          # after token 41
               lade history App.sqlite --after 2026-11-28T02:00:00Z
               lade history delete App.sqlite --before 41         # prune older transactions
+              lade history 'postgresql://app@db/catalog?schema=feed' --after 41
 
             Exit codes: 0 done; 1 no store, not a store, or no history tables; 64 usage error.
             """,
@@ -38,7 +39,7 @@ struct HistoryList: ParsableCommand {
         commandName: "list",
         abstract: "List the transactions (after a token or date) and their changes.")
 
-    @Argument(help: ArgumentHelp("The SQLite store file.", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The SQLite store file, or a PostgreSQL store URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("Only transactions after this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))
@@ -70,7 +71,7 @@ struct HistoryDelete: ParsableCommand {
             in one transaction; the strings they named (authors, bundles, …) stay.
             """)
 
-    @Argument(help: ArgumentHelp("The SQLite store file.", valueName: "STORE"))
+    @Argument(help: ArgumentHelp("The SQLite store file, or a PostgreSQL store URL.", valueName: "STORE"))
     var store: String
 
     @Option(help: ArgumentHelp("Delete transactions before this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))

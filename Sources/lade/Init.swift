@@ -20,7 +20,7 @@ struct Init: ParsableCommand {
             the store's tables are made in that schema. The password comes from ~/.pgpass or \
             PGPASSWORD, never from the command line (docs/postgresql.md).
 
-            With --history (SQLite only), the store gets Core Data's persistent history tables, \
+            With --history (SQLite or PostgreSQL), the store gets Core Data's persistent history tables, \
             and every write Lade makes to it records history (see lade history, docs/history.md).
             """)
 
@@ -33,7 +33,7 @@ struct Init: ParsableCommand {
     @Option(help: ArgumentHelp("The store type: sqlite, xml, binary or postgresql (default: postgresql for a postgresql:// URL, else sqlite).", valueName: "TYPE"))
     var type: String?
 
-    @Flag(help: "Give the store Core Data's persistent history tables (SQLite only).")
+    @Flag(help: "Give the store Core Data's persistent history tables (SQLite or PostgreSQL).")
     var history = false
 
     @OptionGroup var modelOptions: ModelOptions
@@ -53,8 +53,8 @@ struct Init: ParsableCommand {
                 ? "a postgresql store is named by a URL (postgresql://USER@HOST:PORT/DATABASE?schema=NAME), not a file path"
                 : "a postgresql:// URL names a postgresql store, not \(storeType.name); give --type postgresql or none")
         }
-        if history && storeType != .sqlite {
-            throw ValidationError("--history needs a SQLite store: Core Data keeps persistent history in SQLite stores only")
+        if history && storeType != .sqlite && storeType != .postgresql {
+            throw ValidationError("--history needs a SQLite or PostgreSQL store: Core Data keeps persistent history in SQLite stores only, Lade in PostgreSQL stores too")
         }
     }
 

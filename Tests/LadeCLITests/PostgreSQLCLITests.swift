@@ -336,15 +336,13 @@ struct PostgreSQLCLITests {
         }
     }
 
-    @Test("history refuses a PostgreSQL store, saying why; migrate plans one by its URL (the library decides what it can carry)")
-    func historyRefusedMigratePlanned() throws {
+    @Test("history of a PostgreSQL store made without it says it keeps none; migrate plans one by its URL (the library decides what it can carry)")
+    func historyNotTrackedMigratePlanned() throws {
         try withSchema("cli_refused") { schema in
             let store = server.storeURL(schema: schema)
             #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
             let history = try LadeProcess.run(["history", store])
-            #expect(history.status == 1 && history.stderr.contains("persistent history in a PostgreSQL store is not kept yet"), "\(history.stderr)")
-            let withHistory = try LadeProcess.run(["init", server.storeURL(schema: schema + "h"), "--model", "samples/Catalog.xcdatamodeld", "--history"])
-            #expect(withHistory.status == 64, "\(withHistory.stderr)")
+            #expect(history.status == 1 && history.stderr.contains("[history.notTracked]"), "\(history.stderr)")
 
             let current = try LadeProcess.run(["migrate", store, "--model", "samples/Catalog.xcdatamodeld"])
             #expect(current.status == 0 && current.stdout == "\(store): already at Catalog 2; nothing to do\n", "\(current.stdout) \(current.stderr)")
@@ -356,6 +354,80 @@ struct PostgreSQLCLITests {
             #expect(planned.status == 0, "\(planned.stderr)")
             #expect(planned.stdout.hasPrefix("\(store): Catalog → Catalog 2 (") && planned.stdout.hasSuffix("dry run: nothing was written\n"), "\(planned.stdout)")
             #expect(try LadeProcess.run(["meta", "get", store, "NSStoreType"]).status == 0)
+        }
+    }
+
+    @Test("lade init --history makes a PostgreSQL store that records history; runs by each writer record one transaction per commit; lade history lists and prunes it by its URL")
+    func history() throws {
+        try withSchema("cli_history") { schema in
+            let store = server.storeURL(schema: schema)
+            let sandbox = try ImportSandbox()
+            try sandbox.write("model.json", try SampleModel2.v1().jsonData())
+            for writer in ["batch", "objects"] {
+                var csv = "authorAlias,bookID,comment,rating\n"
+                for index in 0..<30 { csv += "\(writer) \(index),\(UUID().uuidString),comment \(index),\(index % 5)\n" }
+                try sandbox.write("\(writer).csv", csv)
+            }
+            let made = try sandbox.lade(["init", store, "--model", "model.json", "--history"])
+            #expect(made.status == 0 && made.stdout.contains("with persistent history"), "\(made.stdout)\(made.stderr)")
+            for writer in ["batch", "objects"] {
+                try sandbox.job("""
+                    model: model.json
+                    store: { url: "\(store)" }
+                    transactionAuthor: importer
+                    source: \(writer).csv
+                    entity: Feedback
+                    writer: \(writer)
+                    batch: { size: 10, commitEvery: 1 }
+                    """, named: "\(writer).yaml")
+                let run = try sandbox.run("\(writer).yaml").result
+                #expect(run.status == 0, "\(writer): \(run.stderr)")
+            }
+            let listed = try sandbox.lade(["history", store, "--after", "3", "--json"])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let transactions = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+            #expect(transactions.map { $0["token"] as? Int } == [4, 5, 6])
+            let changes = transactions.flatMap { ($0["changes"] as? [[String: Any]]) ?? [] }
+            #expect(changes.count == 30 && changes.allSatisfy { $0["type"] as? String == "insert" && $0["entity"] as? String == "Feedback" })
+            #expect(transactions.allSatisfy { $0["author"] as? String == "importer" && $0["contextName"] as? String == "lade import" && $0["bundleID"] as? String == "lade" })
+            let text = try sandbox.lade(["history", store])
+            #expect(text.stdout.contains("transaction 1 ") && text.stdout.contains("author importer") && text.stdout.contains("  insert  Feedback  1\n"), "\(text.stdout)")
+            let pruned = try sandbox.lade(["history", "delete", store, "--before", "4"])
+            #expect(pruned.status == 0 && pruned.stdout == "deleted 3 transactions and 30 changes\n", "\(pruned.stdout)\(pruned.stderr)")
+            let left = try sandbox.lade(["history", store, "--json"])
+            let remaining = try #require(try JSONSerialization.jsonObject(with: Data(left.stdout.utf8)) as? [[String: Any]])
+            #expect(remaining.map { $0["token"] as? Int } == [4, 5, 6])
+            // A session that is not Lade's cannot write the store unrecorded.
+            #expect(throws: (any Error).self) { try server.psql("DELETE FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZFEEDBACK\"") }
+
+            // A job's store: { history: true } makes a new store with history, and refuses one without.
+            try withSchema("cli_history_job") { other in
+                let created = server.storeURL(schema: other)
+                try sandbox.job("""
+                    model: model.json
+                    store: { url: "\(created)", history: true }
+                    source: batch.csv
+                    entity: Feedback
+                    batch: { size: 10, commitEvery: 1 }
+                    """, named: "created.yaml")
+                let run = try sandbox.run("created.yaml").result
+                #expect(run.status == 0, "\(run.stderr)")
+                let listed = try sandbox.lade(["history", created, "--json"])
+                let made = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+                #expect(made.map { $0["token"] as? Int } == [1, 2, 3], "\(listed.stdout)\(listed.stderr)")
+            }
+            try withSchema("cli_history_plain") { other in
+                let plain = server.storeURL(schema: other)
+                #expect(try sandbox.lade(["init", plain, "--model", "model.json"]).status == 0)
+                try sandbox.job("""
+                    model: model.json
+                    store: { url: "\(plain)", history: true }
+                    source: batch.csv
+                    entity: Feedback
+                    """, named: "plain.yaml")
+                let refused = try sandbox.run("plain.yaml").result
+                #expect(refused.status == 1 && refused.stderr.contains("history.notTracked"), "\(refused.stderr)")
+            }
         }
     }
 
@@ -371,7 +443,6 @@ struct PostgreSQLCLITests {
             ("{ url: ../out/x.sqlite }", "expected a PostgreSQL URL"),
             ("{ type: postgresql }", "a postgresql store needs its 'url'"),
             ("{ url: \"postgresql://lade@/lade\" }", "names no schema"),
-            ("{ url: \"\(store)\", history: true }", "persistent history in a PostgreSQL store is not kept yet"),
         ]
         for (index, (line, message)) in cases.enumerated() {
             let job = try workspace.job("job\(index).yaml", try shippedJob("suppliers.yaml", store: line))

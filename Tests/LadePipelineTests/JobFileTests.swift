@@ -66,7 +66,7 @@ struct JobFileTests {
         ("kind: import\nmodel: m\n  store: x\n", "test.yaml:3:8: not valid YAML or JSON"),
         ("kind: seed\nmodel: m\nstore: { path: x.sqlite }\nflag: f\nsteps: []\n", "a seed needs at least one step"),
         ("kind: seed\nmodel: m\nstore: { path: x.sqlite }\nsteps:\n  - { source: a.csv, entity: E }\n", "the job has no 'flag'"),
-        ("kind: import\nmodel: m\nstore: { path: x.xml, history: true }\nsource: a.csv\nentity: E\n", "test.yaml:3:32: store.history: persistent history is kept by SQLite stores only"),
+        ("kind: import\nmodel: m\nstore: { path: x.xml, history: true }\nsource: a.csv\nentity: E\n", "test.yaml:3:32: store.history: persistent history is kept by SQLite and PostgreSQL stores only"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite, history: maybe }\nsource: a.csv\nentity: E\n", "store.history"),
         ("kind: import\nmodel: m\nstore: { path: x.sqlite }\ntransactionAuthor: ''\nsource: a.csv\nentity: E\n", "transactionAuthor"),
     ])

@@ -20,7 +20,7 @@ extension PersistentStoreCoordinator {
     ///
     /// With `history`, the store gets Core Data's persistent history tables, as Core Data makes
     /// them for a store opened with `NSPersistentHistoryTrackingKey`, and every write Lade makes
-    /// to it records history (docs/history.md). Only SQLite stores keep history.
+    /// to it records history (docs/history.md). SQLite and PostgreSQL stores keep history.
     ///
     /// Throws `StoreError`: `store.alreadyExists` when a file is already at `url`;
     /// `HistoryError` `history.unsupportedStoreType` for history in another store type.

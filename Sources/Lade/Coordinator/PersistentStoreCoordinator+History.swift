@@ -1,7 +1,8 @@
 import Foundation
 
 /// Reading and pruning a store's persistent history without a stack: what `lade history` runs.
-/// Only SQLite stores keep history (as in Core Data); docs/history.md says what Lade records.
+/// SQLite and PostgreSQL stores keep history (Core Data: SQLite only); docs/history.md says what
+/// Lade records.
 extension PersistentStoreCoordinator {
     /// The transactions of the store at `url` after `bound` (all when nil), oldest first, each
     /// with its changes (`NSPersistentHistoryChangeRequest.fetchHistory(after:)`). No model is
@@ -14,24 +15,17 @@ extension PersistentStoreCoordinator {
     ///
     /// Throws `HistoryError` (`history.notTracked`, `history.unsupportedStoreType`) or `StoreError`.
     public static func history(ofStoreAt url: URL, after bound: PersistentHistory.Bound? = nil) throws -> [PersistentHistory.Transaction] {
-        try requireHistoryStore(url)
-        return try SQLiteHistory.transactions(at: url, after: bound)
+        try historyStoreType(url).history(at: url, after: bound)
     }
 
     /// Deletes the transactions of the store at `url` before `bound`, with their changes, in
     /// one transaction (`NSPersistentHistoryChangeRequest.deleteHistory(before:)`).
     public static func deleteHistory(ofStoreAt url: URL, before bound: PersistentHistory.Bound) throws -> PersistentHistory.Pruned {
-        try requireHistoryStore(url)
-        return try SQLiteHistory.deleteTransactions(at: url, before: bound)
+        try historyStoreType(url).deleteHistory(at: url, before: bound)
     }
 
-    private static func requireHistoryStore(_ url: URL) throws {
-        if StoreType(locationOf: url) == .postgresql {
-            throw HistoryError(.unsupportedStoreType, path: PostgreSQLLocation.redact(url.absoluteString), "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); Lade keeps it in SQLite stores")
-        }
-        let type = try StoreType(detectingFileAt: url)
-        guard type == .sqlite else {
-            throw HistoryError(.unsupportedStoreType, path: url.path, "this is a \(type.rawValue) store; persistent history is kept by SQLite stores only (as in Core Data)")
-        }
+    private static func historyStoreType(_ url: URL) throws -> StoreType {
+        if StoreType(locationOf: url) == .postgresql { return .postgresql }
+        return try StoreType(detectingFileAt: url)
     }
 }

@@ -127,6 +127,8 @@ struct StoreMigration {
             let writer = try type.wholeStoreWriter(at: url, model: model, metadata: metadata, overwrite: options.overwrite)
             defer { writer.discard() }
             let summary = try write(source, into: writer)
+            // Keys and entity numbers are the source's: its history's changes name the same objects.
+            if let history = try source.historyKeeping?.historyTableRows() { try writer.writeHistory(history) }
             return (summary, try writer.finish())
         }
     }

@@ -15,8 +15,9 @@ public struct HistoryAuthorship: Sendable, Equatable {
     }
 }
 
-/// Persistent history as Core Data keeps it in a SQLite store (the only store type that has
-/// it, as in Core Data): what was committed, when, by whom, and which objects it changed.
+/// Persistent history as Core Data keeps it in a SQLite store (the only store type that has it
+/// in Core Data; Lade keeps it in the same tables in a PostgreSQL store too): what was
+/// committed, when, by whom, and which objects it changed.
 public enum PersistentHistory {
     /// What a change did to its object (`NSPersistentHistoryChangeType`).
     public enum ChangeType: Int, Sendable, Codable, CustomStringConvertible {

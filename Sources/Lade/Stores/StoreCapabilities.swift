@@ -79,8 +79,21 @@ extension PersistentStore {
     var bulkInserting: (any BulkInserting)? { self as? any BulkInserting }
 }
 
+/// Persistent history kept in Core Data's tables (docs/history.md): SQLite and PostgreSQL
+/// stores that have them.
+protocol HistoryKeeping: PersistentStore {
+    /// Whether the store's writes record persistent history (it has the history tables and
+    /// was opened for writing).
+    var keepsHistory: Bool { get }
+    /// The history's rows, for a conversion to carry them (nil when the store has no history
+    /// tables).
+    func historyTableRows() throws -> HistoryTableRows?
+}
+
 extension PersistentStore {
-    /// Whether the store's writes record persistent history: a SQLite store with Core Data's
-    /// history tables, opened for writing (docs/history.md).
-    package var recordsHistory: Bool { (self as? SQLiteStore)?.keepsHistory ?? false }
+    /// Whether the store's writes record persistent history: a SQLite or PostgreSQL store with
+    /// Core Data's history tables, opened for writing (docs/history.md).
+    package var recordsHistory: Bool { (self as? any HistoryKeeping)?.keepsHistory ?? false }
+    /// The store as ``HistoryKeeping``, when it is of a type that keeps history.
+    var historyKeeping: (any HistoryKeeping)? { self as? any HistoryKeeping }
 }

@@ -39,14 +39,14 @@ extension StoreType {
     /// Creates the file of an empty store of this type for `model` at `url`, which must not
     /// exist yet, without opening it (opening a SQLite store reads its whole schema once more:
     /// time in the square of its tables); returns its `NSStoreType` and `NSStoreUUID`.
-    /// With `history`, a SQLite store gets Core Data's persistent history tables; other types
-    /// keep no history (as in Core Data) and are refused.
+    /// With `history`, a SQLite or PostgreSQL store gets Core Data's persistent history tables;
+    /// other types keep no history (as in Core Data) and are refused.
     func createFile(at url: URL, model: ManagedObjectModel, history: Bool = false) throws -> (type: String, identifier: String) {
         if self == .postgresql {
             return (PostgreSQLStore.storeType, try PostgreSQLStore.createStore(at: try Self.postgreSQLLocation(url), model: model, history: history))
         }
         if history && self != .sqlite {
-            throw HistoryError(.unsupportedStoreType, path: url.path, "persistent history is kept by SQLite stores only (as in Core Data), not \(rawValue) stores; create a SQLite store, or leave history out")
+            throw HistoryError(.unsupportedStoreType, path: url.path, "persistent history is kept by SQLite and PostgreSQL stores only (as in Core Data, which keeps it in SQLite stores), not \(rawValue) stores; create a SQLite or PostgreSQL store, or leave history out")
         }
         switch self {
         case .sqlite:
@@ -77,6 +77,31 @@ extension StoreType {
         case .xml, .binary: try atomicFileFormat!.writeMetadata(metadata, at: url)
         case .inMemory: throw Self.noFile(url)
         }
+    }
+
+    // MARK: Persistent history
+
+    /// The persistent history of the store of this type at `url` after `bound`: SQLite and
+    /// PostgreSQL stores keep it; the others are refused (`history.unsupportedStoreType`).
+    func history(at url: URL, after bound: PersistentHistory.Bound?) throws -> [PersistentHistory.Transaction] {
+        switch self {
+        case .sqlite: return try SQLiteHistory.transactions(at: url, after: bound)
+        case .postgresql: return try PostgreSQLHistory.transactions(at: try Self.postgreSQLLocation(url), after: bound)
+        case .xml, .binary, .inMemory: throw keepsNoHistory(url)
+        }
+    }
+
+    /// Deletes the transactions before `bound` of the store of this type at `url`.
+    func deleteHistory(at url: URL, before bound: PersistentHistory.Bound) throws -> PersistentHistory.Pruned {
+        switch self {
+        case .sqlite: return try SQLiteHistory.deleteTransactions(at: url, before: bound)
+        case .postgresql: return try PostgreSQLHistory.deleteTransactions(at: try Self.postgreSQLLocation(url), before: bound)
+        case .xml, .binary, .inMemory: throw keepsNoHistory(url)
+        }
+    }
+
+    private func keepsNoHistory(_ url: URL) -> HistoryError {
+        HistoryError(.unsupportedStoreType, path: url.path, "this is a \(rawValue) store; persistent history is kept by SQLite and PostgreSQL stores only (as in Core Data, which keeps it in SQLite stores)")
     }
 
     /// A writer of a new store of this type for `model`, at `url` (nil for the in-memory

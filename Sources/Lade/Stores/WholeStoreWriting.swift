@@ -45,6 +45,14 @@ protocol WholeStoreWriting: AnyObject {
     func finish() throws -> PersistentStore?
     /// Removes what the writer made, unless it finished.
     func discard()
+    /// Gives the new store the source's persistent history (after every object is written):
+    /// SQLite and PostgreSQL stores keep it; the others drop it, as Core Data keeps history in
+    /// SQLite stores only.
+    func writeHistory(_ rows: HistoryTableRows) throws
+}
+
+extension WholeStoreWriting {
+    func writeHistory(_ rows: HistoryTableRows) throws {}
 }
 
 /// When a whole-store copy gives a to-many relationship's destinations to a writer.

@@ -114,10 +114,9 @@ extension Job {
             } catch let error as StoreError {
                 throw urlNode.error("the URL \(error.path) \(error.message)")
             }
-            if let historyNode = fields["history"], try historyNode.bool() {
-                throw historyNode.error("persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); leave 'history' out or use a SQLite store")
-            }
-            return StoreReference(kind: .postgresql, url: location.url)
+            var reference = StoreReference(kind: .postgresql, url: location.url)
+            if let historyNode = fields["history"] { reference.history = try historyNode.bool() }
+            return reference
         }
         guard let pathNode = fields["path"] else {
             throw node.error(named == .postgresql ? "a postgresql store needs its 'url': postgresql://USER@HOST:PORT/DATABASE?schema=NAME" : "the store needs a 'path'")
@@ -143,7 +142,7 @@ extension Job {
         if let historyNode = fields["history"] {
             reference.history = try historyNode.bool()
             if reference.history && kind != .sqlite {
-                throw historyNode.error("persistent history is kept by SQLite stores only (as in Core Data), not \(kind.rawValue) stores; leave 'history' out or use a SQLite store")
+                throw historyNode.error("persistent history is kept by SQLite and PostgreSQL stores only (as in Core Data, which keeps it in SQLite stores), not \(kind.rawValue) stores; leave 'history' out or use a SQLite or PostgreSQL store")
             }
         }
         return reference

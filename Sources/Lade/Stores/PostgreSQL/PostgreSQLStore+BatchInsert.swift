@@ -1016,6 +1016,7 @@ final class PostgreSQLBatchInsertTransaction {
                                            [.text("{" + owners.map(String.init).joined(separator: ",") + "}")])
                 }
                 if let metadata { try store.writeMetadata(metadata, connection) }
+                try store.recordHistory(connection)
                 try connection.execute("COMMIT")
             } catch {
                 if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
@@ -1059,6 +1060,8 @@ extension PostgreSQLBatchInsertTransaction: BulkInsertTransaction {
 
 extension PostgreSQLStore: BulkInserting {
     func beginBulkInsert(authorship: HistoryAuthorship) throws -> any BulkInsertTransaction {
-        try PostgreSQLBatchInsertTransaction(store: self)
+        let transaction = try PostgreSQLBatchInsertTransaction(store: self)
+        lock.withLock { noteAuthorship(authorship) }
+        return transaction
     }
 }

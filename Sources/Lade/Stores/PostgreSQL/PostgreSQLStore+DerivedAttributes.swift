@@ -3,9 +3,11 @@ import Foundation
 // Derived attributes in a PostgreSQL store: the form a SQLite store keeps by Core Data's own
 // triggers, `relationship.@count` over a one-to-many relationship (`CountDerivation`), kept
 // here by triggers too, so every writer (a context's save, the batch writer's COPY and
-// `INSERT … ON CONFLICT`, `psql`) leaves the count right. They are statement-level triggers
-// over transition tables: one `UPDATE` of the counted rows per statement, whatever its size,
-// where Core Data's row triggers would run once per page of a million-row COPY.
+// `INSERT … ON CONFLICT`, `psql`) leaves the count right. The counted table's are
+// statement-level triggers over transition tables: one `UPDATE` of the counting rows per
+// statement, whatever its size, where Core Data's row triggers would run once per page of a
+// million-row COPY. A new counting row takes its count in a row trigger before it is written,
+// so no update of it follows its insert (which history would note as a change of its own).
 //
 // The counts change as Core Data's triggers change them: a new source row counts its
 // parameter rows; a new parameter row adds one to its source's count (a NULL count becomes
@@ -64,11 +66,8 @@ extension PostgreSQLStore {
         func adding(_ deltas: String, nullAsZero: Bool) -> String {
             "UPDATE \(source) s SET \(value) = \(nullAsZero ? "COALESCE(s.\(value), 0)" : "s.\(value)") + c.d FROM (\(deltas)) c WHERE s.\"Z_PK\" = c.k"
         }
-        let entities = count.entityCondition(column: "n.\"Z_ENT\"").map { " AND " + $0 } ?? ""
-        let sourceInsert = "UPDATE \(source) s SET \(value) = (SELECT count(p.\(fk)) FROM \(parameter) p WHERE p.\(fk) = s.\"Z_PK\") FROM lade_new n WHERE s.\"Z_PK\" = n.\"Z_PK\"\(entities)"
         let moved = "FROM lade_old o JOIN lade_new n ON n.\"Z_PK\" = o.\"Z_PK\" WHERE o.\(fk) IS DISTINCT FROM n.\(fk)"
         let parts: [(suffix: String, onSource: Bool, event: String, transition: String, update: String)] = [
-            ("SOURCE_INSERT", true, "INSERT", "NEW TABLE AS lade_new", sourceInsert),
             ("PARAMETER_INSERT", false, "INSERT", "NEW TABLE AS lade_new",
              adding("SELECT \(fk) AS k, count(*) AS d FROM lade_new WHERE \(fk) IS NOT NULL GROUP BY \(fk)", nullAsZero: true)),
             ("PARAMETER_DELETE", false, "DELETE", "OLD TABLE AS lade_old",
@@ -77,6 +76,26 @@ extension PostgreSQLStore {
              adding("SELECT k, sum(d) AS d FROM (SELECT o.\(fk) AS k, -1 AS d \(moved) AND o.\(fk) IS NOT NULL UNION ALL SELECT n.\(fk), 1 \(moved) AND n.\(fk) IS NOT NULL) m GROUP BY k HAVING sum(d) <> 0", nullAsZero: false)),
         ]
         var names: [(String, String)] = [], create: [String] = [], drop: [String] = []
+        // A new source row takes its count as it is written (a row trigger before the insert),
+        // so no write of the row follows its insert: history notes it as an insert alone.
+        let sourceName = fittedIdentifier(count.triggerName(onSource: true, "SOURCE_INSERT"))
+        let sourceFunction = prefix + postgreSQLQuoted(sourceName)
+        let when = count.entityCondition(column: "NEW.\"Z_ENT\"").map { " WHEN (\($0))" } ?? ""
+        names.append((sourceName, count.sourceTable))
+        create.append("""
+            CREATE FUNCTION \(sourceFunction)() RETURNS trigger LANGUAGE plpgsql AS \(dollarQuoted("""
+            BEGIN
+              NEW.\(value) := (SELECT count(p.\(fk)) FROM \(parameter) p WHERE p.\(fk) = NEW."Z_PK");
+              IF current_setting('lade.derived_report', true) = 'on' THEN
+                PERFORM set_config('lade.derived_touched', concat_ws(' ', NULLIF(current_setting('lade.derived_touched', true), ''), '\(number):' || NEW."Z_PK"), true);
+              END IF;
+              RETURN NEW;
+            END
+            """))
+            """)
+        create.append("CREATE TRIGGER \(postgreSQLQuoted(sourceName)) BEFORE INSERT ON \(source) FOR EACH ROW\(when) EXECUTE FUNCTION \(sourceFunction)()")
+        drop.append("DROP TRIGGER IF EXISTS \(postgreSQLQuoted(sourceName)) ON \(source)")
+        drop.append("DROP FUNCTION IF EXISTS \(sourceFunction)()")
         for part in parts {
             let name = fittedIdentifier(count.triggerName(onSource: part.onSource, part.suffix))
             let table = part.onSource ? source : parameter
@@ -161,6 +180,10 @@ extension PostgreSQLStore {
         guard !missing.isEmpty else { return }
         try connection.transaction {
             try installDerivedAttributes(schema: schema, model: model, prefix: prefix, only: Set(missing.map(\.count.attribute)), connection)
+            // What the history's triggers noted of the counts set here is no save's change.
+            if try connection.execute("SELECT to_regclass('\(PostgreSQLHistory.notesTable)') IS NOT NULL").text(0, 0) == "t" {
+                try connection.execute("DELETE FROM \(PostgreSQLHistory.notesTable)")
+            }
         }
     }
 

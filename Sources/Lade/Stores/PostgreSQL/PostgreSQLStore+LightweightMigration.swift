@@ -16,7 +16,12 @@ extension InferredMapping {
         do {
             try connection.transaction {
                 try connection.execute("SET LOCAL search_path TO \(postgreSQLQuoted(location.schema))")
-                try migrate(PostgreSQLMigrationSQL(connection: connection), progress: progress)
+                let sql = PostgreSQLMigrationSQL(connection: connection)
+                try migrate(sql, progress: progress)
+                // The old tables took their history triggers with them: the new ones get theirs.
+                if SQLiteHistory.isTracked(tables: try sql.tableNames()) {
+                    try PostgreSQLHistory.installTriggers(schema: destinationSchema, model: destination, prefix: postgreSQLQuoted(location.schema) + ".", connection)
+                }
             }
         } catch let error as PostgreSQLError {
             throw error.storeError("migrating the store to the new version (nothing was changed)")
@@ -69,8 +74,9 @@ struct PostgreSQLMigrationSQL: MigrationSQL {
     func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws {
         try PostgreSQLStore.installDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
     }
-    /// A PostgreSQL store keeps no persistent history yet.
-    func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {}
+    func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {
+        try SQLiteHistory.renumberChanges(self, tables: tables, numbers: numbers)
+    }
 
     func readMetadata() throws -> [String: PropertyListValue] {
         var (uuid, metadata) = try PostgreSQLStore.readMetadata(connection, locking: true)

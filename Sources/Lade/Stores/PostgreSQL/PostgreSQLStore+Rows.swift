@@ -164,6 +164,10 @@ extension PostgreSQLStore: PersistentStore {
             guard !bulkInsertOpen else {
                 throw StoreError(.transactionOpen, path: location.redacted, "a batch insert session is open on this store: commit or roll it back before saving")
             }
+            // A save of metadata alone leaves the author of the commit it joins as it is.
+            if !(request.inserted.isEmpty && request.updated.isEmpty && request.deleted.isEmpty && request.links.isEmpty && request.orders.isEmpty) {
+                noteAuthorship(request.authorship)
+            }
             let derived = try writeTransaction(connection) { try writingDerivedValues(into: request.derivedValues, connection) {
                 try insert(request.inserted, connection)
                 var conflicts: [StoreSaveError.VersionConflict] = []
@@ -186,7 +190,13 @@ extension PostgreSQLStore: PersistentStore {
     /// Runs a write: in its own transaction, or, while saves are held, in a savepoint of the
     /// held transaction (so a failed save leaves the saves before it).
     func writeTransaction<T>(_ connection: PostgreSQLConnection, _ body: () throws -> T) throws -> T {
-        guard heldSaves != nil else { return try connection.transaction(body) }
+        guard heldSaves != nil else {
+            return try connection.transaction {
+                let result = try body()
+                try recordHistory(connection)
+                return result
+            }
+        }
         try connection.execute("SAVEPOINT lade_save")
         do {
             let result = try body()
@@ -455,6 +465,7 @@ extension PostgreSQLStore: HeldSaves {
             defer { heldSaves = nil }
             if let metadata { try writeMetadata(metadata, connection) }
             do {
+                try recordHistory(connection)
                 try connection.execute("COMMIT")
             } catch {
                 if connection.isAlive { _ = try? connection.execute("ROLLBACK") }

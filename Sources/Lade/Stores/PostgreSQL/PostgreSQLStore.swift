@@ -47,6 +47,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// (`PostgreSQLBatchInsertTransaction`; guarded by `lock`): saves and held saves are refused
     /// (`.transactionOpen`) until it ends, and a dropped connection is not made anew under it.
     var bulkInsertOpen = false
+    /// Records persistent history in every commit, when the store has history tables and is
+    /// opened for writing (`PostgreSQLStore+History.swift`; guarded by `lock`).
+    var history: HistoryRecorder?
 
     /// `NSStoreType` of a PostgreSQL store.
     package static let storeType = StoreType.postgresql.rawValue
@@ -79,9 +82,6 @@ package final class PostgreSQLStore: @unchecked Sendable {
     static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool) throws {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
-        if history {
-            throw HistoryError(.unsupportedStoreType, path: location.redacted, "persistent history in a PostgreSQL store is not kept yet (docs/postgresql.md); create the store without history")
-        }
         let schema = SQLiteSchema(model: model)
         // A derived attribute the store keeps no triggers for is refused before anything is made.
         _ = try countDerivations(schema: schema, model: model)
@@ -118,7 +118,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
         if let cache = try model.modelCacheBlobIfArchivable() {
             try connection.execute("INSERT INTO \(prefix)\"Z_MODELCACHE\" (\"Z_CONTENT\") VALUES ($1)", [.bytes(cache)])
         }
+        // Before the history's triggers, which refuse a write from a session with no notes table.
         try installDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
+        if history { try PostgreSQLHistory.create(for: model, schema: schema, prefix: prefix, connection) }
     }
 
     /// An entity table of Core Data's layout, its columns typed (`PostgreSQLValueCoding`).
@@ -197,11 +199,15 @@ package final class PostgreSQLStore: @unchecked Sendable {
             throw StoreError(.wrongStoreType, path: location.redacted, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not PostgreSQL")
         }
         try checkModel(metadata)
-        if readOnly {
-            try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-        } else if !staged {
-            try Self.prepareDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
+        if readOnly { try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY") }
+        if try !readOnly && !staged && SQLiteHistory.isTracked(tables: PostgreSQLHistory.tableNames(connection)) {
+            let recorder = HistoryRecorder(schema: schema, model: model)
+            try PostgreSQLHistory.prepareNotes(slots: recorder.slots, connection)
+            history = recorder
         }
+        // After the notes table: counts set anew write the counted rows, which history's
+        // triggers note (and `prepareDerivedAttributes` forgets: they are no save's changes).
+        if !readOnly && !staged { try Self.prepareDerivedAttributes(schema: schema, model: model, prefix: prefix, connection) }
     }
 
     /// The metadata of the store at `location`, reading only `Z_METADATA`.
@@ -273,7 +279,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
             let described = model.entity(named: entity.name)!
             guard let name = names[entity.number], name == entity.name || name == described.renamingIdentifier else { differing.insert(entity.name); continue }
         }
-        for (number, name) in names where schema.entity(number: number) == nil { differing.insert(name) }
+        for (number, name) in names where schema.entity(number: number) == nil && !SQLiteHistory.isHistoryEntity(number, name: name) { differing.insert(name) }
         if let hashes = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) { differing.formUnion(hashes) }
         guard differing.isEmpty else {
             let names = differing.sorted()
@@ -288,7 +294,10 @@ package final class PostgreSQLStore: @unchecked Sendable {
     /// is made anew first when no transaction is held on it (one that is held is lost with it).
     func withConnection<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try lock.withLock {
-            if !connection.isAlive && heldSaves == nil && !bulkInsertOpen { connection = try PostgreSQLConnection(location) }
+            if !connection.isAlive && heldSaves == nil && !bulkInsertOpen {
+                connection = try PostgreSQLConnection(location)
+                if let history { try PostgreSQLHistory.prepareNotes(slots: history.slots, connection) }
+            }
             return try body(connection)
         }
     }

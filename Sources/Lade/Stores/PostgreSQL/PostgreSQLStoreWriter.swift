@@ -11,6 +11,7 @@ final class PostgreSQLStoreWriter: WholeStoreWriting {
     private let connection: PostgreSQLConnection
     private let model: ManagedObjectModel
     private var finished = false
+    private var keepsHistory = false
 
     init(at location: PostgreSQLLocation, model: ManagedObjectModel, metadata given: [String: PropertyListValue], overwrite: Bool) throws {
         let connection = try PostgreSQLConnection(location)
@@ -51,9 +52,20 @@ final class PostgreSQLStoreWriter: WholeStoreWriting {
         try built.save(StoreSaveRequest(linking: destinations, in: model))
     }
 
+    /// The history tables made and filled in the store's transaction; their triggers are made
+    /// by `finish()`, after every row is in (a copy's rows are not changes).
+    func writeHistory(_ rows: HistoryTableRows) throws {
+        try built.withConnection { connection in
+            try PostgreSQLHistory.createTables(for: model, tombstones: max(rows.tombstones, SQLiteHistory.tombstoneSlots(of: model)), prefix: built.prefix, connection)
+            try rows.write(into: PostgreSQLHistoryDatabase(connection: connection))
+        }
+        keepsHistory = true
+    }
+
     func finish() throws -> PersistentStore? {
         try built.withConnection { connection in
             try built.adoptPrimaryKeys(connection)
+            if keepsHistory { try PostgreSQLHistory.installTriggers(schema: built.schema, model: model, prefix: built.prefix, connection) }
             try connection.execute("COMMIT")
         }
         built.endStaging()

@@ -20,22 +20,42 @@ package enum SQLiteHistory {
     /// Whether a store with these tables keeps history: all three are there.
     static func isTracked(tables: Set<String>) -> Bool { tables.isSuperset(of: Self.tables) }
 
-    /// The tables and indexes, `ACHANGE` with a `ZTOMBSTONE<n>` column per slot `model` needs.
-    static func createStatements(for model: ManagedObjectModel) -> [String] {
-        let tombstones = (0..<tombstoneSlots(of: model)).map { ", ZTOMBSTONE\($0) BLOB" }.joined()
+    /// The tables' columns as Core Data declares them, `ACHANGE` with a `ZTOMBSTONE<n>` column
+    /// per slot `model` needs (a PostgreSQL store types them from these, as its other columns).
+    static func tableColumns(for model: ManagedObjectModel) -> [(table: String, columns: [(name: String, type: String)])] {
+        tableColumns(tombstones: tombstoneSlots(of: model))
+    }
+
+    static func tableColumns(tombstones: Int) -> [(table: String, columns: [(name: String, type: String)])] {
+        let key = [("Z_PK", "INTEGER PRIMARY KEY"), ("Z_ENT", "INTEGER"), ("Z_OPT", "INTEGER")]
         return [
-            "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB\(tombstones) )",
-            "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )",
-            "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
-            "CREATE INDEX ACHANGE_ZTRANSACTIONID_INDEX ON ACHANGE (ZTRANSACTIONID)",
-            "CREATE INDEX ATRANSACTION_ZAUTHORTS_INDEX ON ATRANSACTION (ZAUTHORTS)",
-            "CREATE INDEX ATRANSACTION_ZBUNDLEIDTS_INDEX ON ATRANSACTION (ZBUNDLEIDTS)",
-            "CREATE INDEX ATRANSACTION_ZCONTEXTNAMETS_INDEX ON ATRANSACTION (ZCONTEXTNAMETS)",
-            "CREATE INDEX ATRANSACTION_ZPROCESSIDTS_INDEX ON ATRANSACTION (ZPROCESSIDTS)",
-            "CREATE UNIQUE INDEX Z_TRANSACTIONSTRING_UNIQUE_NAME ON ATRANSACTIONSTRING (ZNAME COLLATE BINARY ASC)",
-            "CREATE INDEX Z_TRANSACTION_TransactionAuthorIndex ON ATRANSACTION (ZAUTHOR COLLATE BINARY ASC)",
-            "CREATE INDEX Z_TRANSACTION_TransactionTimestampIndex ON ATRANSACTION (ZTIMESTAMP COLLATE BINARY ASC)",
+            ("ACHANGE", key + [("ZCHANGETYPE", "INTEGER"), ("ZENTITY", "INTEGER"), ("ZENTITYPK", "INTEGER"), ("ZTRANSACTIONID", "INTEGER"), ("ZCOLUMNS", "BLOB")]
+                + (0..<tombstones).map { ("ZTOMBSTONE\($0)", "BLOB") }),
+            ("ATRANSACTION", key + [("ZAUTHORTS", "INTEGER"), ("ZBUNDLEIDTS", "INTEGER"), ("ZCONTEXTNAMETS", "INTEGER"), ("ZPROCESSIDTS", "INTEGER"), ("ZTIMESTAMP", "FLOAT"),
+                                    ("ZAUTHOR", "VARCHAR"), ("ZBUNDLEID", "VARCHAR"), ("ZCONTEXTNAME", "VARCHAR"), ("ZPROCESSID", "VARCHAR"), ("ZQUERYGEN", "BLOB")]),
+            ("ATRANSACTIONSTRING", key + [("ZNAME", "VARCHAR")]),
         ]
+    }
+
+    /// The tables' indexes: name, table, column, whether unique, whether `COLLATE BINARY ASC`.
+    static let indexes: [(name: String, table: String, column: String, unique: Bool, collated: Bool)] = [
+        ("ACHANGE_ZTRANSACTIONID_INDEX", "ACHANGE", "ZTRANSACTIONID", false, false),
+        ("ATRANSACTION_ZAUTHORTS_INDEX", "ATRANSACTION", "ZAUTHORTS", false, false),
+        ("ATRANSACTION_ZBUNDLEIDTS_INDEX", "ATRANSACTION", "ZBUNDLEIDTS", false, false),
+        ("ATRANSACTION_ZCONTEXTNAMETS_INDEX", "ATRANSACTION", "ZCONTEXTNAMETS", false, false),
+        ("ATRANSACTION_ZPROCESSIDTS_INDEX", "ATRANSACTION", "ZPROCESSIDTS", false, false),
+        ("Z_TRANSACTIONSTRING_UNIQUE_NAME", "ATRANSACTIONSTRING", "ZNAME", true, true),
+        ("Z_TRANSACTION_TransactionAuthorIndex", "ATRANSACTION", "ZAUTHOR", false, true),
+        ("Z_TRANSACTION_TransactionTimestampIndex", "ATRANSACTION", "ZTIMESTAMP", false, true),
+    ]
+
+    /// The tables and indexes as SQLite statements, word for word Core Data's.
+    static func createStatements(for model: ManagedObjectModel) -> [String] {
+        tableColumns(for: model).map { table, columns in
+            "CREATE TABLE \(table) ( \(columns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")) )"
+        } + indexes.map { index in
+            "CREATE \(index.unique ? "UNIQUE " : "")INDEX \(index.name) ON \(index.table) (\(index.column)\(index.collated ? " COLLATE BINARY ASC" : ""))"
+        }
     }
 
     /// Makes the tables and their `Z_PRIMARYKEY` rows on `connection` (in the caller's transaction).
@@ -68,11 +88,12 @@ package enum SQLiteHistory {
     /// changes name their entities by the new numbers; changes of entities the new version no
     /// longer has are deleted with them (their numbers may now be other entities'). Nothing is
     /// recorded for the migration itself. Does nothing in a store without history.
-    static func renumberChanges(_ connection: SQLiteConnection, tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {
+    static func renumberChanges(_ sql: some MigrationSQL, tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {
         guard isTracked(tables: tables) else { return }
+        let q = sql.quoted
         let cases = numbers.map { "WHEN \($0.old) THEN \($0.new)" }.joined(separator: " ")
-        try connection.execute("UPDATE ACHANGE SET ZENTITY = \(cases.isEmpty ? "-1" : "CASE ZENTITY \(cases) ELSE -1 END")")
-        try connection.execute("DELETE FROM ACHANGE WHERE ZENTITY = -1")
+        try sql.execute("UPDATE \(q("ACHANGE")) SET \(q("ZENTITY")) = \(cases.isEmpty ? "-1" : "CASE \(q("ZENTITY")) \(cases) ELSE -1 END")")
+        try sql.execute("DELETE FROM \(q("ACHANGE")) WHERE \(q("ZENTITY")) = -1")
     }
 
     /// `ZCOLUMNS` for `changed` properties of an entity whose property list is `properties`.
@@ -85,15 +106,74 @@ package enum SQLiteHistory {
     }
 }
 
-/// Records what each commit of a store with history tables changed, in the commit itself.
+/// Where the statements of persistent history run: a SQLite store's connection, or a
+/// PostgreSQL store's (`PostgreSQLHistoryDatabase`, in the store's schema). The statements are
+/// written once, here and in `SQLiteHistory+Reading.swift`: `?` parameters, identifiers in
+/// double quotes; each database names its tables and writes many rows its own way.
+protocol HistoryDatabase {
+    /// A table's name as SQL (after the store's schema where it has one).
+    func table(_ name: String) -> String
+    func rows(_ sql: String, _ values: [SQLiteValue]) throws -> [[SQLiteValue]]
+    /// The rows of a query one at a time (a commit's notes may be many).
+    func forEachRow(_ sql: String, _ body: ([SQLiteValue]) throws -> Void) throws
+    func run(_ sql: String, _ values: [SQLiteValue]) throws
+    /// Inserts `rows` (values of `columns`) into `table` (a name `table(_:)` takes).
+    func insert(into table: String, columns: [String], rows: [[SQLiteValue]]) throws
+    func tableNames() throws -> Set<String>
+    /// The columns `ACHANGE` has, and the type a `ZTOMBSTONE<n>` column added to it gets.
+    func changeColumns() throws -> Set<String>
+    var blobType: String { get }
+    /// What follows the `SELECT` of the history entities' `Z_PRIMARYKEY` rows that a commit's
+    /// history starts with, so that it holds them until it commits (nothing in SQLite, whose
+    /// writer holds the file's write lock already).
+    var lockingClause: String { get }
+    /// The temporary table the commit's notes are in, and the column that orders one object's.
+    var notesTable: String { get }
+    var notesOrder: String { get }
+    func inTransaction<T>(_ body: () throws -> T) throws -> T
+}
+
+/// An identifier of the history tables as the shared statements write it.
+func historyQuoted(_ name: String) -> String { "\"\(name)\"" }
+
+extension SQLiteConnection: HistoryDatabase {
+    func table(_ name: String) -> String { historyQuoted(name) }
+
+    func forEachRow(_ sql: String, _ body: ([SQLiteValue]) throws -> Void) throws {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        while try statement.step() { try body((0..<statement.columnCount).map(statement.value(at:))) }
+    }
+    func run(_ sql: String, _ values: [SQLiteValue]) throws { try prepare(sql).run(values) }
+
+    func insert(into table: String, columns: [String], rows: [[SQLiteValue]]) throws {
+        guard !rows.isEmpty else { return }
+        let statement = try prepare("INSERT INTO \(self.table(table)) (\(columns.map(historyQuoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))")
+        for row in rows { try statement.run(row) }
+    }
+
+    func changeColumns() throws -> Set<String> {
+        Set(try rows("PRAGMA table_info(ACHANGE)").compactMap { row -> String? in if case .text(let name) = row[1] { return name } else { return nil } })
+    }
+
+    var blobType: String { "BLOB" }
+    var lockingClause: String { "" }
+    var notesTable: String { "temp.lade_history_notes" }
+    var notesOrder: String { "rowid" }
+    func inTransaction<T>(_ body: () throws -> T) throws -> T { try transaction(body) }
+}
+
+/// What a store's triggers note of each changed row, worked out from its schema and model once
+/// (the SQLite and PostgreSQL stores each make their triggers from it), and how a commit's notes
+/// become its history.
 ///
-/// Temporary triggers (on the store's own connection, never written into the file) note every
-/// inserted, updated and deleted row of the entity tables in a temporary table, whatever wrote
-/// it: a context's save, a batch request, a batch insert session, a trigger of Apple's. A
-/// savepoint or transaction rolled back takes its notes back with it. Just before `COMMIT`,
-/// `record` turns the notes into one `ATRANSACTION` row and one `ACHANGE` row per object (an
-/// object inserted and updated in one commit is an insert; inserted and deleted, nothing).
-final class SQLiteHistoryRecorder {
+/// The triggers note every inserted, updated and deleted row of the entity tables in a
+/// temporary table, whatever wrote it: a context's save, a batch request, a batch insert
+/// session, a trigger of Apple's. A savepoint or transaction rolled back takes its notes back
+/// with it. Just before `COMMIT`, `record` turns the notes into one `ATRANSACTION` row and one
+/// `ACHANGE` row per object (an object inserted and updated in one commit is an insert;
+/// inserted and deleted, nothing).
+final class HistoryRecorder {
     /// Per `Z_ENT`: the entity's `ZCOLUMNS` property list, and its table's columns (by their
     /// position in the trigger's note) that hold each property.
     private struct EntityInfo {
@@ -102,67 +182,57 @@ final class SQLiteHistoryRecorder {
         var tombstones: Int
     }
 
+    /// One entity table as its triggers note it: the columns whose change is noted (by position
+    /// in the table), and per tombstone slot the column each entity of the table keeps there.
+    struct NotedTable {
+        var table: SQLiteSchema.Table
+        var tracked: [(position: Int, column: SQLiteSchema.Column)]
+        var tombstones: [[(entity: Int64, column: SQLiteSchema.Column)]]
+    }
+
     private var entities: [Int64: EntityInfo] = [:]
-    private let slots: Int
+    let slots: Int
+    let tables: [NotedTable]
     /// Who the next commit is recorded as: the last write's (guarded by the store's lock).
     var authorship = HistoryAuthorship()
 
-    /// Sets the recorder up on `connection` for `schema`, when the store has history tables.
-    static func attach(to connection: SQLiteConnection, schema: SQLiteSchema, model: ManagedObjectModel, tables: Set<String>) throws -> SQLiteHistoryRecorder? {
-        guard SQLiteHistory.isTracked(tables: tables) else { return nil }
-        return try SQLiteHistoryRecorder(connection: connection, schema: schema, model: model)
-    }
-
-    private init(connection: SQLiteConnection, schema: SQLiteSchema, model: ManagedObjectModel) throws {
+    init(schema: SQLiteSchema, model: ManagedObjectModel) {
         slots = SQLiteHistory.tombstoneSlots(of: model)
-        let tombstoneColumns = (0..<slots).map { ", t\($0)" }.joined()
-        try connection.execute("CREATE TEMP TABLE IF NOT EXISTS lade_history_notes (type INTEGER, entity INTEGER, pk INTEGER, columns TEXT\(tombstoneColumns))")
+        var tables: [NotedTable] = []
         for table in schema.tables {
             let tracked = table.columns.enumerated().filter { _, column in
                 switch column.role {
                 case .attribute, .toOne, .toOneEntity: true
                 case .primaryKey, .entity, .optimisticLock, .orderKey: false
                 }
+            }.map { (position: $0.offset, column: $0.element) }
+            var propertyOfColumn: [Int: String] = [:]
+            for (position, column) in tracked {
+                switch column.role {
+                case .attribute(_, let name), .toOne(_, let name), .toOneEntity(_, let name): propertyOfColumn[position] = name
+                default: break
+                }
             }
             let hierarchy = model.hierarchy(from: table.rootEntity)
             for entity in hierarchy {
                 guard let number = schema.entity(named: entity.name)?.number else { continue }
-                var propertyOfColumn: [Int: String] = [:]
-                for (position, column) in tracked {
-                    switch column.role {
-                    case .attribute(_, let name), .toOne(_, let name), .toOneEntity(_, let name): propertyOfColumn[position] = name
-                    default: break
-                    }
-                }
                 entities[number] = EntityInfo(
                     properties: SQLiteHistory.columnProperties(of: entity.name, in: model), propertyOfColumn: propertyOfColumn,
                     tombstones: SQLiteHistory.tombstoneAttributes(of: entity.name, in: model).count)
             }
-            let name = SQLiteSchema.quoted(table.name)
-            let trigger = "lade_history_\(table.name)"
-            let changed = tracked.isEmpty ? "''" : tracked.map { position, column in
-                let quoted = SQLiteSchema.quoted(column.name)
-                return "(CASE WHEN OLD.\(quoted) IS NOT NEW.\(quoted) THEN '\(position),' ELSE '' END)"
-            }.joined(separator: " || ")
             // A tombstone slot holds, per entity of the table, that entity's nth kept attribute.
-            var tombstoneValues = ""
-            for slot in 0..<slots {
-                let cases = hierarchy.compactMap { entity -> String? in
+            let tombstones = (0..<slots).map { slot in
+                hierarchy.compactMap { entity -> (entity: Int64, column: SQLiteSchema.Column)? in
                     let kept = SQLiteHistory.tombstoneAttributes(of: entity.name, in: model)
                     guard slot < kept.count, let number = schema.entity(named: entity.name)?.number,
                           let declaring = SQLiteSchema.declaringEntity(of: kept[slot], from: entity.name, in: model),
-                          let column = schema.columnName(for: .attribute(entity: declaring, name: kept[slot])) else { return nil }
-                    return "WHEN \(number) THEN OLD.\(SQLiteSchema.quoted(column))"
+                          let column = table.columns.first(where: { $0.role == .attribute(entity: declaring, name: kept[slot]) }) else { return nil }
+                    return (number, column)
                 }
-                tombstoneValues += cases.isEmpty ? ", NULL" : ", CASE OLD.Z_ENT \(cases.joined(separator: " ")) END"
             }
-            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_insert")
-            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_update")
-            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_delete")
-            try connection.execute("CREATE TEMP TRIGGER \(trigger)_insert AFTER INSERT ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk) VALUES (0, NEW.Z_ENT, NEW.Z_PK); END")
-            try connection.execute("CREATE TEMP TRIGGER \(trigger)_update AFTER UPDATE ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk, columns) VALUES (1, NEW.Z_ENT, NEW.Z_PK, \(changed)); END")
-            try connection.execute("CREATE TEMP TRIGGER \(trigger)_delete AFTER DELETE ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk\(tombstoneColumns)) VALUES (2, OLD.Z_ENT, OLD.Z_PK\(tombstoneValues)); END")
+            tables.append(NotedTable(table: table, tracked: tracked, tombstones: tombstones))
         }
+        self.tables = tables
     }
 
     /// One object's notes in a commit, folded into the change history records.
@@ -184,15 +254,16 @@ final class SQLiteHistoryRecorder {
         }
     }
 
-    /// Writes the notes of the transaction open on `connection` as one history transaction
+    /// Writes the notes of the transaction open on `database` as one history transaction
     /// (inside the store's lock, just before `COMMIT`); writes nothing when no row changed.
-    func record(_ connection: SQLiteConnection) throws {
-        let notes = try connection.prepare("SELECT entity, pk, type, columns\((0..<slots).map { ", t\($0)" }.joined()) FROM lade_history_notes ORDER BY entity, pk, rowid")
-        var writer: HistoryWriter?
+    func record<Database: HistoryDatabase>(_ database: Database) throws {
+        let q = historyQuoted
+        let notes = "SELECT \(q("entity")), \(q("pk")), \(q("type")), \(q("columns"))\((0..<slots).map { ", t\($0)" }.joined()) FROM \(database.notesTable) ORDER BY \(q("entity")), \(q("pk")), \(database.notesOrder)"
+        var writer: HistoryWriter<Database>?
         var current: (entity: Int64, pk: Int64, folded: Folded)?
         func flush() throws {
             guard let (entity, pk, folded) = current, let type = folded.type else { return }
-            if writer == nil { writer = try HistoryWriter(connection, authorship: authorship, slots: slots) }
+            if writer == nil { writer = try HistoryWriter(database, authorship: authorship, slots: slots) }
             var columns: SQLiteValue = .null
             if type == .update, let info = entities[entity] {
                 let changed = Set(folded.columns.compactMap { info.propertyOfColumn[$0] })
@@ -201,92 +272,134 @@ final class SQLiteHistoryRecorder {
             let tombstones = type == .delete ? Array(folded.tombstones.prefix(entities[entity]?.tombstones ?? 0)) : []
             try writer!.change(type, entity: entity, pk: pk, columns: columns, tombstones: tombstones)
         }
-        while try notes.step() {
-            guard case .integer(let entity) = notes.value(at: 0), case .integer(let pk) = notes.value(at: 1),
-                  case .integer(let raw) = notes.value(at: 2), let type = PersistentHistory.ChangeType(rawValue: Int(raw)) else { continue }
+        try database.forEachRow(notes) { note in
+            guard case .integer(let entity) = note[0], case .integer(let pk) = note[1],
+                  case .integer(let raw) = note[2], let type = PersistentHistory.ChangeType(rawValue: Int(raw)) else { return }
             if current == nil || current!.entity != entity || current!.pk != pk {
                 try flush()
                 current = (entity, pk, Folded(first: type, last: type))
             }
             current!.folded.last = type
-            if case .text(let list) = notes.value(at: 3) {
+            if case .text(let list) = note[3] {
                 for part in list.split(separator: ",") { if let position = Int(part) { current!.folded.columns.insert(position) } }
             }
-            if type == .delete { current!.folded.tombstones = (0..<slots).map { notes.value(at: 4 + $0) } }
+            if type == .delete { current!.folded.tombstones = Array(note[4...]) }
         }
-        notes.reset()
         try flush()
-        try connection.execute("DELETE FROM lade_history_notes")
+        try database.run("DELETE FROM \(database.notesTable)", [])
         try writer?.finish()
         authorship = HistoryAuthorship()
     }
 
-    /// Forgets the notes of a transaction that was rolled back outside SQLite's view of it
-    /// (they went with the rollback already; this is for the authorship).
+    /// Forgets the notes of a transaction that was rolled back outside the database's view of
+    /// it (they went with the rollback already; this is for the authorship).
     func rolledBack() { authorship = HistoryAuthorship() }
 }
 
 /// Writes one history transaction: its strings, its `ATRANSACTION` row, its `ACHANGE` rows,
-/// keys taken from `Z_PRIMARYKEY` as Core Data takes them.
-private struct HistoryWriter {
-    let connection: SQLiteConnection
+/// keys taken from `Z_PRIMARYKEY` as Core Data takes them. The history entities' rows are read
+/// first, under `lockingClause`: in PostgreSQL they stay locked until the commit, so history
+/// writers take their keys one after another, each after the one before committed, and a
+/// transaction's number is its place in the commit order.
+private struct HistoryWriter<Database: HistoryDatabase> {
+    let database: Database
     let transaction: Int64
     var nextChange: Int64
-    let insertChange: SQLiteStatement
     let tombstoneColumns: Int
+    var pending: [[SQLiteValue]] = []
+    let columns: [String]
+    static var batch: Int { 5_000 }
 
-    init(_ connection: SQLiteConnection, authorship: HistoryAuthorship, slots: Int) throws {
-        self.connection = connection
+    init(_ database: Database, authorship: HistoryAuthorship, slots: Int) throws {
+        self.database = database
+        let q = historyQuoted
+        let primaryKeys = database.table("Z_PRIMARYKEY")
         var maxima: [Int64: Int64] = [:]
-        for row in try connection.rows("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT IN (16001, 16002, 16003)") {
+        for row in try database.rows("SELECT \(q("Z_ENT")), \(q("Z_MAX")) FROM \(primaryKeys) WHERE \(q("Z_ENT")) IN (16001, 16002, 16003) ORDER BY \(q("Z_ENT"))\(database.lockingClause)", []) {
             if case .integer(let number) = row[0], case .integer(let max) = row[1] { maxima[number] = max }
         }
         // A store whose Z_PRIMARYKEY lacks the rows (made by hand): counted from the tables.
         for (number, name) in SQLiteHistory.primaryKeyRows where maxima[number] == nil {
             let table = ["CHANGE": "ACHANGE", "TRANSACTION": "ATRANSACTION", "TRANSACTIONSTRING": "ATRANSACTIONSTRING"][name]!
-            guard case .integer(let largest)? = try connection.rows("SELECT IFNULL(MAX(Z_PK), 0) FROM \(table)").first?.first else { continue }
-            try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, 0, ?)").run([.integer(number), .text(name), .integer(largest)])
+            guard case .integer(let largest)? = try database.rows("SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(database.table(table))", []).first?.first else { continue }
+            try database.run("INSERT INTO \(primaryKeys) (\(q("Z_ENT")), \(q("Z_NAME")), \(q("Z_SUPER")), \(q("Z_MAX"))) VALUES (?, ?, 0, ?)", [.integer(number), .text(name), .integer(largest)])
             maxima[number] = largest
         }
         var nextString = maxima[SQLiteHistory.stringEntity] ?? 0
+        let strings = database.table("ATRANSACTIONSTRING")
         func stringKey(_ text: String?) throws -> SQLiteValue {
             guard let text else { return .null }
-            if case .integer(let key)? = try connection.rows("SELECT Z_PK FROM ATRANSACTIONSTRING WHERE ZNAME = ?", [.text(text)]).first?.first { return .integer(key) }
+            if case .integer(let key)? = try database.rows("SELECT \(q("Z_PK")) FROM \(strings) WHERE \(q("ZNAME")) = ?", [.text(text)]).first?.first { return .integer(key) }
             nextString += 1
-            try connection.prepare("INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (?, ?, NULL, ?)").run([.integer(nextString), .integer(SQLiteHistory.stringEntity), .text(text)])
+            try database.run("INSERT INTO \(strings) (\(q("Z_PK")), \(q("Z_ENT")), \(q("Z_OPT")), \(q("ZNAME"))) VALUES (?, ?, NULL, ?)", [.integer(nextString), .integer(SQLiteHistory.stringEntity), .text(text)])
             return .integer(nextString)
         }
         let keys = [try stringKey(authorship.author), try stringKey(PersistentHistory.bundleID), try stringKey(authorship.contextName), try stringKey(PersistentHistory.processID)]
-        try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?").run([.integer(nextString), .integer(SQLiteHistory.stringEntity)])
+        try database.run("UPDATE \(primaryKeys) SET \(q("Z_MAX")) = ? WHERE \(q("Z_ENT")) = ?", [.integer(nextString), .integer(SQLiteHistory.stringEntity)])
         transaction = (maxima[SQLiteHistory.transactionEntity] ?? 0) + 1
         // As in the evidence: the strings by key only, their VARCHAR twins and ZQUERYGEN empty.
-        try connection.prepare("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)")
-            .run([.integer(transaction), .integer(SQLiteHistory.transactionEntity)] + keys + [.real(Date().timeIntervalSinceReferenceDate)])
+        try database.run("INSERT INTO \(database.table("ATRANSACTION")) (\(q("Z_PK")), \(q("Z_ENT")), \(q("Z_OPT")), \(q("ZAUTHORTS")), \(q("ZBUNDLEIDTS")), \(q("ZCONTEXTNAMETS")), \(q("ZPROCESSIDTS")), \(q("ZTIMESTAMP"))) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)",
+                         [.integer(transaction), .integer(SQLiteHistory.transactionEntity)] + keys + [.real(Date().timeIntervalSinceReferenceDate)])
         nextChange = maxima[SQLiteHistory.changeEntity] ?? 0
         // Tombstone columns the store lacks (a model that keeps more after deletion than the
         // one that made the tables) are added, as the slots are filled by name order.
-        let present = Set(try connection.rows("PRAGMA table_info(ACHANGE)").compactMap { row -> String? in
-            if case .text(let name) = row[1] { return name } else { return nil } })
-        var columns = 0
-        for slot in 0..<slots {
-            if !present.contains("ZTOMBSTONE\(slot)") { try connection.execute("ALTER TABLE ACHANGE ADD COLUMN ZTOMBSTONE\(slot) BLOB") }
-            columns += 1
+        let present = try database.changeColumns()
+        for slot in 0..<slots where !present.contains("ZTOMBSTONE\(slot)") {
+            try database.run("ALTER TABLE \(database.table("ACHANGE")) ADD COLUMN \(q("ZTOMBSTONE\(slot)")) \(database.blobType)", [])
         }
-        tombstoneColumns = columns
-        let tombstones = (0..<columns).map { ", ZTOMBSTONE\($0)" }.joined()
-        insertChange = try connection.prepare("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstones)) VALUES (?, \(SQLiteHistory.changeEntity), NULL, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: columns)))")
+        tombstoneColumns = slots
+        columns = ["Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"] + (0..<slots).map { "ZTOMBSTONE\($0)" }
     }
 
     mutating func change(_ type: PersistentHistory.ChangeType, entity: Int64, pk: Int64, columns: SQLiteValue, tombstones: [SQLiteValue]) throws {
         nextChange += 1
-        var values: [SQLiteValue] = [.integer(nextChange), .integer(Int64(type.rawValue)), .integer(entity), .integer(pk), .integer(transaction), columns]
+        var values: [SQLiteValue] = [.integer(nextChange), .integer(SQLiteHistory.changeEntity), .null, .integer(Int64(type.rawValue)), .integer(entity), .integer(pk), .integer(transaction), columns]
         values += (0..<tombstoneColumns).map { $0 < tombstones.count ? tombstones[$0] : .null }
-        try insertChange.run(values)
+        pending.append(values)
+        if pending.count >= Self.batch { try flush() }
     }
 
-    func finish() throws {
-        try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?").run([.integer(nextChange), .integer(SQLiteHistory.changeEntity)])
-        try connection.prepare("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?").run([.integer(transaction), .integer(SQLiteHistory.transactionEntity)])
+    private mutating func flush() throws {
+        try database.insert(into: "ACHANGE", columns: columns, rows: pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    mutating func finish() throws {
+        try flush()
+        let q = historyQuoted
+        let primaryKeys = database.table("Z_PRIMARYKEY")
+        try database.run("UPDATE \(primaryKeys) SET \(q("Z_MAX")) = ? WHERE \(q("Z_ENT")) = ?", [.integer(nextChange), .integer(SQLiteHistory.changeEntity)])
+        try database.run("UPDATE \(primaryKeys) SET \(q("Z_MAX")) = ? WHERE \(q("Z_ENT")) = ?", [.integer(transaction), .integer(SQLiteHistory.transactionEntity)])
+    }
+}
+
+/// The SQLite store's notes: temporary triggers on its own connection (never written into the
+/// file), a temporary table.
+extension HistoryRecorder {
+    /// Sets the recorder up on `connection` for `schema`, when the store has history tables.
+    static func attach(to connection: SQLiteConnection, schema: SQLiteSchema, model: ManagedObjectModel, tables: Set<String>) throws -> HistoryRecorder? {
+        guard SQLiteHistory.isTracked(tables: tables) else { return nil }
+        let recorder = HistoryRecorder(schema: schema, model: model)
+        let tombstoneColumns = (0..<recorder.slots).map { ", t\($0)" }.joined()
+        try connection.execute("CREATE TEMP TABLE IF NOT EXISTS lade_history_notes (type INTEGER, entity INTEGER, pk INTEGER, columns TEXT\(tombstoneColumns))")
+        for noted in recorder.tables {
+            let name = SQLiteSchema.quoted(noted.table.name)
+            let trigger = "lade_history_\(noted.table.name)"
+            let changed = noted.tracked.isEmpty ? "''" : noted.tracked.map { position, column in
+                let quoted = SQLiteSchema.quoted(column.name)
+                return "(CASE WHEN OLD.\(quoted) IS NOT NEW.\(quoted) THEN '\(position),' ELSE '' END)"
+            }.joined(separator: " || ")
+            let tombstoneValues = noted.tombstones.map { cases in
+                cases.isEmpty ? ", NULL" : ", CASE OLD.Z_ENT \(cases.map { "WHEN \($0.entity) THEN OLD.\(SQLiteSchema.quoted($0.column.name))" }.joined(separator: " ")) END"
+            }.joined()
+            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_insert")
+            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_update")
+            try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_delete")
+            try connection.execute("CREATE TEMP TRIGGER \(trigger)_insert AFTER INSERT ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk) VALUES (0, NEW.Z_ENT, NEW.Z_PK); END")
+            try connection.execute("CREATE TEMP TRIGGER \(trigger)_update AFTER UPDATE ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk, columns) VALUES (1, NEW.Z_ENT, NEW.Z_PK, \(changed)); END")
+            try connection.execute("CREATE TEMP TRIGGER \(trigger)_delete AFTER DELETE ON main.\(name) BEGIN INSERT INTO lade_history_notes (type, entity, pk\(tombstoneColumns)) VALUES (2, OLD.Z_ENT, OLD.Z_PK\(tombstoneValues)); END")
+        }
+        return recorder
     }
 }
 

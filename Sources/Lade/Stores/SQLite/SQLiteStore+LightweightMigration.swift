@@ -64,7 +64,7 @@ struct SQLiteMigrationSQL: MigrationSQL {
         try SQLiteStore.installDerivedAttributeTriggers(schema: schema, model: model, connection: connection)
     }
     func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {
-        try SQLiteHistory.renumberChanges(connection, tables: tables, numbers: numbers)
+        try SQLiteHistory.renumberChanges(self, tables: tables, numbers: numbers)
     }
     func readMetadata() throws -> [String: PropertyListValue] { try SQLiteStore.readMetadata(connection, path: path).1 }
     func writeMetadata(_ metadata: [String: PropertyListValue]) throws {

@@ -40,7 +40,7 @@ package final class SQLiteStore: @unchecked Sendable {
     var buildsDeferredIndexes = false
     /// Records persistent history in every commit, when the store has history tables
     /// (`SQLiteStore+History.swift`); nil for a store without them or opened read-only.
-    var history: SQLiteHistoryRecorder?
+    var history: HistoryRecorder?
 
     // MARK: Creating
 
@@ -228,7 +228,7 @@ package final class SQLiteStore: @unchecked Sendable {
             if !readOnly {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try Self.prepareDerivedAttributes(schema: schema, model: model, connection: connection)
-                history = try SQLiteHistoryRecorder.attach(to: connection, schema: schema, model: model, tables: tables)
+                history = try HistoryRecorder.attach(to: connection, schema: schema, model: model, tables: tables)
             }
         } catch let error as SQLiteError {
             throw StoreError(path: path, sqlite: error)

@@ -51,6 +51,10 @@ final class SQLiteStoreWriter: WholeStoreWriting {
         try filling { try $0.save(StoreSaveRequest(linking: destinations, in: model)) }
     }
 
+    func writeHistory(_ rows: HistoryTableRows) throws {
+        try filling { try $0.writeHistoryTableRows(rows) }
+    }
+
     func finish() throws -> PersistentStore? {
         try filling { store in
             try store.adoptPrimaryKeys()
