@@ -303,13 +303,6 @@ struct PostgreSQLStoreTests {
         return try ManagedObjectModel(entities: entities)
     }
 
-    @Test("a model with derived attributes is refused, naming each as Entity.attribute")
-    func derivedAttributesRefused() throws {
-        let schema = try Schema("derived")
-        #expect(performing: { try PersistentStoreCoordinator.createStore(at: schema.url, type: .postgresql, model: try SampleModel2.model()) },
-                throws: { "\($0)".contains("derived attributes (Book.pagesCount)") })
-    }
-
     @Test("lightweight migration in place on PostgreSQL, in one transaction: objects carried with new numbers and defaults; a refused one changes nothing")
     func lightweightMigration() throws {
         let schema = try Schema("migrate")
