@@ -109,6 +109,16 @@ struct PostgreSQLHistoryTests {
         }
     }
 
+    /// A new Feedback (every attribute it needs set), not saved.
+    @discardableResult
+    static func feedback(in context: ManagedObjectContext) throws -> ManagedObject {
+        let object = try context.insertObject(forEntityName: "Feedback")
+        try object.setAttributeValue(.string("a"), forKey: "authorAlias")
+        try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
+        try object.setAttributeValue(.double(1), forKey: "rating")
+        return object
+    }
+
     @Test("a PostgreSQL store made with history records the same transactions, changes, strings and keys as a SQLite store for the same writes (Book.pagesCount plain, and derived: counted by each store's triggers)",
           arguments: [false, true])
     func sameAsSQLite(derived: Bool) throws {
@@ -144,10 +154,7 @@ struct PostgreSQLHistoryTests {
         try PersistentStoreCoordinator.createStore(at: schema.url, type: .postgresql, model: model)
         let context = try privateContext(model: model, store: schema.url)
         try context.performAndWait {
-            let object = try context.insertObject(forEntityName: "Feedback")
-            try object.setAttributeValue(.string("a"), forKey: "authorAlias")
-            try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
-            try object.setAttributeValue(.double(1), forKey: "rating")
+            try Self.feedback(in: context)
             try context.save()
         }
         #expect(performing: { try PersistentStoreCoordinator.history(ofStoreAt: schema.url) },
@@ -174,10 +181,7 @@ struct PostgreSQLHistoryTests {
         // The converted store goes on recording, after Apple's transaction.
         let context = try privateContext(model: model, store: schema.url)
         try context.performAndWait {
-            let object = try context.insertObject(forEntityName: "Feedback")
-            try object.setAttributeValue(.string("a"), forKey: "authorAlias")
-            try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
-            try object.setAttributeValue(.double(1), forKey: "rating")
+            try Self.feedback(in: context)
             try context.save()
         }
         let after = try PersistentStoreCoordinator.history(ofStoreAt: schema.url, after: .token(1))
@@ -281,10 +285,7 @@ extension PostgreSQLHistoryTests {
             do {
                 let context = try privateContext(model: model, store: url)
                 try context.performAndWait {
-                    let object = try context.insertObject(forEntityName: "Feedback")
-                    try object.setAttributeValue(.string("a"), forKey: "authorAlias")
-                    try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
-                    try object.setAttributeValue(.double(1), forKey: "rating")
+                    try Self.feedback(in: context)
                     try context.save()
                 }
             } catch {
@@ -383,10 +384,7 @@ extension PostgreSQLHistoryTests {
         try PersistentStoreCoordinator.createStore(at: url, type: .postgresql, model: model, history: true)
         let context = try privateContext(model: model, store: url)
         try context.performAndWait {
-            let object = try context.insertObject(forEntityName: "Feedback")
-            try object.setAttributeValue(.string("a"), forKey: "authorAlias")
-            try object.setAttributeValue(.uuid(UUID()), forKey: "bookID")
-            try object.setAttributeValue(.double(1), forKey: "rating")
+            let object = try Self.feedback(in: context)
             try context.save()
             context.delete(object)
             try context.save()
