@@ -46,4 +46,23 @@ struct CommitPolicyTests {
             """)
         #expect(CommitPolicy.run(job) == expected)
     }
+
+    @Test("lade run commits a PostgreSQL store every 10 s unless the job says (SQLite every 2 s); the job's commitSeconds wins on either")
+    func storeDefaults() throws {
+        func job(_ store: String, _ batch: String) throws -> Job {
+            try PipelineFixtures.job("""
+                kind: import
+                model: \(PipelineFixtures.catalog.path)
+                store: \(store)
+                batch: \(batch)
+                source: categories.csv
+                entity: Category
+                key: [name]
+                """)
+        }
+        let postgreSQL = "{ type: postgresql, url: \"postgresql://lade@/lade?host=%2Ftmp&schema=s\" }"
+        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100 }")) == .periodic(seconds: 10, batches: nil))
+        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100, commitSeconds: 3 }")) == .periodic(seconds: 3, batches: nil))
+        #expect(CommitPolicy.run(try job("{ path: catalog.sqlite }", "{ size: 100 }")) == .periodic(seconds: 2, batches: nil))
+    }
 }

@@ -226,6 +226,46 @@ struct PostgreSQLBatchInsertTests {
         #expect(try snapshot(context, "Item") == committed)
     }
 
+    @Test("a first batch streamed in many COPY chunks that meets a stored key, or a key twice, near its end is written again the usual way: every row once, the outcomes and values right")
+    func streamedBatchWrittenAgain() throws {
+        let schema = try Schema("bulk_streamed")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let context = try postgreSQLContext(schema, model: model)
+        // Long names with a tab and a backslash: far more than one chunk (streamChunk) a batch.
+        let filler = String(repeating: "x", count: 200) + "\t\\"
+        func item(_ key: Int, _ name: String = "") -> BatchInsertSession.Row { .init(values: [.string("k\(key)"), .string("\(key) \(name)\(filler)")]) }
+        let count = 2_000
+        #expect(count * 200 > 4 * PostgreSQLBatchInsertTransaction.streamChunk)
+        try context.performAndWait {
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "name"], key: ["key"])
+            #expect(try session.write([item(count - 2, "stored")], to: target)?.map(Self.described) == ["inserted Item 1"])
+            try session.commit()
+        }
+        try context.performAndWait {
+            // A new session's first batch inserts first: row count - 2 finds the stored row.
+            let session = try context.beginBatchInsert(entityName: "Item")
+            let target = try session.target(entityName: "Item", attributes: ["key", "name"], key: ["key"])
+            let outcomes = try #require(try session.write((0..<count).map { item($0) }, to: target)).map(Self.described)
+            #expect(outcomes.count == count)
+            #expect(outcomes[count - 2] == "updated Item 1")
+            #expect(outcomes.filter { $0.hasPrefix("inserted") }.count == count - 1)
+            // The next batch inserts first too (the last was mostly new): its key twice at the end.
+            let again = try #require(try session.write((count..<(2 * count)).map { item($0) } + [item(2 * count - 1, "twice")], to: target)).map(Self.described)
+            #expect(again.filter { $0.hasPrefix("inserted") }.count == count)
+            #expect(again.last?.hasPrefix("duplicate Item") == true)
+            try session.commit()
+        }
+        let quoted = PostgresTestServer.quotedIdentifier(schema.name)
+        #expect(try schema.server.psql("SELECT count(*), count(DISTINCT \"ZKEY\"), count(DISTINCT \"Z_PK\"), sum(\"Z_OPT\") FROM \(quoted).\"ZITEM\"") == "\(2 * count)|\(2 * count)|\(2 * count)|\(2 * count + 1)")
+        #expect(try schema.server.psql("SELECT \"ZNAME\" FROM \(quoted).\"ZITEM\" WHERE \"ZKEY\" IN ('k\(count - 2)', 'k\(2 * count - 1)') ORDER BY \"ZKEY\"")
+                == "\(count - 2) \(filler)\n\(2 * count - 1) twice\(filler)")
+    }
+
     @Test("the same batches written again are all unchanged, and no Z_OPT moves")
     func rerunIsUnchanged() throws {
         let schema = try Schema("bulk_rerun")

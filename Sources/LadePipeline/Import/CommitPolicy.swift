@@ -5,7 +5,8 @@ enum CommitPolicy: Equatable {
     /// Every `seconds` of writing, and every `batches` batches when given (whichever comes
     /// first), each commit with the checkpoint: a killed run loses at most that much. A signal,
     /// a rejected row that ends the run, or damage the reader cannot skip past commits what came
-    /// before it. `lade run` on SQLite: batch inserts, and saves held in a store transaction.
+    /// before it. `lade run` on SQLite and PostgreSQL: batch inserts, and saves held in a store
+    /// transaction.
     case periodic(seconds: Double, batches: Int?)
     /// Once, at the end; a stop commits what came before it, as `periodic` does. `lade run` on
     /// an XML or binary store: every save writes the whole file.
@@ -16,7 +17,7 @@ enum CommitPolicy: Equatable {
 
     /// The policy of `lade run` on `job`'s store.
     static func run(_ job: Job) -> CommitPolicy {
-        job.store.kind.holdsSaves ? .periodic(seconds: job.batch.commitSeconds, batches: job.batch.commitEvery) : .atEnd
+        job.store.kind.holdsSaves ? .periodic(seconds: job.batch.commitSeconds(for: job.store.kind), batches: job.batch.commitEvery) : .atEnd
     }
 
     /// Whether a commit is due after a batch, `batchesSinceCommit` batches and the time since

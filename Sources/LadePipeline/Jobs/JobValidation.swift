@@ -77,7 +77,7 @@ public struct JobValidation {
             return Result(lines: lines)
         }
         let (writer, why) = try ImportRunner.chooseWriter(job: job, plan: plans[0], model: model)
-        let byTime = "commit every \(Self.seconds(job.batch.commitSeconds)) s" + (job.batch.commitEvery.map { " or \($0) batches" } ?? "")
+        let byTime = "commit every \(Self.seconds(job.batch.commitSeconds(for: job.store.kind))) s" + (job.batch.commitEvery.map { " or \($0) batches" } ?? "")
         let commits = writer == .batch ? byTime
             : !job.store.kind.holdsSaves ? "one save at the end (a \(job.store.kind.name) store is written whole)"
             : byTime + ", each batch saved into the open transaction, reset every \(job.batch.resetEvery)"

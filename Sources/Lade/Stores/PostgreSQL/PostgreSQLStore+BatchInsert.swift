@@ -243,6 +243,17 @@ final class PostgreSQLBatchInsertTransaction {
         var used = 0
     }
 
+    /// Takes from the store's block, now, the keys `count` more new rows would take, so none is
+    /// taken while a `COPY` holds the connection (a staged store takes keys on it).
+    private func takeAhead(_ keys: inout BatchKeys, count: Int) throws {
+        let missing = count - (keys.keys.count - keys.used)
+        guard missing > 0 else { return }
+        // Called with the store's lock held (`withConnection`).
+        let range = try store.takeKeys(root: keys.root, count: missing)
+        keys.keys.append(contentsOf: range)
+        keysTaken.append((keys.root, range))
+    }
+
     private func nextKey(_ keys: inout BatchKeys, wanted: Int) throws -> Int64 {
         if keys.used == keys.keys.count {
             // Called with the store's lock held (`withConnection`).
@@ -317,11 +328,10 @@ final class PostgreSQLBatchInsertTransaction {
     /// One attempt at a batch: the stored rows of its keys read, outcomes decided, and the net
     /// result written (row by row: each row's write at once).
     private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, insertFirst: Bool = false, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
+        if insertFirst { return try insertingFirst(rows, plan: plan, keys: &keys, connection) }
         let refusals = rows.map { Self.refusal(in: $0.values) }
         let (slots, distinctKeys) = keySlots(rows, refusals: refusals, plan: plan)
-        // Inserting first: every key taken to be new (a stored one fails the insert, and the
-        // batch is written again with its rows looked up).
-        let currents = insertFirst ? [Current?](repeating: nil, count: distinctKeys.count) : try lookup(distinctKeys, plan: plan, connection)
+        let currents = try lookup(distinctKeys, plan: plan, connection)
         var batch = Batch(currents: currents, rowByRow: rowByRow, mayInsert: rows.count - currents.reduce(0) { $0 + ($1 == nil ? 0 : 1) })
         batch.outcomes.reserveCapacity(rows.count)
         for offset in rows.indices {
@@ -336,13 +346,43 @@ final class PostgreSQLBatchInsertTransaction {
             }
             batch.outcomes.append(outcome)
         }
-        if insertFirst {
-            // Two rows of one key in the batch make a change of the first: looked up instead.
-            guard batch.changes.isEmpty else { throw PostgreSQLError(sqlState: "23505", message: "a key twice in one batch", location: store.location) }
-            try copyNew(batch.newRows, plan: plan, connection)
-        } else if !rowByRow {
+        if !rowByRow {
             try writeNew(batch.newRows, plan: plan, outcomes: &batch.outcomes, connection)
             try writeChanges(batch.changes, plan: plan, connection)
+        }
+        return batch.outcomes
+    }
+
+    /// Inserting first: every row taken to be new, no key looked up. Each new row is made and
+    /// sent at once, in one `COPY` straight into the table, so that the server inserts rows
+    /// while the next are made (a `COPY` after the whole batch was made left the server idle
+    /// meanwhile, and this process idle while the server inserted). A key already stored
+    /// breaks the table's unique index, and a key twice in the batch (the second row would be
+    /// a duplicate or a change of the first) stops the attempt: either way the batch is
+    /// written again the usual way.
+    private func insertingFirst(_ rows: [BulkInsert.Row], plan: Plan, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
+        var batch = Batch(currents: [], rowByRow: false, mayInsert: rows.count)
+        batch.outcomes.reserveCapacity(rows.count)
+        var seen = Set<[PostgreSQLValue]>(minimumCapacity: rows.count)
+        // Taken now: a staged store takes keys on this connection, which the COPY holds.
+        try takeAhead(&keys, count: rows.count)
+        var next = 0
+        try streamNew(plan: plan, connection) { buffer in
+            while next < rows.count && buffer.count < Self.streamChunk {
+                let row = rows[next]
+                if let (index, reason) = Self.refusal(in: row.values) {
+                    batch.outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
+                } else {
+                    if let key = encodedKey(of: row, plan: plan), !seen.insert(key).inserted {
+                        throw PostgreSQLError(sqlState: "23505", message: "a key twice in one batch", location: store.location)
+                    }
+                    batch.outcomes.append(try insertMissing(row, offset: next, slot: nil, plan: plan, &batch, &keys, connection))
+                    for new in batch.newRows { encodeNew(new, entity: plan.columns.entityNumber, to: &buffer) }
+                    batch.newRows.removeAll(keepingCapacity: true)
+                }
+                next += 1
+            }
+            return next < rows.count
         }
         return batch.outcomes
     }
@@ -355,12 +395,7 @@ final class PostgreSQLBatchInsertTransaction {
         var distinctKeys: [[PostgreSQLValue]] = []
         guard !plan.columns.keyPositions.isEmpty else { return (slots, distinctKeys) }
         for offset in rows.indices where refusals[offset] == nil {
-            var key: [PostgreSQLValue] = []
-            for position in plan.columns.keyPositions {
-                guard case .some(.some(let value)) = rows[offset].values[position] else { key = []; break }
-                key.append(PostgreSQLValueCoding.encode(value))
-            }
-            guard !key.isEmpty else { continue }
+            guard let key = encodedKey(of: rows[offset], plan: plan) else { continue }
             if let slot = distinct[key] {
                 slots[offset] = slot
             } else {
@@ -370,6 +405,17 @@ final class PostgreSQLBatchInsertTransaction {
             }
         }
         return (slots, distinctKeys)
+    }
+
+    /// The row's key values, encoded; nil when the target has no key or a key value is not
+    /// given or nil (such a row finds nothing).
+    private func encodedKey(of row: BulkInsert.Row, plan: Plan) -> [PostgreSQLValue]? {
+        var key: [PostgreSQLValue] = []
+        for position in plan.columns.keyPositions {
+            guard case .some(.some(let value)) = row.values[position] else { return nil }
+            key.append(PostgreSQLValueCoding.encode(value))
+        }
+        return key.isEmpty ? nil : key
     }
 
     private func objectID(_ entity: Int64, _ key: Int64, _ plan: Plan) -> ManagedObjectID {
@@ -629,23 +675,30 @@ final class PostgreSQLBatchInsertTransaction {
         }
     }
 
-    /// Inserts the batch's new rows by one `COPY` straight into the table: a key already there
-    /// fails it with a unique violation (the caller writes the batch again the usual way).
-    private func copyNew(_ newRows: [NewRow], plan: Plan, _ connection: PostgreSQLConnection) throws {
-        guard !newRows.isEmpty else { return }
-        let columns = plan.columns
-        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.write.columns.map(\.name)).map(postgreSQLQuoted)
-        let entity = PostgreSQLValue.integer(columns.entityNumber)
-        try copy(into: plan.table, columns: names, count: newRows.count, connection) { index, buffer in
-            PostgreSQLCopyText.append(.integer(newRows[index].key), to: &buffer)
+    /// Bytes of rows handed to the server at a time while a batch streams: the server inserts
+    /// them while the next are made (the batch's `COPY` overlaps making its rows, rather than
+    /// following it).
+    static let streamChunk = 64 << 10
+
+    /// One `COPY` straight into the plan's table of the rows `produce` encodes (`encodeNew`)
+    /// into the buffer, until it returns false: a key already there fails it with a unique
+    /// violation.
+    private func streamNew(plan: Plan, _ connection: PostgreSQLConnection, _ produce: (inout [UInt8]) throws -> Bool) throws {
+        let names = (["Z_PK", "Z_ENT", "Z_OPT"] + plan.columns.write.columns.map(\.name)).map(postgreSQLQuoted)
+        _ = try connection.copyIn("COPY \(plan.table) (\(names.joined(separator: ", "))) FROM STDIN", produce)
+    }
+
+    /// A new row as a line of `COPY`'s text format.
+    private func encodeNew(_ new: NewRow, entity: Int64, to buffer: inout [UInt8]) {
+        PostgreSQLCopyText.append(.integer(new.key), to: &buffer)
+        buffer.append(9)
+        PostgreSQLCopyText.append(.integer(entity), to: &buffer)
+        buffer.append(contentsOf: [9, UInt8(ascii: "1")])
+        for value in new.values {
             buffer.append(9)
-            PostgreSQLCopyText.append(entity, to: &buffer)
-            buffer.append(contentsOf: [9, UInt8(ascii: "1")])
-            for value in newRows[index].values {
-                buffer.append(9)
-                PostgreSQLCopyText.append(value, to: &buffer)
-            }
+            PostgreSQLCopyText.append(value, to: &buffer)
         }
+        buffer.append(10)
     }
 
     /// Inserts the batch's new rows: `COPY` then one `INSERT … SELECT … ON CONFLICT (key) DO

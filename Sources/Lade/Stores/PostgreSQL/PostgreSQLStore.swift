@@ -324,7 +324,16 @@ package final class PostgreSQLStore: @unchecked Sendable {
             return block.lowerBound...(block.lowerBound + wanted - 1)
         }
         let size = max(wanted, Self.keyBlockSize)
-        if !staged && (keyConnection == nil || keyConnection?.isAlive == false) { keyConnection = try PostgreSQLConnection(location) }
+        if !staged && (keyConnection == nil || keyConnection?.isAlive == false) {
+            let made = try PostgreSQLConnection(location)
+            // A block's commit need not wait for its WAL to reach the disk (which, between two
+            // batches' COPYs, flushed the last batch's WAL while the writer waited: a fsync
+            // per block). Safe: a key is written only in a transaction whose commit comes after
+            // the block's commit in the WAL, and that commit (synchronous) flushes the block's
+            // with it; a crash before then loses the block and every row that used it.
+            try made.execute("SET synchronous_commit = off")
+            keyConnection = made
+        }
         let result = try (staged ? connection : keyConnection!).execute("UPDATE \(prefix)\"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"", [.integer(size), .integer(root)])
         guard let end = result.integer(0, 0) else {
             throw StoreError(.damaged([]), path: location.redacted, "Z_PRIMARYKEY has no row for entity number \(root)")
