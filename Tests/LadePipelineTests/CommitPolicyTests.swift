@@ -32,6 +32,15 @@ struct CommitPolicyTests {
         #expect(!CommitPolicy.once.commitsOnStop)
     }
 
+    @Test("on a store several runs write at once (PostgreSQL), a batch that created destination objects commits at once, so another run does not wait on them until the next commit")
+    func afterCreating() {
+        let now = DispatchTime.now()
+        let shared = CommitPolicy.periodic(seconds: 3_600, batches: nil, afterCreating: true)
+        #expect(!shared.isDue(batchesSinceCommit: 1, lastCommit: now))
+        #expect(shared.isDue(batchesSinceCommit: 1, lastCommit: now, createdDestinations: 2))
+        #expect(!CommitPolicy.periodic(seconds: 3_600, batches: nil).isDue(batchesSinceCommit: 1, lastCommit: now, createdDestinations: 2))
+    }
+
     @Test("lade run commits a SQLite store by the job's commitSeconds and commitEvery, an XML or binary store at the end",
           arguments: [("catalog.sqlite", CommitPolicy.periodic(seconds: 7, batches: 4)), ("catalog.xml", .atEnd), ("catalog.binary", .atEnd)])
     func run(store: String, expected: CommitPolicy) throws {
@@ -61,8 +70,8 @@ struct CommitPolicyTests {
                 """)
         }
         let postgreSQL = "{ type: postgresql, url: \"postgresql://lade@/lade?host=%2Ftmp&schema=s\" }"
-        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100 }")) == .periodic(seconds: 10, batches: nil))
-        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100, commitSeconds: 3 }")) == .periodic(seconds: 3, batches: nil))
+        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100 }")) == .periodic(seconds: 10, batches: nil, afterCreating: true))
+        #expect(CommitPolicy.run(try job(postgreSQL, "{ size: 100, commitSeconds: 3 }")) == .periodic(seconds: 3, batches: nil, afterCreating: true))
         #expect(CommitPolicy.run(try job("{ path: catalog.sqlite }", "{ size: 100 }")) == .periodic(seconds: 2, batches: nil))
     }
 }

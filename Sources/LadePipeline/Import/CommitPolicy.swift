@@ -6,8 +6,10 @@ enum CommitPolicy: Equatable {
     /// first), each commit with the checkpoint: a killed run loses at most that much. A signal,
     /// a rejected row that ends the run, or damage the reader cannot skip past commits what came
     /// before it. `lade run` on SQLite and PostgreSQL: batch inserts, and saves held in a store
-    /// transaction.
-    case periodic(seconds: Double, batches: Int?)
+    /// transaction. With `afterCreating`, a batch that created destination objects
+    /// (`create: true`) commits at once too: on a store several runs write at once
+    /// (PostgreSQL), another run that needs the same new destination waits for this commit.
+    case periodic(seconds: Double, batches: Int?, afterCreating: Bool = false)
     /// Once, at the end; a stop commits what came before it, as `periodic` does. `lade run` on
     /// an XML or binary store: every save writes the whole file.
     case atEnd
@@ -17,13 +19,15 @@ enum CommitPolicy: Equatable {
 
     /// The policy of `lade run` on `job`'s store.
     static func run(_ job: Job) -> CommitPolicy {
-        job.store.kind.holdsSaves ? .periodic(seconds: job.batch.commitSeconds(for: job.store.kind), batches: job.batch.commitEvery) : .atEnd
+        guard job.store.kind.holdsSaves else { return .atEnd }
+        return .periodic(seconds: job.batch.commitSeconds(for: job.store.kind), batches: job.batch.commitEvery, afterCreating: job.store.kind == .postgresql)
     }
 
-    /// Whether a commit is due after a batch, `batchesSinceCommit` batches and the time since
-    /// `lastCommit` after the last one.
-    func isDue(batchesSinceCommit: Int, lastCommit: DispatchTime) -> Bool {
-        guard case .periodic(let seconds, let batches) = self else { return false }
+    /// Whether a commit is due after a batch that created `createdDestinations` destination
+    /// objects, `batchesSinceCommit` batches and the time since `lastCommit` after the last one.
+    func isDue(batchesSinceCommit: Int, lastCommit: DispatchTime, createdDestinations: Int = 0) -> Bool {
+        guard case .periodic(let seconds, let batches, let afterCreating) = self else { return false }
+        if afterCreating && createdDestinations > 0 { return true }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - lastCommit.uptimeNanoseconds) / 1e9
         return elapsed >= seconds || (batches.map { batchesSinceCommit >= $0 } ?? false)
     }

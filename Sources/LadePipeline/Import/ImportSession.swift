@@ -240,7 +240,7 @@ final class ImportSession {
         let stop = stopSignal
         if stop != nil {
             if let rows = try commitBeforeStop() { return .rejected(rows) }
-        } else if policy.isDue(batchesSinceCommit: batchesSinceCommit, lastCommit: lastCommit) {
+        } else if policy.isDue(batchesSinceCommit: batchesSinceCommit, lastCommit: lastCommit, createdDestinations: batchCounts.createdDestinations) {
             if let rows = try commit(complete: false) { return .rejected(rows) }
         }
         trimMemory(writer)
