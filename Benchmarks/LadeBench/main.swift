@@ -313,7 +313,7 @@ case "run":
             fail("no ZPRODUCT table in \(store) to copy for the reference line")
         }
         guard let catalog = try? ManagedObjectModel(contentsOf: URL(fileURLWithPath: model)) else { fail("cannot read the model \(model)") }
-        let deferred = Set(SQLiteSchema(model: catalog).indexes.filter { $0.table == "ZPRODUCT" && $0.kind == .fetch }.map(\.name))
+        let deferred = Set(TableLayout(model: catalog).indexes.filter { $0.table == "ZPRODUCT" && $0.kind == .fetch }.map(\.name))
         let statements = tables.split(separator: "\n").map(String.init)
         func isDeferred(_ statement: String) -> Bool { deferred.contains { statement.hasPrefix("CREATE INDEX \($0) ") } }
         try! """

@@ -46,7 +46,7 @@ struct AppleModelShapeTests {
             </entity>
             """, in: directory)
         let model = try ManagedObjectModel(contentsOf: url)
-        let schema = SQLiteSchema(model: model)
+        let schema = TableLayout(model: model)
         #expect(schema.entity(named: "TodoItem")?.number == 2)
         let joins = schema.joinTables.map { "\($0.name) (\($0.sourceColumn), \($0.destinationColumn))" }
         #expect(joins == ["Z_2BLOCKING (Z_2BLOCKEDBY, Z_2BLOCKING)"])
@@ -83,7 +83,7 @@ struct AppleModelShapeTests {
             </entity>
             """, in: directory)
         let model = try ManagedObjectModel(contentsOf: url)
-        let schema = SQLiteSchema(model: model)
+        let schema = TableLayout(model: model)
         let joins = schema.joinTables.map { "\($0.name) (\($0.sourceColumn), \($0.destinationColumn))" }
         #expect(joins == ["Z_1PARENTGROUPS (Z_1CONTACTS, Z_2PARENTGROUPS)", "Z_2PARENTGROUPS (Z_2CHILDGROUPS, Z_2PARENTGROUPS1)"])
 

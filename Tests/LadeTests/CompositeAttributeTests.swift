@@ -162,7 +162,7 @@ struct CompositeAttributeTests {
     @Test("a predicate on a composite key path is refused by the SQLite compiler, saying why")
     func sqlRefusesCompositeKeyPath() throws {
         let model = try ManagedObjectModel(contentsOf: Self.momXML)
-        var compiler = SQLPredicateCompiler(model: model, schema: SQLiteSchema(model: model), entity: "Produit")
+        var compiler = SQLPredicateCompiler(model: model, schema: TableLayout(model: model), entity: "Produit")
         let error = #expect(throws: FetchPredicateError.self) {
             _ = try compiler.compile(FetchPredicate(format: "attribute1.one == 3"), sortDescriptors: [], entityNumbers: [3])
         }

@@ -76,7 +76,7 @@ struct CorpusSchemaTests {
         defer { try? FileManager.default.removeItem(at: temp) }
         let connection = try SQLiteConnection(path: try copyCorpusStore(pair.store, to: temp).path, mode: .readOnly)
         let present = try connection.indexNames()
-        let expected = SQLiteSchema(model: model).indexes.map(\.name)
+        let expected = TableLayout(model: model).indexes.map(\.name)
         #expect(expected.filter { !present.contains($0) } == [], "\(pair.store)")
     }
 }

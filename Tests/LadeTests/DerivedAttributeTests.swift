@@ -168,7 +168,7 @@ struct DerivedAttributeTests {
 
     @Test("a to-one whose destination has subentities keeps the destination's entity in Apple's column, Z1_BOOK")
     func destinationEntityColumn() throws {
-        let schema = SQLiteSchema(model: try SampleModel2.model())
+        let schema = TableLayout(model: try SampleModel2.model())
         #expect(schema.columnName(for: .toOneEntity(entity: "Page", name: "book")) == "Z1_BOOK")
         #expect(schema.table(named: "ZPAGE")?.columns.map(\.name) == ["Z_PK", "Z_ENT", "Z_OPT", "ZISBOOKMARKED", "ZNUMBER", "ZBOOK", "Z1_BOOK", "ZCONTENT"],
                 "as SampleModel2_V1.sqlite has it")

@@ -6,7 +6,7 @@ import Testing
 struct PredicateStoreTests {
     private func compile(_ format: String, _ arguments: PredicateValue..., sort: [FetchSortDescriptor] = []) throws -> SQLPredicateCompiler.Query {
         let model = try PredicateTestStack.makeModel()
-        var compiler = SQLPredicateCompiler(model: model, schema: SQLiteSchema(model: model), entity: "Item")
+        var compiler = SQLPredicateCompiler(model: model, schema: TableLayout(model: model), entity: "Item")
         return try compiler.compile(FetchPredicate(format: format, arguments: arguments), sortDescriptors: sort, entityNumbers: [1, 2])
     }
 

@@ -35,7 +35,7 @@ struct SQLiteHostileTests {
         }
         // What passes the rules is letters, digits and underscores behind Core Data's Z prefix.
         let model = try ManagedObjectModel(entities: [EntityDescription(name: "Order", attributes: [AttributeDescription(name: "group", type: .string)])])
-        let names = SQLiteSchema(model: model).tables.flatMap { [$0.name] + $0.columns.map(\.name) }
+        let names = TableLayout(model: model).tables.flatMap { [$0.name] + $0.columns.map(\.name) }
         #expect(names.allSatisfy { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } })
     }
 
@@ -53,10 +53,10 @@ struct SQLiteHostileTests {
 
     @Test("a name that slipped past the rules is quoted, its quotes doubled; plain names stay as Core Data writes them")
     func quoting() {
-        #expect(SQLiteSchema.quoted("ZPRODUCT") == "ZPRODUCT")
-        #expect(SQLiteSchema.quoted("Z_2BLOCKING") == "Z_2BLOCKING")
-        #expect(SQLiteSchema.quoted("ZX\"; DROP TABLE ZPRODUCT; --") == "\"ZX\"\"; DROP TABLE ZPRODUCT; --\"")
-        #expect(SQLiteSchema.quoted("SELECT") == "\"SELECT\"")
+        #expect(TableLayout.quoted("ZPRODUCT") == "ZPRODUCT")
+        #expect(TableLayout.quoted("Z_2BLOCKING") == "Z_2BLOCKING")
+        #expect(TableLayout.quoted("ZX\"; DROP TABLE ZPRODUCT; --") == "\"ZX\"\"; DROP TABLE ZPRODUCT; --\"")
+        #expect(TableLayout.quoted("SELECT") == "\"SELECT\"")
     }
 
     @Test("a connection runs one statement per call: SQL after the first is refused and nothing of it runs")

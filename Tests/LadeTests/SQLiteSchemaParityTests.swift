@@ -83,7 +83,7 @@ struct SQLiteSchemaParityTests {
     @Test("entity numbers follow Core Data's: depth-first, roots and children in name order", arguments: CorpusSchemaTests.pairs)
     func entityNumbers(pair: CorpusSchemaTests.Pair) throws {
         let model = try ManagedObjectModel(contentsOf: Corpus.file(pair.model), version: pair.version)
-        let schema = SQLiteSchema(model: model)
+        let schema = TableLayout(model: model)
         let facts = try StoreFacts(store: pair.store)
         for row in facts.primaryKeyRows {
             let entity = try #require(schema.entity(number: Int64(row.entity)))

@@ -99,7 +99,7 @@ struct SQLiteStoreCreationTests {
             return (Set(schema), rows, url)
         }
         let atOnce = try made(batchSize: SQLiteStore.schemaBatchSize)
-        #expect(SQLiteSchema(model: model).createStatements.count < SQLiteStore.schemaBatchSize)
+        #expect(TableLayout(model: model).createStatements.count < SQLiteStore.schemaBatchSize)
         for batchSize in [1, 2, 5] {
             let batched = try made(batchSize: batchSize)
             #expect(batched.schema == atOnce.schema, "batches of \(batchSize)")

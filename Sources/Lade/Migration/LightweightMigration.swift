@@ -153,7 +153,7 @@ public struct LightweightMigration: Sendable {
             let oldAttributes = Dictionary(oldAll.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
             var seen: Set<String> = []
             for attribute in destination.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
-                let place = "\(SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: destination) ?? entity.name).\(attribute.name)"
+                let place = "\(TableLayout.declaringEntity(of: attribute.name, from: entity.name, in: destination) ?? entity.name).\(attribute.name)"
                 let origin = origins.attributes[entity.name]?[attribute.name]
                 guard let previous = origin.flatMap({ name in oldAll.first { $0.name == name } }) ?? oldAttributes[attribute.renamingIdentifier ?? attribute.name]
                         ?? oldAll.first(where: { $0.name == attribute.name }) ?? oldAll.first(where: { $0.name == attribute.renamingIdentifier }) else {
@@ -198,13 +198,13 @@ public struct LightweightMigration: Sendable {
                 }
             }
             for attribute in oldAll where !seen.contains(attribute.name) {
-                step("\(SQLiteSchema.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name): removed")
+                step("\(TableLayout.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name): removed")
             }
             let oldAllRelationships = source.relationships(of: old.name).filter { !$0.isTransient }
             let oldRelationships = Dictionary(oldAllRelationships.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
             var seenRelationships: Set<String> = []
             for relationship in destination.relationships(of: entity.name) where !relationship.isTransient {
-                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: destination) ?? entity.name
+                let declaring = TableLayout.declaringEntity(of: relationship.name, from: entity.name, in: destination) ?? entity.name
                 let place = "\(declaring).\(relationship.name)"
                 let origin = origins.relationships[entity.name]?[relationship.name]
                 guard let previous = origin.flatMap({ name in oldAllRelationships.first { $0.name == name } }) ?? oldRelationships[relationship.renamingIdentifier ?? relationship.name]
@@ -220,7 +220,7 @@ public struct LightweightMigration: Sendable {
                 // Inherited: planned where it is declared, unless it moved within the hierarchy,
                 // which a to-one may (its key column is read per entity); a to-many's join table
                 // or inverse key would have to move with it.
-                let oldDeclaring = SQLiteSchema.declaringEntity(of: previous.name, from: old.name, in: source) ?? old.name
+                let oldDeclaring = TableLayout.declaringEntity(of: previous.name, from: old.name, in: source) ?? old.name
                 if mapping.entityMap[declaring] != oldDeclaring {
                     if relationship.isToMany || previous.isToMany {
                         refuse("relationship \(place): a to-many relationship moves within its hierarchy (declared in \(oldDeclaring) before); not migrated yet")
@@ -248,7 +248,7 @@ public struct LightweightMigration: Sendable {
                             continue
                         }
                         if let join = mapping.destinationSchema.joinTable(for: .init(entity: entity.name, name: relationship.name)),
-                           let declaring = SQLiteSchema.declaringEntity(of: previous.name, from: old.name, in: source),
+                           let declaring = TableLayout.declaringEntity(of: previous.name, from: old.name, in: source),
                            let column = mapping.sourceSchema.columnName(for: .toOne(entity: declaring, name: previous.name)) {
                             mapping.keyJoins[join.name] = (mapping.sourceSchema.entity(named: old.name)!.tableName, column,
                                                    mapping.sourceSchema.entityNumbers(from: old.name, in: source),
@@ -292,7 +292,7 @@ public struct LightweightMigration: Sendable {
                 }
             }
             for relationship in oldAllRelationships where !seenRelationships.contains(relationship.name) {
-                step("\(SQLiteSchema.declaringEntity(of: relationship.name, from: old.name, in: source) ?? old.name).\(relationship.name): removed")
+                step("\(TableLayout.declaringEntity(of: relationship.name, from: old.name, in: source) ?? old.name).\(relationship.name): removed")
             }
         }
         for (join, place) in inverseMadeToMany where mapping.keyJoins[join] == nil {

@@ -16,7 +16,7 @@ extension MappingModel {
     ///   to-one and to-many relationships and collection operators; a key after an attribute is
     ///   refused, as Lade reads no properties of values.
     /// - The entity mappings and relationships the migration manager's functions name.
-    func keyProblems(of mapping: EntityMapping, source: ManagedObjectModel, destination: ManagedObjectModel, sourceSchema: @autoclosure () -> SQLiteSchema) -> [String] {
+    func keyProblems(of mapping: EntityMapping, source: ManagedObjectModel, destination: ManagedObjectModel, sourceSchema: @autoclosure () -> TableLayout) -> [String] {
         var problems: [String] = []
         let fetched = mapping.sourceFetch?.entity ?? mapping.sourceEntityName
         if let fetch = mapping.sourceFetch, fetch.predicate != "TRUEPREDICATE", source.entity(named: fetch.entity) != nil {

@@ -349,7 +349,7 @@ extension MappingModel {
         var result = self
         var problems: [String] = []
         // Filters' key paths are checked as a fetch from a SQLite store checks them.
-        lazy var sourceSchema = SQLiteSchema(model: source)
+        lazy var sourceSchema = TableLayout(model: source)
         let names = Set(entityMappings.map(\.name))
         if names.count != entityMappings.count { problems.append("two entity mappings have the same name") }
         for (index, mapping) in entityMappings.enumerated() {

@@ -1,7 +1,7 @@
 import Foundation
 
 extension BulkInsert {
-    /// What a bulk insert target means in Core Data's table layout (`SQLiteSchema`), whatever
+    /// What a bulk insert target means in Core Data's table layout (`TableLayout`), whatever
     /// store keeps the tables (SQLite, PostgreSQL): its columns, its key, which found rows it may
     /// change, and which rows a store may refuse. Worked out once per target by
     /// `TargetColumns.resolve`; each store adds its statements.
@@ -10,7 +10,7 @@ extension BulkInsert {
         let entityNumber: Int64
         let rootNumber: Int64
         let table: String
-        let write: SQLiteWritePlan
+        let write: TableWritePlan
         /// Layout positions of the target's attributes, their columns and types.
         let attributePositions: [Int]
         let attributeColumns: [String]
@@ -42,7 +42,7 @@ extension BulkInsert {
 
         /// Resolves `target` against `schema`; `refusal` is the store's rule for a value it
         /// cannot keep exactly.
-        static func resolve(_ target: TargetDescription, model: ManagedObjectModel, schema: SQLiteSchema, writePlans: [String: SQLiteWritePlan],
+        static func resolve(_ target: TargetDescription, model: ManagedObjectModel, schema: TableLayout, writePlans: [String: TableWritePlan],
                             refusal: (AttributeValue) -> String?) throws -> TargetColumns {
             guard let mapped = schema.entity(named: target.entity), let write = writePlans[target.entity] else { throw UnknownEntityError(target.entity, in: model) }
             guard let rootMapped = schema.entity(named: mapped.rootName) else { throw UnknownEntityError(mapped.rootName, in: model) }
@@ -51,7 +51,7 @@ extension BulkInsert {
             var attributePositions: [Int] = []
             for name in target.attributes {
                 guard let position = layout.attributeIndex(of: name), !layout.attributes[position].isTransient,
-                      let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
+                      let declaring = TableLayout.declaringEntity(of: name, from: target.entity, in: model),
                       let column = schema.columnName(for: .attribute(entity: declaring, name: name)) else {
                     throw UnknownProperty(entity: target.entity, name: name)
                 }
@@ -65,7 +65,7 @@ extension BulkInsert {
             for name in target.relationships {
                 guard let position = layout.relationshipIndex(of: name), let relationship = model.relationship(name, of: target.entity),
                       !relationship.isToMany, !relationship.isTransient,
-                      let declaring = SQLiteSchema.declaringEntity(of: name, from: target.entity, in: model),
+                      let declaring = TableLayout.declaringEntity(of: name, from: target.entity, in: model),
                       let column = schema.columnName(for: .toOne(entity: declaring, name: name)) else {
                     throw UnknownProperty(entity: target.entity, name: name)
                 }

@@ -199,7 +199,7 @@ extension InferredMapping {
     /// The SQL that fills a new table's column from the old table's row: per entity of the
     /// column's hierarchy (a property may have moved up or down, so rows of two entities may
     /// read it from two old columns), a `CASE` on the old `Z_ENT` when they differ.
-    private func sourceExpression(for column: SQLiteSchema.Column, _ sql: some MigrationSQL) throws -> String {
+    private func sourceExpression(for column: TableLayout.Column, _ sql: some MigrationSQL) throws -> String {
         let q = sql.quoted
         let (entity, fallback): (String, String)
         switch column.role {
@@ -226,19 +226,19 @@ extension InferredMapping {
 
     /// Where the rows of `entity` (a destination entity, kept) find a column's value in the old
     /// table; nil when they had none (the column takes its fallback).
-    private func oldExpression(for role: SQLiteSchema.ColumnRole, of entity: String, fallback: String, _ q: (String) -> String) -> String? {
+    private func oldExpression(for role: TableLayout.ColumnRole, of entity: String, fallback: String, _ q: (String) -> String) -> String? {
         let oldEntity = entityMap[entity]!
         switch role {
         case .attribute(let declaring, let name):
             guard let oldName = attributeMap[entity]?[name],
-                  let oldDeclaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source),
+                  let oldDeclaring = TableLayout.declaringEntity(of: oldName, from: oldEntity, in: source),
                   let oldColumn = sourceSchema.columnName(for: .attribute(entity: oldDeclaring, name: oldName)) else { return nil }
             let optional = destination.attribute(name, of: declaring)!.isOptional
             return optional ? q(oldColumn) : "COALESCE(\(q(oldColumn)), \(fallback))"
         case .toOne(_, let name), .toOneEntity(_, let name), .orderKey(_, let name):
             guard let oldName = relationshipMap[entity]?[name],
-                  let oldDeclaring = SQLiteSchema.declaringEntity(of: oldName, from: oldEntity, in: source) else { return nil }
-            let oldRole: SQLiteSchema.ColumnRole = switch role {
+                  let oldDeclaring = TableLayout.declaringEntity(of: oldName, from: oldEntity, in: source) else { return nil }
+            let oldRole: TableLayout.ColumnRole = switch role {
             case .toOne: .toOne(entity: oldDeclaring, name: oldName)
             case .toOneEntity: .toOneEntity(entity: oldDeclaring, name: oldName)
             default: .orderKey(entity: oldDeclaring, name: oldName)
@@ -267,7 +267,7 @@ extension InferredMapping {
     }
 
     /// A join table's columns, each with the SQL over the old table that fills it.
-    static func joinColumns(_ join: SQLiteSchema.JoinTable, from old: SQLiteSchema.JoinTable, aligned: Bool, _ q: (String) -> String) -> [(new: String, old: String?)] {
+    static func joinColumns(_ join: TableLayout.JoinTable, from old: TableLayout.JoinTable, aligned: Bool, _ q: (String) -> String) -> [(new: String, old: String?)] {
         let mine = aligned ? old.sourceColumn : old.destinationColumn, theirs = aligned ? old.destinationColumn : old.sourceColumn
         var pairs: [(String, String?)] = [(join.sourceColumn, q(mine)), (join.destinationColumn, q(theirs))]
         // An order the old table lacks (a to-many made ordered): members numbered in
@@ -297,20 +297,20 @@ protocol MigrationSQL {
     func tableNames() throws -> Set<String>
     func indexNames() throws -> Set<String>
     /// The name an index of the layout has in the store.
-    func indexName(_ index: SQLiteSchema.Index) -> String
+    func indexName(_ index: TableLayout.Index) -> String
     /// The column type for a column Core Data declares as `declaredType`.
     func columnType(_ declaredType: String) -> String
     /// The statement that makes `table` as a new store of `schema` has it.
-    func createTable(_ table: SQLiteSchema.Table, of schema: SQLiteSchema) -> String
-    func createJoinTable(_ join: SQLiteSchema.JoinTable, of schema: SQLiteSchema) -> String
-    func createIndex(_ index: SQLiteSchema.Index, ifNotExists: Bool) -> String
-    func dropIndex(_ index: SQLiteSchema.Index) -> String
+    func createTable(_ table: TableLayout.Table, of schema: TableLayout) -> String
+    func createJoinTable(_ join: TableLayout.JoinTable, of schema: TableLayout) -> String
+    func createIndex(_ index: TableLayout.Index, ifNotExists: Bool) -> String
+    func dropIndex(_ index: TableLayout.Index) -> String
     /// The larger of two numbers, as SQL.
     func greatest(_ a: String, _ b: String) -> String
     /// A stored value as a SQL literal.
     func literal(_ value: SQLiteValue) -> String
     /// Makes what computes the new version's derived attributes.
-    func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws
+    func installDerivedAttributes(schema: TableLayout, model: ManagedObjectModel) throws
     /// Renumbers the entities persistent history names.
     func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws
     func readMetadata() throws -> [String: PropertyListValue]

@@ -10,8 +10,8 @@ import Foundation
 struct InferredMapping: Sendable {
     let source: ManagedObjectModel
     let destination: ManagedObjectModel
-    let sourceSchema: SQLiteSchema
-    let destinationSchema: SQLiteSchema
+    let sourceSchema: TableLayout
+    let destinationSchema: TableLayout
     /// Destination entity → source entity, for entities that existed before.
     var entityMap: [String: String] = [:]
     /// (destination entity, destination attribute) → source attribute, where it existed.
@@ -20,7 +20,7 @@ struct InferredMapping: Sendable {
     var relationshipMap: [String: [String: String]] = [:]
     /// Destination join table → source join table, for many-to-many relationships kept, and
     /// whether the two name the same side's column first (else the columns swap).
-    var joinMap: [String: (table: SQLiteSchema.JoinTable, aligned: Bool)] = [:]
+    var joinMap: [String: (table: TableLayout.JoinTable, aligned: Bool)] = [:]
     /// Source entity number → destination entity number, for entities kept (SQLite).
     var numberMap: [Int64: Int64] = [:]
     /// Destination join tables filled from a to-one's key column (a to-one made to-many): the
@@ -36,8 +36,8 @@ struct InferredMapping: Sendable {
     init(from source: ManagedObjectModel, to destination: ManagedObjectModel) {
         self.source = source
         self.destination = destination
-        sourceSchema = SQLiteSchema(model: source)
-        destinationSchema = SQLiteSchema(model: destination)
+        sourceSchema = TableLayout(model: source)
+        destinationSchema = TableLayout(model: destination)
     }
 
     /// Objects the migration cannot carry, found while executing it (nothing is changed):

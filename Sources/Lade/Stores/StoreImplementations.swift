@@ -240,7 +240,7 @@ extension StoreType {
     /// (`BulkLoading`).
     package var bulkLoads: Bool { storeClass is any BulkLoading.Type }
 
-    /// Stores of this type keep Core Data's table layout (`SQLiteSchema`: a table per
+    /// Stores of this type keep Core Data's table layout (`TableLayout`: a table per
     /// inheritance hierarchy, entity numbers in `Z_ENT`, join tables for many-to-many and
     /// key-less to-manys): a lightweight migration plans its steps in those terms; the other
     /// stores keep objects with both sides of every relationship by name.

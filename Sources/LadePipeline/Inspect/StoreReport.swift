@@ -31,7 +31,7 @@ public struct StoreReport {
         storeType = store.type
         metadata = store.metadata
         // Every type lists entities in the SQLite schema's order (each hierarchy together).
-        let names = SQLiteSchema(model: model).entities.map(\.name)
+        let names = TableLayout(model: model).entities.map(\.name)
         entities = try names.map {
             EntityCount(name: $0, count: try store.count(StoreFetchRequest(entityName: $0, includesSubentities: false)))
         }

@@ -154,7 +154,7 @@ package class AtomicStore: PersistentStore, @unchecked Sendable {
     /// The SQLite layout of the model, made on first use: the SQL compiler checks predicates'
     /// key paths against it, so a key that names no property is an error here as on SQLite,
     /// not merely a predicate that no object happens to reach.
-    private lazy var keyCheckSchema = SQLiteSchema(model: model)
+    private lazy var keyCheckSchema = TableLayout(model: model)
 
     private func checkKeys(_ request: StoreFetchRequest) throws {
         guard let predicate = request.predicate, predicate != .true, predicate != .false else { return }

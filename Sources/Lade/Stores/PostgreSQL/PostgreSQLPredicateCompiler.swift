@@ -20,7 +20,7 @@ import Foundation
 /// by the necessary one and the evaluator decides the rows it selects.
 struct PostgreSQLPredicateCompiler {
     let model: ManagedObjectModel
-    let schema: SQLiteSchema
+    let schema: TableLayout
     let entity: String
     /// The store's schema and a dot, before every table name.
     let prefix: String
@@ -81,7 +81,7 @@ struct PostgreSQLPredicateCompiler {
     private var sources: [Source] = []
     private var variables: [String: Operand] = [:]
 
-    init(model: ManagedObjectModel, schema: SQLiteSchema, entity: String, prefix: String, storeIdentifier: String) {
+    init(model: ManagedObjectModel, schema: TableLayout, entity: String, prefix: String, storeIdentifier: String) {
         self.model = model
         self.schema = schema
         self.entity = entity
@@ -694,7 +694,7 @@ struct PostgreSQLPredicateCompiler {
                 guard !attribute.isTransient, attribute.type != .undefined else {
                     throw FetchPredicateError.unsupported("transient attribute '\(key)' in a store fetch")
                 }
-                let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
+                let declaring = TableLayout.declaringEntity(of: key, from: current, in: model)!
                 let column = "\(alias).\(postgreSQLQuoted(schema.columnName(for: .attribute(entity: declaring, name: key))!))"
                 return finish(Self.scalar(column, attribute.type))
             }
@@ -702,7 +702,7 @@ struct PostgreSQLPredicateCompiler {
                 throw FetchPredicateError.unknownKey(entity: current, key: key)
             }
             guard !relationship.isTransient else { throw FetchPredicateError.unsupported("transient relationship '\(key)' in a store fetch") }
-            let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
+            let declaring = TableLayout.declaringEntity(of: key, from: current, in: model)!
             let destination = relationship.destinationEntityName
             if relationship.isToMany {
                 let next = newAlias()
@@ -761,7 +761,7 @@ struct PostgreSQLPredicateCompiler {
     /// the condition tying them to the source row `alias`.
     private func toManyStep(from alias: String, declaring: String, _ relationship: RelationshipDescription, to next: String) throws -> ([String], String) {
         let destination = table(relationship.destinationEntityName)
-        let reference = SQLiteSchema.PropertyReference(entity: declaring, name: relationship.name)
+        let reference = TableLayout.PropertyReference(entity: declaring, name: relationship.name)
         if let join = schema.joinTable(for: reference) {
             let named = join.relationship == reference
             let mine = postgreSQLQuoted(named ? join.sourceColumn : join.destinationColumn)
@@ -770,7 +770,7 @@ struct PostgreSQLPredicateCompiler {
             return (["\(prefix)\(postgreSQLQuoted(join.name)) AS \(link)", "JOIN \(destination) AS \(next) ON \(next).\"Z_PK\" = \(link).\(theirs)"], "\(link).\(mine) = \(alias).\"Z_PK\"")
         }
         guard let inverse = model.inverse(of: relationship),
-              let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+              let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
               let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
         else {
             throw FetchPredicateError.unsupported("to-many relationship '\(relationship.name)' has neither a join table nor an inverse key")

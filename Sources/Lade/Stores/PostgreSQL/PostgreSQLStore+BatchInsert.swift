@@ -1007,7 +1007,7 @@ final class PostgreSQLBatchInsertTransaction {
         try requireOpen()
         let model = store.model, schema = store.schema
         guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
-        guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = SQLiteSchema.declaringEntity(of: attribute, from: entity, in: model),
+        guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = TableLayout.declaringEntity(of: attribute, from: entity, in: model),
               let column = schema.columnName(for: .attribute(entity: declaring, name: attribute)) else {
             throw BulkInsert.UnknownProperty(entity: entity, name: attribute)
         }

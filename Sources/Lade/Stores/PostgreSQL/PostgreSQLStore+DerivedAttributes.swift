@@ -125,7 +125,7 @@ extension PostgreSQLStore {
 
     /// The counts of `model`'s derived attributes, or the refusal of the first that a
     /// PostgreSQL store does not keep.
-    static func countDerivations(schema: SQLiteSchema, model: ManagedObjectModel) throws -> [(number: Int, count: CountDerivation)] {
+    static func countDerivations(schema: TableLayout, model: ManagedObjectModel) throws -> [(number: Int, count: CountDerivation)] {
         try derivedAttributesNumbered(model).enumerated().map { number, derived in
             guard let count = schema.countDerivation(for: derived, in: model) else { throw derivedAttributeRefusal(derived) }
             return (number, count)
@@ -146,7 +146,7 @@ extension PostgreSQLStore {
     /// Makes the triggers of `model`'s derived attributes (`only`: of these alone) in the store
     /// `prefix` names, in the caller's transaction, dropping any of the same name first, and
     /// sets the count of every row already there.
-    static func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel, prefix: String,
+    static func installDerivedAttributes(schema: TableLayout, model: ManagedObjectModel, prefix: String,
                                          only: Set<DerivedAttribute>? = nil, _ connection: PostgreSQLConnection) throws {
         let counts = try countDerivations(schema: schema, model: model)
         if only == nil {
@@ -168,7 +168,7 @@ extension PostgreSQLStore {
     /// At opening for writing: derived attributes whose triggers the store lacks get them, in
     /// one transaction (their counts set from the rows); a form the store cannot keep is
     /// refused, since every write would leave its values wrong.
-    static func prepareDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel, prefix: String, _ connection: PostgreSQLConnection) throws {
+    static func prepareDerivedAttributes(schema: TableLayout, model: ManagedObjectModel, prefix: String, _ connection: PostgreSQLConnection) throws {
         let counts = try countDerivations(schema: schema, model: model)
         guard !counts.isEmpty else { return }
         let result = try connection.execute("SELECT t.tgname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = $1::regnamespace AND NOT t.tgisinternal",

@@ -23,7 +23,7 @@ enum PostgreSQLHistory {
 
     /// Makes the history tables, their indexes, their `Z_PRIMARYKEY` rows and the triggers
     /// (in the caller's transaction).
-    static func create(for model: ManagedObjectModel, schema: SQLiteSchema, prefix: String, _ connection: PostgreSQLConnection) throws {
+    static func create(for model: ManagedObjectModel, schema: TableLayout, prefix: String, _ connection: PostgreSQLConnection) throws {
         try createTables(for: model, prefix: prefix, connection)
         for (number, name) in SQLiteHistory.primaryKeyRows {
             try connection.execute("INSERT INTO \(prefix)\"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES ($1, $2, 0, 0)", [.integer(number), .text(name)])
@@ -47,7 +47,7 @@ enum PostgreSQLHistory {
 
     /// Makes (again) the trigger functions and triggers that note each entity table's changed
     /// rows, dropping those of an earlier version first (a migration's).
-    static func installTriggers(schema: SQLiteSchema, model: ManagedObjectModel, prefix: String, _ connection: PostgreSQLConnection) throws {
+    static func installTriggers(schema: TableLayout, model: ManagedObjectModel, prefix: String, _ connection: PostgreSQLConnection) throws {
         try dropTriggers(connection)
         let recorder = HistoryRecorder(schema: schema, model: model)
         let notes = notesTable

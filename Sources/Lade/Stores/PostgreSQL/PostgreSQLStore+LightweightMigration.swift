@@ -9,7 +9,7 @@ extension InferredMapping {
     func executeOnPostgreSQLStore(at location: PostgreSQLLocation, progress: (@Sendable (String) -> Void)?) throws {
         if let refusal = StoreError.refusingComposites(in: destination, storeType: PostgreSQLStore.storeType, path: location.redacted) { throw refusal }
         // A derived attribute the new version's store could not keep is refused before anything changes.
-        _ = try PostgreSQLStore.countDerivations(schema: SQLiteSchema(model: destination), model: destination)
+        _ = try PostgreSQLStore.countDerivations(schema: TableLayout(model: destination), model: destination)
         let damage = try PostgreSQLStore(location: location, model: source, readOnly: true).damage(thorough: false)
         guard damage.isEmpty else { throw StoreError.damaged(damage, path: location.redacted) }
         let connection = try PostgreSQLConnection(location)
@@ -55,12 +55,12 @@ struct PostgreSQLMigrationSQL: MigrationSQL {
         return Set((0..<result.count).compactMap { result.text($0, 0) })
     }
 
-    func indexName(_ index: SQLiteSchema.Index) -> String { PostgreSQLStore.indexName(index) }
+    func indexName(_ index: TableLayout.Index) -> String { PostgreSQLStore.indexName(index) }
     func columnType(_ declaredType: String) -> String { PostgreSQLValueCoding.columnType(declaredType) }
-    func createTable(_ table: SQLiteSchema.Table, of schema: SQLiteSchema) -> String { PostgreSQLStore.tableStatement(table, prefix: prefix) }
-    func createJoinTable(_ join: SQLiteSchema.JoinTable, of schema: SQLiteSchema) -> String { PostgreSQLStore.joinTableStatement(join, prefix: prefix) }
-    func createIndex(_ index: SQLiteSchema.Index, ifNotExists: Bool) -> String { PostgreSQLStore.indexStatement(index, prefix: prefix, ifNotExists: ifNotExists) }
-    func dropIndex(_ index: SQLiteSchema.Index) -> String { "DROP INDEX IF EXISTS \(prefix)\(postgreSQLQuoted(PostgreSQLStore.indexName(index)))" }
+    func createTable(_ table: TableLayout.Table, of schema: TableLayout) -> String { PostgreSQLStore.tableStatement(table, prefix: prefix) }
+    func createJoinTable(_ join: TableLayout.JoinTable, of schema: TableLayout) -> String { PostgreSQLStore.joinTableStatement(join, prefix: prefix) }
+    func createIndex(_ index: TableLayout.Index, ifNotExists: Bool) -> String { PostgreSQLStore.indexStatement(index, prefix: prefix, ifNotExists: ifNotExists) }
+    func dropIndex(_ index: TableLayout.Index) -> String { "DROP INDEX IF EXISTS \(prefix)\(postgreSQLQuoted(PostgreSQLStore.indexName(index)))" }
     func greatest(_ a: String, _ b: String) -> String { "GREATEST(\(a), \(b))" }
 
     func literal(_ value: SQLiteValue) -> String {
@@ -71,7 +71,7 @@ struct PostgreSQLMigrationSQL: MigrationSQL {
         }
     }
 
-    func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws {
+    func installDerivedAttributes(schema: TableLayout, model: ManagedObjectModel) throws {
         try PostgreSQLStore.installDerivedAttributes(schema: schema, model: model, prefix: prefix, connection)
     }
     func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {

@@ -86,7 +86,7 @@ extension PostgreSQLStore: PersistentStore {
             do {
                 values[attribute.position] = try PostgreSQLValueCoding.decode(stored, as: attribute.type)
             } catch {
-                let column = schema.columnName(for: .attribute(entity: SQLiteSchema.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
+                let column = schema.columnName(for: .attribute(entity: TableLayout.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
                 throw StoreError.damaged([StoreDamage(.wrongType, place: "\(plan.entity).\(attribute.name)", count: 1,
                                                       example: "Z_PK \(key) holds \(error.held) in \(column)",
                                                       problem: "value that cannot be \(attribute.type.rawValue) (the attribute's type)")], path: location.redacted)
@@ -221,7 +221,7 @@ extension PostgreSQLStore: PersistentStore {
     }
 
     /// The values of one new row, in its write plan's column order after Z_PK, Z_ENT, Z_OPT.
-    private func insertValues(_ change: StoreSaveRequest.RowChange, _ plan: SQLiteWritePlan, key: Int64) -> [PostgreSQLValue] {
+    private func insertValues(_ change: StoreSaveRequest.RowChange, _ plan: TableWritePlan, key: Int64) -> [PostgreSQLValue] {
         var values: [PostgreSQLValue] = [.integer(key), .integer(plan.number), .integer(1)]
         if let positional = change.positional, positional.layout === plan.layout {
             for column in plan.columns {
@@ -336,7 +336,7 @@ extension PostgreSQLStore: PersistentStore {
 
     private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: PostgreSQLConnection) throws {
         guard let key = link.source.primaryKey,
-              let declaring = SQLiteSchema.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
+              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
               let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
         else { return }
         let named = join.relationship == .init(entity: declaring, name: link.relationship)
@@ -355,7 +355,7 @@ extension PostgreSQLStore: PersistentStore {
 
     private func apply(_ order: StoreSaveRequest.OrderChange, _ connection: PostgreSQLConnection) throws {
         guard let key = order.owner.primaryKey, let relationship = model.relationship(order.relationship, of: order.owner.entityName) else { return }
-        let declaring = SQLiteSchema.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
+        let declaring = TableLayout.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
         let destinations = order.destinations.compactMap(\.primaryKey)
         guard !destinations.isEmpty else { return }
         // Core Data's gaps of 1024 between order keys, as the SQLite store writes them.
@@ -370,7 +370,7 @@ extension PostgreSQLStore: PersistentStore {
                 WHERE j.\(postgreSQLQuoted(mine)) = $1 AND j.\(postgreSQLQuoted(theirs)) = o.destination
                 """, [.integer(key), .text(keys)])
         } else if let inverse = model.inverse(of: relationship) {
-            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
             guard let orderColumn = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)) else { return }
             let table = schema.entity(named: relationship.destinationEntityName)!.tableName
             try connection.execute("""
@@ -493,7 +493,7 @@ extension PostgreSQLStore: HeldSaves {
     }
 }
 
-extension SQLiteSchema {
+extension TableLayout {
     /// The columns of entity table `name` as a SELECT list of quoted names (each after
     /// `prefix`), in the order read plans number them.
     func selectListQuoted(ofTable name: String, prefix: String = "") -> String {

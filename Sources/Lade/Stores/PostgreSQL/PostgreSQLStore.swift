@@ -1,7 +1,7 @@
 import Foundation
 
 /// A store in one schema of a PostgreSQL database, laid out as Core Data lays out a SQLite
-/// store (`SQLiteSchema`: the same tables, columns and keys; types in
+/// store (`TableLayout`: the same tables, columns and keys; types in
 /// `PostgreSQLValueCoding`), so that import workers on many machines can write one store.
 ///
 /// - Keys are taken from `Z_PRIMARYKEY` in blocks, on a connection of their own that commits
@@ -20,11 +20,11 @@ import Foundation
 package final class PostgreSQLStore: @unchecked Sendable {
     package let location: PostgreSQLLocation
     package let model: ManagedObjectModel
-    package let schema: SQLiteSchema
+    package let schema: TableLayout
     package let isReadOnly: Bool
     package let identifier: String
-    let readPlans: [Int64: SQLiteReadPlan]
-    let writePlans: [String: SQLiteWritePlan]
+    let readPlans: [Int64: TableReadPlan]
+    let writePlans: [String: TableWritePlan]
     /// The schema as SQL (quoted), in front of every table name.
     let prefix: String
 
@@ -82,7 +82,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
     static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool) throws {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
-        let schema = SQLiteSchema(model: model)
+        let schema = TableLayout(model: model)
         // A derived attribute the store keeps no triggers for is refused before anything is made.
         _ = try countDerivations(schema: schema, model: model)
         let prefix = postgreSQLQuoted(location.schema) + "."
@@ -124,7 +124,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
     }
 
     /// An entity table of Core Data's layout, its columns typed (`PostgreSQLValueCoding`).
-    static func tableStatement(_ table: SQLiteSchema.Table, prefix: String) -> String {
+    static func tableStatement(_ table: TableLayout.Table, prefix: String) -> String {
         let columns = table.columns.map { column -> String in
             column.role == .primaryKey
                 ? "\(postgreSQLQuoted(column.name)) bigint PRIMARY KEY"
@@ -134,7 +134,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
     }
 
     /// A many-to-many relationship's join table, keyed by its two columns.
-    static func joinTableStatement(_ join: SQLiteSchema.JoinTable, prefix: String) -> String {
+    static func joinTableStatement(_ join: TableLayout.JoinTable, prefix: String) -> String {
         var columns = [join.sourceColumn, join.destinationColumn].map { "\(postgreSQLQuoted($0)) bigint NOT NULL" }
         for order in [join.sourceOrderColumn, join.destinationOrderColumn].compactMap({ $0 }) { columns.append("\(postgreSQLQuoted(order)) bigint") }
         columns.append("PRIMARY KEY (\(postgreSQLQuoted(join.sourceColumn)), \(postgreSQLQuoted(join.destinationColumn)))")
@@ -142,14 +142,14 @@ package final class PostgreSQLStore: @unchecked Sendable {
     }
 
     /// An index of the layout (a uniqueness constraint's is unique).
-    static func indexStatement(_ index: SQLiteSchema.Index, prefix: String, ifNotExists: Bool = false) -> String {
+    static func indexStatement(_ index: TableLayout.Index, prefix: String, ifNotExists: Bool = false) -> String {
         "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(index.columns.map(postgreSQLQuoted).joined(separator: ", ")))"
     }
 
     /// An index's name as PostgreSQL keeps it: Core Data's name when it fits in 63 bytes, else
     /// its start and a digest of the whole (PostgreSQL would cut it short, and two long names
     /// could then collide).
-    static func indexName(_ index: SQLiteSchema.Index) -> String { fittedIdentifier(index.name) }
+    static func indexName(_ index: TableLayout.Index) -> String { fittedIdentifier(index.name) }
 
     /// `name` when it fits in PostgreSQL's 63 bytes, else its start and a digest of the whole
     /// (PostgreSQL would cut it short, and two long names could then collide).
@@ -182,7 +182,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         self.location = location
         self.model = model
         self.isReadOnly = readOnly
-        schema = SQLiteSchema(model: model)
+        schema = TableLayout(model: model)
         (readPlans, writePlans) = schema.plans(for: model)
         prefix = postgreSQLQuoted(location.schema) + "."
         self.connection = connection

@@ -5,7 +5,7 @@ import Foundation
 /// their 16 bytes, URIs as text), so a conversion SQLite → PostgreSQL → SQLite gives back the
 /// same values; but a Decimal in `numeric`, which keeps every digit of it.
 ///
-/// Columns are typed from Core Data's declared types (`SQLiteSchema.Column.declaredType`):
+/// Columns are typed from Core Data's declared types (`TableLayout.Column.declaredType`):
 /// INTEGER `bigint`, FLOAT and TIMESTAMP `double precision`, DECIMAL `numeric`, VARCHAR `text`,
 /// BLOB `bytea`.
 enum PostgreSQLValueCoding {

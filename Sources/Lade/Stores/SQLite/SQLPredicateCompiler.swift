@@ -14,7 +14,7 @@ import Foundation
 ///   collations `SQLiteFunctions` registers, which run `StringComparison`, the evaluator's code.
 struct SQLPredicateCompiler {
     let model: ManagedObjectModel
-    let schema: SQLiteSchema
+    let schema: TableLayout
     let entity: String
 
     /// `FROM` with the joins key paths need, `WHERE` and `ORDER BY` clauses, and the arguments
@@ -65,7 +65,7 @@ struct SQLPredicateCompiler {
     private var sources: [Source] = []
     private var variables: [String: Operand] = [:]
 
-    init(model: ManagedObjectModel, schema: SQLiteSchema, entity: String) {
+    init(model: ManagedObjectModel, schema: TableLayout, entity: String) {
         self.model = model
         self.schema = schema
         self.entity = entity
@@ -78,7 +78,7 @@ struct SQLPredicateCompiler {
     /// predicate. A fetch from an atomic store and a mapping model's filter are checked here,
     /// so that a misspelt key is an error wherever the predicate runs, not a filter no object
     /// passes.
-    static func checkKeys(of predicate: FetchPredicate, on entity: String, in model: ManagedObjectModel, schema: SQLiteSchema) throws {
+    static func checkKeys(of predicate: FetchPredicate, on entity: String, in model: ManagedObjectModel, schema: TableLayout) throws {
         guard predicate != .true, predicate != .false else { return }
         var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: entity)
         do {
@@ -488,7 +488,7 @@ struct SQLPredicateCompiler {
                 guard !attribute.isTransient, attribute.type != .undefined else {
                     throw FetchPredicateError.unsupported("transient attribute '\(key)' in a store fetch")
                 }
-                let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
+                let declaring = TableLayout.declaringEntity(of: key, from: current, in: model)!
                 let column = "\(alias).\(schema.columnName(for: .attribute(entity: declaring, name: key))!)"
                 return finish(.scalar(column, Self.kind(of: attribute.type)))
             }
@@ -496,7 +496,7 @@ struct SQLPredicateCompiler {
                 throw FetchPredicateError.unknownKey(entity: current, key: key)
             }
             guard !relationship.isTransient else { throw FetchPredicateError.unsupported("transient relationship '\(key)' in a store fetch") }
-            let declaring = SQLiteSchema.declaringEntity(of: key, from: current, in: model)!
+            let declaring = TableLayout.declaringEntity(of: key, from: current, in: model)!
             let destination = relationship.destinationEntityName
             if relationship.isToMany {
                 let next = newAlias()
@@ -538,7 +538,7 @@ struct SQLPredicateCompiler {
     /// the condition tying them to the source row `alias`.
     private func toManyStep(from alias: String, declaring: String, _ relationship: RelationshipDescription, to next: String) throws -> ([String], String) {
         let destination = schema.entity(named: relationship.destinationEntityName)!
-        let reference = SQLiteSchema.PropertyReference(entity: declaring, name: relationship.name)
+        let reference = TableLayout.PropertyReference(entity: declaring, name: relationship.name)
         if let join = schema.joinTable(for: reference) {
             let named = join.relationship == reference
             let mine = named ? join.sourceColumn : join.destinationColumn
@@ -547,7 +547,7 @@ struct SQLPredicateCompiler {
             return (["\(join.name) \(link)", "JOIN \(destination.tableName) \(next) ON \(next).Z_PK = \(link).\(theirs)"], "\(link).\(mine) = \(alias).Z_PK")
         }
         guard let inverse = model.inverse(of: relationship),
-              let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+              let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
               let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
         else {
             throw FetchPredicateError.unsupported("to-many relationship '\(relationship.name)' has neither a join table nor an inverse key")

@@ -54,7 +54,7 @@ final class SQLiteBatchInsertTransaction {
         let entityNumber: Int64
         let rootNumber: Int64
         let table: String
-        let write: SQLiteWritePlan
+        let write: TableWritePlan
         /// Layout positions of the target's attributes, and their types.
         let attributePositions: [Int]
         let attributeTypes: [AttributeType]
@@ -122,7 +122,7 @@ final class SQLiteBatchInsertTransaction {
         /// expected to exist, or none is inserted.
         var looksUpFirst: Bool { mostlyExisting || !insertsMissing }
 
-        init(entity: String, number: Int64, rootNumber: Int64, table: String, write: SQLiteWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
+        init(entity: String, number: Int64, rootNumber: Int64, table: String, write: TableWritePlan, attributePositions: [Int], attributeTypes: [AttributeType],
              attributeNames: [String], toOnePositions: [Int], toOneNames: [String], inverseRoots: [Int64?], acceptedNumbers: Set<Int64>, keyPositions: [Int],
              policy: BulkInsert.ConflictPolicy, insertsMissing: Bool, insertSources: [Source], insertSQL: String,
              insertFirstSQL: String?, lookupSQL: String?, prefetchSQL: String?, rangeSQL: String?, attributeColumns: [String], toOneColumns: [String], toOneEntityColumns: [String?],
@@ -809,7 +809,7 @@ final class SQLiteBatchInsertTransaction {
     func objectIDs(entity: String, attribute: String, values: [AttributeValue]) throws -> [AttributeValue: ManagedObjectID] {
         let model = store.model, schema = store.schema
         guard let mapped = schema.entity(named: entity) else { throw UnknownEntityError(entity, in: model) }
-        guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = SQLiteSchema.declaringEntity(of: attribute, from: entity, in: model),
+        guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = TableLayout.declaringEntity(of: attribute, from: entity, in: model),
               let column = schema.columnName(for: .attribute(entity: declaring, name: attribute)) else {
             throw BulkInsert.UnknownProperty(entity: entity, name: attribute)
         }

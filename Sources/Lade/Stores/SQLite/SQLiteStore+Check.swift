@@ -35,7 +35,7 @@ extension SQLiteStore {
     /// Indexes of the layout the file lacks, one finding per table.
     private func missingIndexDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
         let present = try connection.indexNames()
-        var missing: [String: [SQLiteSchema.Index]] = [:]
+        var missing: [String: [TableLayout.Index]] = [:]
         for index in schema.indexes where !present.contains(index.name) { missing[index.table, default: []].append(index) }
         return missing.keys.sorted().map { table in
             let indexes = missing[table]!
@@ -158,7 +158,7 @@ extension SQLiteStore {
     /// values that are missing, per attribute or relationship.
     private func valueDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
         struct Tally { var count = 0; var example = "" }
-        var wrong: [String: (SQLiteReadPlan, SQLiteReadPlan.Attribute, Int64, SQLiteValueCoding.Unreadable, Int)] = [:]
+        var wrong: [String: (TableReadPlan, TableReadPlan.Attribute, Int64, SQLiteValueCoding.Unreadable, Int)] = [:]
         var missing: [String: Tally] = [:]
         var order: [String] = []
         for entity in schema.entities {
@@ -208,7 +208,7 @@ extension SQLiteStore {
         for entity in model.entities {
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { property -> String? in
-                    guard let declaring = SQLiteSchema.declaringEntity(of: property, from: entity.name, in: model) else { return nil }
+                    guard let declaring = TableLayout.declaringEntity(of: property, from: entity.name, in: model) else { return nil }
                     return schema.columnName(for: .attribute(entity: declaring, name: property)) ?? schema.columnName(for: .toOne(entity: declaring, name: property))
                 }
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
@@ -235,7 +235,7 @@ extension SQLiteStore {
         for entity in model.entities {
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
                 guard let inverse = model.inverse(of: relationship), !inverse.isToMany, !inverse.isTransient,
-                      let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
+                      let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
                       let column = schema.columnName(for: .toOne(entity: entity.name, name: relationship.name)),
                       let inverseColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
                 else { continue }

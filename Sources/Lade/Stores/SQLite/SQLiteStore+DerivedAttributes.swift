@@ -125,7 +125,7 @@ package struct DerivedAttributeTriggers: Sendable {
     package let recompute: String
 }
 
-extension SQLiteSchema {
+extension TableLayout {
     /// Core Data's triggers for a `relationship.@count` derived attribute over a one-to-many
     /// relationship: the five triggers of Apple-written stores (`SampleModel2_V1.sqlite` in the
     /// corpus: `Z_DA_ZBOOK_Book_pagesCount_SOURCE_INSERT`, `Z_DA_ZPAGE_Book_pagesCount_PARAMETER_…`),
@@ -214,7 +214,7 @@ extension SQLiteStore {
     /// there; a derived attribute of a form Lade keeps no triggers for is refused
     /// (`DerivedAttributeError`) before anything is made. For a new store, a migrated one, and
     /// one opened for writing without the triggers (`prepareDerivedAttributes`).
-    static func installDerivedAttributeTriggers(schema: SQLiteSchema, model: ManagedObjectModel, connection: SQLiteConnection,
+    static func installDerivedAttributeTriggers(schema: TableLayout, model: ManagedObjectModel, connection: SQLiteConnection,
                                                 only: Set<DerivedAttribute>? = nil) throws {
         let derived = model.derivedAttributes.filter { only?.contains($0) ?? true }
         guard !derived.isEmpty else { return }
@@ -247,7 +247,7 @@ extension SQLiteStore {
     /// derived attribute of another form without its triggers is refused for writing, since
     /// every write would leave its values wrong. Triggers the store has (Apple's, for any
     /// form) are kept as they are: they run with the functions every connection registers.
-    static func prepareDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel, connection: SQLiteConnection) throws {
+    static func prepareDerivedAttributes(schema: TableLayout, model: ManagedObjectModel, connection: SQLiteConnection) throws {
         let derived = model.derivedAttributes
         guard !derived.isEmpty else { return }
         let triggers = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'").compactMap { row -> String? in

@@ -185,9 +185,9 @@ final class HistoryRecorder {
     /// One entity table as its triggers note it: the columns whose change is noted (by position
     /// in the table), and per tombstone slot the column each entity of the table keeps there.
     struct NotedTable {
-        var table: SQLiteSchema.Table
-        var tracked: [(position: Int, column: SQLiteSchema.Column)]
-        var tombstones: [[(entity: Int64, column: SQLiteSchema.Column)]]
+        var table: TableLayout.Table
+        var tracked: [(position: Int, column: TableLayout.Column)]
+        var tombstones: [[(entity: Int64, column: TableLayout.Column)]]
     }
 
     private var entities: [Int64: EntityInfo] = [:]
@@ -196,7 +196,7 @@ final class HistoryRecorder {
     /// Who the next commit is recorded as: the last write's (guarded by the store's lock).
     var authorship = HistoryAuthorship()
 
-    init(schema: SQLiteSchema, model: ManagedObjectModel) {
+    init(schema: TableLayout, model: ManagedObjectModel) {
         slots = SQLiteHistory.tombstoneSlots(of: model)
         var tables: [NotedTable] = []
         for table in schema.tables {
@@ -222,10 +222,10 @@ final class HistoryRecorder {
             }
             // A tombstone slot holds, per entity of the table, that entity's nth kept attribute.
             let tombstones = (0..<slots).map { slot in
-                hierarchy.compactMap { entity -> (entity: Int64, column: SQLiteSchema.Column)? in
+                hierarchy.compactMap { entity -> (entity: Int64, column: TableLayout.Column)? in
                     let kept = SQLiteHistory.tombstoneAttributes(of: entity.name, in: model)
                     guard slot < kept.count, let number = schema.entity(named: entity.name)?.number,
-                          let declaring = SQLiteSchema.declaringEntity(of: kept[slot], from: entity.name, in: model),
+                          let declaring = TableLayout.declaringEntity(of: kept[slot], from: entity.name, in: model),
                           let column = table.columns.first(where: { $0.role == .attribute(entity: declaring, name: kept[slot]) }) else { return nil }
                     return (number, column)
                 }
@@ -377,20 +377,20 @@ private struct HistoryWriter<Database: HistoryDatabase> {
 /// file), a temporary table.
 extension HistoryRecorder {
     /// Sets the recorder up on `connection` for `schema`, when the store has history tables.
-    static func attach(to connection: SQLiteConnection, schema: SQLiteSchema, model: ManagedObjectModel, tables: Set<String>) throws -> HistoryRecorder? {
+    static func attach(to connection: SQLiteConnection, schema: TableLayout, model: ManagedObjectModel, tables: Set<String>) throws -> HistoryRecorder? {
         guard SQLiteHistory.isTracked(tables: tables) else { return nil }
         let recorder = HistoryRecorder(schema: schema, model: model)
         let tombstoneColumns = (0..<recorder.slots).map { ", t\($0)" }.joined()
         try connection.execute("CREATE TEMP TABLE IF NOT EXISTS lade_history_notes (type INTEGER, entity INTEGER, pk INTEGER, columns TEXT\(tombstoneColumns))")
         for noted in recorder.tables {
-            let name = SQLiteSchema.quoted(noted.table.name)
+            let name = TableLayout.quoted(noted.table.name)
             let trigger = "lade_history_\(noted.table.name)"
             let changed = noted.tracked.isEmpty ? "''" : noted.tracked.map { position, column in
-                let quoted = SQLiteSchema.quoted(column.name)
+                let quoted = TableLayout.quoted(column.name)
                 return "(CASE WHEN OLD.\(quoted) IS NOT NEW.\(quoted) THEN '\(position),' ELSE '' END)"
             }.joined(separator: " || ")
             let tombstoneValues = noted.tombstones.map { cases in
-                cases.isEmpty ? ", NULL" : ", CASE OLD.Z_ENT \(cases.map { "WHEN \($0.entity) THEN OLD.\(SQLiteSchema.quoted($0.column.name))" }.joined(separator: " ")) END"
+                cases.isEmpty ? ", NULL" : ", CASE OLD.Z_ENT \(cases.map { "WHEN \($0.entity) THEN OLD.\(TableLayout.quoted($0.column.name))" }.joined(separator: " ")) END"
             }.joined()
             try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_insert")
             try connection.execute("DROP TRIGGER IF EXISTS temp.\(trigger)_update")

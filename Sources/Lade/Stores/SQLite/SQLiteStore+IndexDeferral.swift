@@ -32,7 +32,7 @@ extension SQLiteStore {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a transaction is open on this store: indexes can be deferred only before it begins")
             }
             let present = try connection.indexNames()
-            let empty = try connection.rows("SELECT 1 FROM \(SQLiteSchema.quoted(table)) LIMIT 1").isEmpty
+            let empty = try connection.rows("SELECT 1 FROM \(TableLayout.quoted(table)) LIMIT 1").isEmpty
             deferredIndexes = candidates.filter { empty || !present.contains($0.name) }
             buildsDeferredIndexes = false
             return deferredIndexes.map(\.name)
@@ -54,7 +54,7 @@ extension SQLiteStore {
     /// still has.
     func dropDeferredIndexes(_ connection: SQLiteConnection) throws {
         for index in deferredIndexes {
-            try connection.execute("DROP INDEX IF EXISTS \(SQLiteSchema.quoted(index.name))")
+            try connection.execute("DROP INDEX IF EXISTS \(TableLayout.quoted(index.name))")
         }
     }
 

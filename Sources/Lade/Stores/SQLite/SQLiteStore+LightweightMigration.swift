@@ -42,25 +42,25 @@ struct SQLiteMigrationSQL: MigrationSQL {
 
     func execute(_ sql: String) throws { try connection.execute(sql) }
     func rows(_ sql: String) throws -> [[SQLiteValue]] { try connection.rows(sql) }
-    func quoted(_ name: String) -> String { SQLiteSchema.quoted(name) }
+    func quoted(_ name: String) -> String { TableLayout.quoted(name) }
     func tableNames() throws -> Set<String> { try connection.tableNames() }
     func indexNames() throws -> Set<String> {
         Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { row -> String? in
             if case .text(let name) = row[0] { return name } else { return nil } })
     }
-    func indexName(_ index: SQLiteSchema.Index) -> String { index.name }
+    func indexName(_ index: TableLayout.Index) -> String { index.name }
     func columnType(_ declaredType: String) -> String { declaredType }
-    func createTable(_ table: SQLiteSchema.Table, of schema: SQLiteSchema) -> String {
-        schema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(table.name)) ") }!
+    func createTable(_ table: TableLayout.Table, of schema: TableLayout) -> String {
+        schema.createStatements.first { $0.hasPrefix("CREATE TABLE \(TableLayout.quoted(table.name)) ") }!
     }
-    func createJoinTable(_ join: SQLiteSchema.JoinTable, of schema: SQLiteSchema) -> String {
-        schema.createStatements.first { $0.hasPrefix("CREATE TABLE \(SQLiteSchema.quoted(join.name)) ") }!
+    func createJoinTable(_ join: TableLayout.JoinTable, of schema: TableLayout) -> String {
+        schema.createStatements.first { $0.hasPrefix("CREATE TABLE \(TableLayout.quoted(join.name)) ") }!
     }
-    func createIndex(_ index: SQLiteSchema.Index, ifNotExists: Bool) -> String { index.createStatement(ifNotExists: ifNotExists) }
-    func dropIndex(_ index: SQLiteSchema.Index) -> String { "DROP INDEX IF EXISTS \(SQLiteSchema.quoted(index.name))" }
+    func createIndex(_ index: TableLayout.Index, ifNotExists: Bool) -> String { index.createStatement(ifNotExists: ifNotExists) }
+    func dropIndex(_ index: TableLayout.Index) -> String { "DROP INDEX IF EXISTS \(TableLayout.quoted(index.name))" }
     func greatest(_ a: String, _ b: String) -> String { "MAX(\(a), \(b))" }
     func literal(_ value: SQLiteValue) -> String { InferredMapping.literal(value) }
-    func installDerivedAttributes(schema: SQLiteSchema, model: ManagedObjectModel) throws {
+    func installDerivedAttributes(schema: TableLayout, model: ManagedObjectModel) throws {
         try SQLiteStore.installDerivedAttributeTriggers(schema: schema, model: model, connection: connection)
     }
     func renumberHistory(tables: Set<String>, numbers: [(old: Int64, new: Int64)]) throws {
@@ -71,7 +71,7 @@ struct SQLiteMigrationSQL: MigrationSQL {
         try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([try SQLiteStore.encodedMetadata(metadata)])
     }
     func replaceModelCache(_ cache: Data?) throws {
-        if try !connection.tableNames().contains("Z_MODELCACHE") { try connection.execute(SQLiteSchema.modelCacheTableStatement) }
+        if try !connection.tableNames().contains("Z_MODELCACHE") { try connection.execute(TableLayout.modelCacheTableStatement) }
         try connection.execute("DELETE FROM Z_MODELCACHE")
         if let cache { try connection.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)").run([.blob(cache)]) }
     }

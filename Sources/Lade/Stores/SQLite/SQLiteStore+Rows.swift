@@ -92,7 +92,7 @@ extension SQLiteStore: PersistentStore {
         }
     }
 
-    /// Decodes a row of an entity table, its columns as `SQLiteSchema.selectList` lists them. A row the model cannot read (a `Z_ENT`
+    /// Decodes a row of an entity table, its columns as `TableLayout.selectList` lists them. A row the model cannot read (a `Z_ENT`
     /// that names no entity, a value that cannot stand for its attribute) is damage, refused
     /// with where it is, never skipped or read as nil.
     private func decodeRow(_ statement: SQLiteStatement, table: String) throws -> StoreRow {
@@ -135,8 +135,8 @@ extension SQLiteStore: PersistentStore {
     }
 
     /// The damage of values in one attribute's column that cannot stand for its type.
-    func wrongType(_ plan: SQLiteReadPlan, _ attribute: SQLiteReadPlan.Attribute, key: Int64, _ error: SQLiteValueCoding.Unreadable, count: Int) -> StoreDamage {
-        let column = schema.columnName(for: .attribute(entity: SQLiteSchema.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
+    func wrongType(_ plan: TableReadPlan, _ attribute: TableReadPlan.Attribute, key: Int64, _ error: SQLiteValueCoding.Unreadable, count: Int) -> StoreDamage {
+        let column = schema.columnName(for: .attribute(entity: TableLayout.declaringEntity(of: attribute.name, from: plan.entity, in: model) ?? plan.entity, name: attribute.name)) ?? attribute.name
         return StoreDamage(
             .wrongType, place: "\(plan.entity).\(attribute.name)", count: count,
             example: "Z_PK \(key) holds \(error.held) in \(column)",
@@ -281,7 +281,7 @@ extension SQLiteStore: PersistentStore {
     }
 
     /// Each entity's INSERT, prepared once per store (not looked up by its text per row).
-    private func insertStatement(for plan: SQLiteWritePlan, _ connection: SQLiteConnection) throws -> SQLiteStatement {
+    private func insertStatement(for plan: TableWritePlan, _ connection: SQLiteConnection) throws -> SQLiteStatement {
         if let statement = plan.insertStatement.statement { return statement }
         let statement = try connection.prepare(plan.insertSQL)
         plan.insertStatement.statement = statement
@@ -341,7 +341,7 @@ extension SQLiteStore: PersistentStore {
 
     private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: SQLiteConnection) throws {
         guard let key = link.source.primaryKey,
-              let declaring = SQLiteSchema.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
+              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
               let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
         else { return }
         let named = join.relationship == .init(entity: declaring, name: link.relationship)
@@ -360,7 +360,7 @@ extension SQLiteStore: PersistentStore {
 
     private func apply(_ order: StoreSaveRequest.OrderChange, _ connection: SQLiteConnection) throws {
         guard let key = order.owner.primaryKey, let relationship = model.relationship(order.relationship, of: order.owner.entityName) else { return }
-        let declaring = SQLiteSchema.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
+        let declaring = TableLayout.declaringEntity(of: order.relationship, from: order.owner.entityName, in: model)!
         // Core Data leaves gaps between order keys so one insertion need not renumber the rest.
         let positions = order.destinations.enumerated().map { Int64($0.offset + 1) * 1024 }
         if let join = schema.joinTable(for: .init(entity: declaring, name: order.relationship)) {
@@ -373,7 +373,7 @@ extension SQLiteStore: PersistentStore {
                 try statement.run([.integer(position), .integer(key), .integer(other)])
             }
         } else if let inverse = model.inverse(of: relationship) {
-            let inverseDeclaring = SQLiteSchema.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
+            let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)!
             guard let orderColumn = schema.columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)) else { return }
             let table = schema.entity(named: relationship.destinationEntityName)!.tableName
             let statement = try cachedStatement("UPDATE \(table) SET \(orderColumn) = ? WHERE Z_PK = ?", connection)
@@ -430,7 +430,7 @@ extension SQLiteStore: PersistentStore {
 }
 
 /// Precomputed per entity, so the row loop does no model lookups.
-struct SQLiteReadPlan: Sendable {
+struct TableReadPlan: Sendable {
     struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int; let position: Int }
     struct ToOne: Sendable { let name: String; let destination: String; let column: Int; let entityColumn: Int?; let position: Int }
     let entity: String
@@ -439,7 +439,7 @@ struct SQLiteReadPlan: Sendable {
     let toOne: [ToOne]
 }
 
-struct SQLiteWritePlan: Sendable {
+struct TableWritePlan: Sendable {
     /// A column's value: an attribute or to-one relationship, by name and by layout position.
     enum Kind: Sendable { case attribute(String, Int), toOne(String, Int), toOneEntity(String, Int) }
     struct Column: Sendable { let name: String; let kind: Kind }
@@ -459,11 +459,11 @@ final class StatementSlot: @unchecked Sendable {
     var statement: SQLiteStatement?
 }
 
-extension SQLiteSchema {
+extension TableLayout {
     /// Read plans by entity number and write plans by entity name.
-    func plans(for model: ManagedObjectModel) -> (read: [Int64: SQLiteReadPlan], write: [String: SQLiteWritePlan]) {
-        var read: [Int64: SQLiteReadPlan] = [:]
-        var write: [String: SQLiteWritePlan] = [:]
+    func plans(for model: ManagedObjectModel) -> (read: [Int64: TableReadPlan], write: [String: TableWritePlan]) {
+        var read: [Int64: TableReadPlan] = [:]
+        var write: [String: TableWritePlan] = [:]
         // The join-table columns that hold each entity's keys: the source column for the
         // relationship's entity and those below it, the destination column for its destination
         // and those below; gathered once, in join-table order (asking every join table about
@@ -480,19 +480,19 @@ extension SQLiteSchema {
         for entity in entities {
             let table = self.table(named: entity.tableName)!
             let positions = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($0.element.role, $0.offset) })
-            var attributes: [SQLiteReadPlan.Attribute] = []
-            var toOne: [SQLiteReadPlan.ToOne] = []
-            var columns: [SQLiteWritePlan.Column] = []
+            var attributes: [TableReadPlan.Attribute] = []
+            var toOne: [TableReadPlan.ToOne] = []
+            var columns: [TableWritePlan.Column] = []
             let layout = model.layout(of: entity.name)!
             for attribute in model.attributes(of: entity.name) where !attribute.isTransient && attribute.type != .undefined {
-                let declaring = SQLiteSchema.declaringEntity(of: attribute.name, from: entity.name, in: model)!
+                let declaring = TableLayout.declaringEntity(of: attribute.name, from: entity.name, in: model)!
                 let role = ColumnRole.attribute(entity: declaring, name: attribute.name)
                 let position = layout.attributeIndex(of: attribute.name)!
                 attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!, position: position))
                 columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name, position)))
             }
             for relationship in model.relationships(of: entity.name) where !relationship.isToMany && !relationship.isTransient {
-                let declaring = SQLiteSchema.declaringEntity(of: relationship.name, from: entity.name, in: model)!
+                let declaring = TableLayout.declaringEntity(of: relationship.name, from: entity.name, in: model)!
                 let keyRole = ColumnRole.toOne(entity: declaring, name: relationship.name)
                 let entityRole = ColumnRole.toOneEntity(entity: declaring, name: relationship.name)
                 let position = layout.relationshipIndex(of: relationship.name)!
@@ -500,10 +500,10 @@ extension SQLiteSchema {
                 columns.append(.init(name: columnName(for: keyRole)!, kind: .toOne(relationship.name, position)))
                 if let name = columnName(for: entityRole) { columns.append(.init(name: name, kind: .toOneEntity(relationship.name, position))) }
             }
-            read[entity.number] = SQLiteReadPlan(entity: entity.name, layout: layout, attributes: attributes, toOne: toOne)
+            read[entity.number] = TableReadPlan(entity: entity.name, layout: layout, attributes: attributes, toOne: toOne)
             let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)
             let joinColumns = joinColumnsByEntity[entity.name] ?? []
-            write[entity.name] = SQLiteWritePlan(
+            write[entity.name] = TableWritePlan(
                 table: entity.tableName, number: entity.number, layout: layout, columns: columns,
                 insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
                 joinColumns: joinColumns)

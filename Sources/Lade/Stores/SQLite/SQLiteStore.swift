@@ -1,6 +1,6 @@
 import Foundation
 
-/// A store in a SQLite file laid out as Core Data lays it out (see `SQLiteSchema`), so files
+/// A store in a SQLite file laid out as Core Data lays it out (see `TableLayout`), so files
 /// written by Core Data open here and files written here open in Core Data.
 ///
 /// ```swift
@@ -14,7 +14,7 @@ package final class SQLiteStore: @unchecked Sendable {
     /// The store file.
     package let fileURL: URL
     package let model: ManagedObjectModel
-    package let schema: SQLiteSchema
+    package let schema: TableLayout
     package let isReadOnly: Bool
     /// `Z_UUID`, also reported as `NSStoreUUID` in `metadata`.
     package let identifier: String
@@ -23,8 +23,8 @@ package final class SQLiteStore: @unchecked Sendable {
     package let storedEntityNames: [Int64: String]
 
     let connection: SQLiteConnection
-    let readPlans: [Int64: SQLiteReadPlan]
-    let writePlans: [String: SQLiteWritePlan]
+    let readPlans: [Int64: TableReadPlan]
+    let writePlans: [String: TableWritePlan]
     private let lock = NSLock()
     private var currentMetadata: [String: PropertyListValue]
     private var statements: [String: SQLiteStatement] = [:]
@@ -36,7 +36,7 @@ package final class SQLiteStore: @unchecked Sendable {
     var heldSavesBegun = 0
     /// Fetch indexes a bulk load keeps out of the file (`deferFetchIndexes`), and whether the
     /// next commit builds them (guarded by `lock`).
-    var deferredIndexes: [SQLiteSchema.Index] = []
+    var deferredIndexes: [TableLayout.Index] = []
     var buildsDeferredIndexes = false
     /// Records persistent history in every commit, when the store has history tables
     /// (`SQLiteStore+History.swift`); nil for a store without them or opened read-only.
@@ -81,7 +81,7 @@ package final class SQLiteStore: @unchecked Sendable {
             throw StoreError(.alreadyExists, path: path, "a file is already there; remove it or choose another path")
         }
         // A derived attribute Lade keeps no triggers for is refused as such first.
-        let schema = SQLiteSchema(model: model)
+        let schema = TableLayout(model: model)
         for derived in model.derivedAttributes where schema.derivedAttributeTriggers(for: derived, in: model) == nil {
             throw refusal(derived)
         }
@@ -140,7 +140,7 @@ package final class SQLiteStore: @unchecked Sendable {
     /// order. The file is then what one statement after another would have made, but for the
     /// order of `sqlite_master`'s rows (each table with its indexes); `PRAGMA
     /// integrity_check` finds it sound.
-    static func createTables(of schema: SQLiteSchema, connection: SQLiteConnection, batchSize: Int = schemaBatchSize, fill: () throws -> Void) throws {
+    static func createTables(of schema: TableLayout, connection: SQLiteConnection, batchSize: Int = schemaBatchSize, fill: () throws -> Void) throws {
         let statements = schema.createStatements
         guard statements.count > batchSize else {
             try connection.transaction {
@@ -172,7 +172,7 @@ package final class SQLiteStore: @unchecked Sendable {
         }
         // The system tables, first by table, all go in the first batch, where `fill` writes their rows.
         for (position, group) in schema.createStatementsByTable.enumerated() {
-            if position >= SQLiteSchema.systemTables.count && batch.count + group.count > batchSize { try makeBatch() }
+            if position >= TableLayout.systemTables.count && batch.count + group.count > batchSize { try makeBatch() }
             batch += group
         }
         try makeBatch()
@@ -207,7 +207,7 @@ package final class SQLiteStore: @unchecked Sendable {
         self.fileURL = url
         self.model = model
         self.isReadOnly = readOnly
-        self.schema = SQLiteSchema(model: model)
+        self.schema = TableLayout(model: model)
         (readPlans, writePlans) = schema.plans(for: model)
         do {
             connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite(create: false))
@@ -240,12 +240,12 @@ package final class SQLiteStore: @unchecked Sendable {
     /// A store opened for writing has such a column renamed in place (one statement per
     /// column, in one transaction; the values are untouched). Opened read-only, nothing is
     /// renamed, and reading its rows fails with SQLite's error naming the column it lacks.
-    static func renameEarlierEntityColumns(schema: SQLiteSchema, connection: SQLiteConnection) throws {
+    static func renameEarlierEntityColumns(schema: TableLayout, connection: SQLiteConnection) throws {
         var renames: [(table: String, from: String, to: String)] = []
         for table in schema.tables {
             let wanted = table.columns.filter { if case .toOneEntity = $0.role { true } else { false } }
             guard !wanted.isEmpty else { continue }
-            let present = Set(try connection.rows("PRAGMA table_info(\(SQLiteSchema.quoted(table.name)))").compactMap { row -> String? in
+            let present = Set(try connection.rows("PRAGMA table_info(\(TableLayout.quoted(table.name)))").compactMap { row -> String? in
                 if case .text(let name) = row[1] { return name.uppercased() }
                 return nil
             })
@@ -261,7 +261,7 @@ package final class SQLiteStore: @unchecked Sendable {
         guard !renames.isEmpty else { return }
         try connection.transaction {
             for rename in renames {
-                try connection.execute("ALTER TABLE \(SQLiteSchema.quoted(rename.table)) RENAME COLUMN \(SQLiteSchema.quoted(rename.from)) TO \(SQLiteSchema.quoted(rename.to))")
+                try connection.execute("ALTER TABLE \(TableLayout.quoted(rename.table)) RENAME COLUMN \(TableLayout.quoted(rename.from)) TO \(TableLayout.quoted(rename.to))")
             }
         }
     }
@@ -323,7 +323,7 @@ package final class SQLiteStore: @unchecked Sendable {
     }
 
     private static func check(
-        model: ManagedObjectModel, schema: SQLiteSchema, metadata: [String: PropertyListValue],
+        model: ManagedObjectModel, schema: TableLayout, metadata: [String: PropertyListValue],
         storedNames: [Int64: String], connection: SQLiteConnection, path: String, tables: Set<String>
     ) throws {
         // Rows map to entities by Z_ENT and the model's renaming identifiers, never by name alone.
@@ -390,13 +390,13 @@ package final class SQLiteStore: @unchecked Sendable {
 
     /// How the store's tables and columns differ from the layout the model implies, one phrase
     /// each (`ZPRODUCT lacks column ZCOLOUR`), for the mismatch error.
-    private static func layoutDifferences(schema: SQLiteSchema, connection: SQLiteConnection, tables: Set<String>) throws -> [String] {
+    private static func layoutDifferences(schema: TableLayout, connection: SQLiteConnection, tables: Set<String>) throws -> [String] {
         func columns(_ table: String) throws -> Set<String> {
-            Set(try connection.rows("PRAGMA table_info(\(SQLiteSchema.quoted(table)))").compactMap { row -> String? in
+            Set(try connection.rows("PRAGMA table_info(\(TableLayout.quoted(table)))").compactMap { row -> String? in
                 if case .text(let name) = row[1] { return name } else { return nil } })
         }
         var found: [String] = []
-        var expectedTables = SQLiteSchema.systemTables
+        var expectedTables = TableLayout.systemTables
         for table in schema.tables {
             expectedTables.insert(table.name)
             guard tables.contains(table.name) else { found.append("table \(table.name) is missing"); continue }

@@ -1,16 +1,17 @@
 import Foundation
 
-/// Core Data's SQLite layout for a model, as the stores Apple's tools write show it:
+/// Core Data's table layout for a model, as the SQLite stores Apple's tools write show it, and
+/// the layout both SQL stores keep (SQLite, and PostgreSQL in one schema per store):
 /// entity numbers (`Z_ENT`), one `Z<ROOT>` table per inheritance hierarchy, columns named
 /// `Z` + the upper-cased property name (a numeric suffix when two collide), to-one keys,
 /// `Z_FOK_` order columns, `Z_<n><NAME>` many-to-many join tables and Core Data's indexes.
 ///
 /// ```swift
-/// let schema = SQLiteSchema(model: model)
+/// let schema = TableLayout(model: model)
 /// schema.entity(named: "Car")?.number       // 1
 /// schema.createStatements                    // CREATE TABLE ZCAR ( Z_PK INTEGER PRIMARY KEY, … )
 /// ```
-package struct SQLiteSchema: Sendable {
+package struct TableLayout: Sendable {
     /// An entity's place in the store: its number, its parent's, and its table.
     package struct Entity: Sendable, Equatable {
         package let name: String
@@ -92,14 +93,14 @@ package struct SQLiteSchema: Sendable {
             self.name = name
             self.table = table
             self.columns = columns
-            self.terms = terms ?? columns.map(SQLiteSchema.quoted)
+            self.terms = terms ?? columns.map(TableLayout.quoted)
             self.kind = kind
         }
 
         package var createStatement: String { createStatement(ifNotExists: false) }
 
         func createStatement(ifNotExists: Bool) -> String {
-            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(SQLiteSchema.quoted(name)) ON \(SQLiteSchema.quoted(table)) (\(terms.joined(separator: ", ")))"
+            "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(TableLayout.quoted(name)) ON \(TableLayout.quoted(table)) (\(terms.joined(separator: ", ")))"
         }
     }
 
