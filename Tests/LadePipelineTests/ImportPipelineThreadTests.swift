@@ -12,9 +12,7 @@ struct ImportPipelineThreadTests {
     func pipeline(writer: ImportWriterChoice) throws {
         let directory = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var csv = "sku,name,price,stock,category\n"
-        for index in 0..<20_000 { csv += "SKU-\(index),Product \(index),\(index % 100).5,\(index % 7),Cat \(index % 13)\n" }
-        try Data(csv.utf8).write(to: directory.appendingPathComponent("products.csv"))
+        try PipelineFixtures.writeProductsCSV(rows: 20000, in: directory)
         let job = try PipelineFixtures.job("""
             kind: import
             model: \(PipelineFixtures.catalog.path)

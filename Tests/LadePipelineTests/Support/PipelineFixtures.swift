@@ -10,6 +10,14 @@ enum PipelineFixtures {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let catalog = root.appendingPathComponent("samples/Catalog.xcdatamodeld")
 
+    /// `products.csv` in `directory`: `rows` products (sku, name, price, stock, category), keys
+    /// `SKU-0`… in order, 13 categories.
+    static func writeProductsCSV(rows: Int, in directory: URL) throws {
+        var csv = "sku,name,price,stock,category\n"
+        for index in 0..<rows { csv += "SKU-\(index),Product \(index),\(index % 100).5,\(index % 7),Cat \(index % 13)\n" }
+        try Data(csv.utf8).write(to: directory.appendingPathComponent("products.csv"))
+    }
+
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("lade-pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -30,7 +30,7 @@ extension PostgreSQLStore {
     /// The SQL that keeps one count: functions and triggers, the statements that drop them
     /// (to make them again), and the statement that sets every existing row's count.
     struct CountTriggers {
-        let names: [(trigger: String, table: String)]
+        let names: [String]
         let create: [String]
         let drop: [String]
         let recompute: String
@@ -67,21 +67,21 @@ extension PostgreSQLStore {
             "UPDATE \(source) s SET \(value) = \(nullAsZero ? "COALESCE(s.\(value), 0)" : "s.\(value)") + c.d FROM (\(deltas)) c WHERE s.\"Z_PK\" = c.k"
         }
         let moved = "FROM lade_old o JOIN lade_new n ON n.\"Z_PK\" = o.\"Z_PK\" WHERE o.\(fk) IS DISTINCT FROM n.\(fk)"
-        let parts: [(suffix: String, onSource: Bool, event: String, transition: String, update: String)] = [
-            ("PARAMETER_INSERT", false, "INSERT", "NEW TABLE AS lade_new",
+        let parts: [(suffix: String, event: String, transition: String, update: String)] = [
+            ("PARAMETER_INSERT", "INSERT", "NEW TABLE AS lade_new",
              adding("SELECT \(fk) AS k, count(*) AS d FROM lade_new WHERE \(fk) IS NOT NULL GROUP BY \(fk)", nullAsZero: true)),
-            ("PARAMETER_DELETE", false, "DELETE", "OLD TABLE AS lade_old",
+            ("PARAMETER_DELETE", "DELETE", "OLD TABLE AS lade_old",
              adding("SELECT \(fk) AS k, -count(*) AS d FROM lade_old WHERE \(fk) IS NOT NULL GROUP BY \(fk)", nullAsZero: false)),
-            ("PARAMETER_UPDATE", false, "UPDATE", "OLD TABLE AS lade_old NEW TABLE AS lade_new",
+            ("PARAMETER_UPDATE", "UPDATE", "OLD TABLE AS lade_old NEW TABLE AS lade_new",
              adding("SELECT k, sum(d) AS d FROM (SELECT o.\(fk) AS k, -1 AS d \(moved) AND o.\(fk) IS NOT NULL UNION ALL SELECT n.\(fk), 1 \(moved) AND n.\(fk) IS NOT NULL) m GROUP BY k HAVING sum(d) <> 0", nullAsZero: false)),
         ]
-        var names: [(String, String)] = [], create: [String] = [], drop: [String] = []
+        var names: [String] = [], create: [String] = [], drop: [String] = []
         // A new source row takes its count as it is written (a row trigger before the insert),
         // so no write of the row follows its insert: history notes it as an insert alone.
         let sourceName = fittedIdentifier(count.triggerName(onSource: true, "SOURCE_INSERT"))
         let sourceFunction = prefix + postgreSQLQuoted(sourceName)
         let when = count.entityCondition(column: "NEW.\"Z_ENT\"").map { " WHEN (\($0))" } ?? ""
-        names.append((sourceName, count.sourceTable))
+        names.append(sourceName)
         create.append("""
             CREATE FUNCTION \(sourceFunction)() RETURNS trigger LANGUAGE plpgsql AS \(dollarQuoted("""
             BEGIN
@@ -97,14 +97,13 @@ extension PostgreSQLStore {
         drop.append("DROP TRIGGER IF EXISTS \(postgreSQLQuoted(sourceName)) ON \(source)")
         drop.append("DROP FUNCTION IF EXISTS \(sourceFunction)()")
         for part in parts {
-            let name = fittedIdentifier(count.triggerName(onSource: part.onSource, part.suffix))
-            let table = part.onSource ? source : parameter
+            let name = fittedIdentifier(count.triggerName(onSource: false, part.suffix))
             let function = prefix + postgreSQLQuoted(name)
             let text = body(part.update, nested: part.event != "UPDATE")
-            names.append((name, part.onSource ? count.sourceTable : count.parameterTable))
+            names.append(name)
             create.append("CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS \(dollarQuoted(text))")
-            create.append("CREATE TRIGGER \(postgreSQLQuoted(name)) AFTER \(part.event) ON \(table) REFERENCING \(part.transition) FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
-            drop.append("DROP TRIGGER IF EXISTS \(postgreSQLQuoted(name)) ON \(table)")
+            create.append("CREATE TRIGGER \(postgreSQLQuoted(name)) AFTER \(part.event) ON \(parameter) REFERENCING \(part.transition) FOR EACH STATEMENT EXECUTE FUNCTION \(function)()")
+            drop.append("DROP TRIGGER IF EXISTS \(postgreSQLQuoted(name)) ON \(parameter)")
             drop.append("DROP FUNCTION IF EXISTS \(function)()")
         }
         let kinds = count.entityNumbers.map(String.init).joined(separator: ", ")
@@ -175,7 +174,7 @@ extension PostgreSQLStore {
                                             [.text(postgreSQLQuoted(connection.location.schema))])
         let present = Set((0..<result.count).compactMap { result.text($0, 0) })
         let missing = counts.filter { number, count in
-            !countTriggers(count, number: number, prefix: prefix).names.allSatisfy { present.contains($0.trigger) }
+            !countTriggers(count, number: number, prefix: prefix).names.allSatisfy(present.contains)
         }
         guard !missing.isEmpty else { return }
         try connection.transaction {
