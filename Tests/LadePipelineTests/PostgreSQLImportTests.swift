@@ -31,6 +31,9 @@ struct PostgreSQLImportTests {
         let first = try ImportRunner(job: job, options: ImportOptions(handlesSignals: false)).run()
         #expect(first.writer == .batch)
         #expect(first.counts.inserted == 3_000, "\(first.counts)")
+        // The reader maps a batch of 500 rows far sooner than the store writes one: the writer
+        // found the next batch ready, and prepared it while the server finished a COPY.
+        #expect(first.batches == 6 && first.batchesPreparedAhead >= 1, "\(first.batchesPreparedAhead) of \(first.batches) batches prepared ahead")
         let again = try ImportRunner(job: job, options: ImportOptions(force: true, handlesSignals: false)).run()
         #expect(again.counts.inserted == 0 && again.counts.unchanged == 3_000, "\(again.counts)")
         let table = PostgresTestServer.quotedIdentifier(schema)

@@ -266,6 +266,62 @@ struct PostgreSQLBatchInsertTests {
                 == "\(count - 2) \(filler)\n\(2 * count - 1) twice\(filler)")
     }
 
+    @Test("COPY's text writes an integer as its decimal digits, as String does, to Int64's limits")
+    func copyTextIntegers() {
+        var generator = SystemRandomNumberGenerator()
+        let values: [Int64] = [0, 7, -7, 10, -10, 99, 100, Int64.max, Int64.min, Int64.min + 1, 1_000_000_007]
+            + (0..<1_000).map { _ in Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...63, using: &generator) }
+        for value in values {
+            var buffer: [UInt8] = [UInt8(ascii: "|")]
+            PostgreSQLCopyText.append(.integer(value), to: &buffer)
+            #expect(String(decoding: buffer, as: UTF8.self) == "|\(value)")
+        }
+    }
+
+    @Test("work given to write as whileStoreFinishes runs once while the server finishes a batch inserted first (and one that met a stored key), before write returns; not for a batch looked up first; never on SQLite")
+    func workWhileStoreFinishes() throws {
+        let schema = try Schema("bulk_while")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        func items(_ keys: Range<Int>, _ name: String) -> [BatchInsertSession.Row] { keys.map { .init(values: [.string("k\($0)"), .string(name)]) } }
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (context, isPostgreSQL) in [(try postgreSQLContext(schema, model: model), true),
+                                        (try privateContext(model: model, store: directory.appendingPathComponent("items.sqlite"), type: .sqlite), false)] {
+            try context.performAndWait { () throws -> Void in
+                let session = try context.beginBatchInsert(entityName: "Item")
+                let target = try session.target(entityName: "Item", attributes: ["key", "name"], key: ["key"])
+                var calls = 0
+                var returned = false
+                let work = { #expect(!returned); calls += 1 }
+                // New rows: inserted first, by one COPY.
+                let first = try #require(try session.write(items(0..<300, "a"), to: target, whileStoreFinishes: work))
+                returned = true
+                #expect(first.count == 300 && first.allSatisfy { if case .inserted = $0 { true } else { false } })
+                #expect(calls == (isPostgreSQL ? 1 : 0))
+                // Inserted first again (the last batch was new), the COPY meets stored keys: the
+                // batch is written again the usual way, and the work ran once, at the COPY's end.
+                returned = false
+                let second = try #require(try session.write(items(100..<400, "b"), to: target, whileStoreFinishes: work))
+                returned = true
+                // (Rows of keys this session wrote before are duplicates.)
+                #expect(second.filter { if case .duplicate = $0 { true } else { false } }.count == 200)
+                #expect(calls == (isPostgreSQL ? 2 : 0))
+                // The last batch found most of its rows: the next is looked up first, with no COPY
+                // into the table to wait for.
+                returned = false
+                let third = try #require(try session.write(items(0..<400, "c"), to: target, whileStoreFinishes: work))
+                returned = true
+                #expect(third.allSatisfy { if case .duplicate = $0 { true } else { false } })
+                #expect(calls == (isPostgreSQL ? 2 : 0))
+                try session.commit()
+            }
+        }
+    }
+
     @Test("the same batches written again are all unchanged, and no Z_OPT moves")
     func rerunIsUnchanged() throws {
         let schema = try Schema("bulk_rerun")

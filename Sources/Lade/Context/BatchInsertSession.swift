@@ -101,10 +101,17 @@ public final class BatchInsertSession {
     /// measured). Then there is nothing to undo the batch alone with: if `accept` says no or
     /// the write throws, the whole session is rolled back (everything since it began) and is
     /// over. Use it when `mayRefuse` says no more rows than `accept` allows can be refused.
+    ///
+    /// `whileStoreFinishes` is work of the caller's (the next batch made ready) that the store
+    /// may run, at most once, on this thread, while it waits for a server to finish writing
+    /// rows it has sent (PostgreSQL: the tail of a `COPY`), so the server is not idle while the
+    /// caller prepares what comes next. It must not use the session or its store, and it runs
+    /// before the batch's outcome is known. A store that does not wait (SQLite) never calls it.
     @discardableResult
-    public func write(_ rows: [Row], to target: Target, undoable: Bool = true, accept: ([Outcome]) -> Bool = { _ in true }) throws -> [Outcome]? {
+    public func write(_ rows: [Row], to target: Target, undoable: Bool = true, accept: ([Outcome]) -> Bool = { _ in true },
+                      whileStoreFinishes: (() -> Void)? = nil) throws -> [Outcome]? {
         context.assertOnQueue()
-        return try transaction.write(rows, plan: target.plan, undoable: undoable, accept: accept)
+        return try transaction.write(rows, plan: target.plan, undoable: undoable, whileStoreFinishes: whileStoreFinishes, accept: accept)
     }
 
     /// Runs `body`, whose writes are undone together when it returns nil or throws (a

@@ -20,23 +20,40 @@ public enum BulkInsert {
     /// relationship, the same with the destination's ID.
     public struct Row: Sendable {
         public var values: [AttributeValue??] {
-            didSet { refusal = SQLiteBatchInsertTransaction.refusal(in: values) }
+            didSet { findRefusals() }
         }
         public var destinations: [ManagedObjectID??]
         /// False: the row may only change an existing object (it lacks what a new one needs);
         /// when none has its key the outcome is `.missing`.
         public var mayInsert: Bool
-        /// The first given value the store cannot keep exactly (its position, and why), found
-        /// once when the values are set: `mayRefuse` and `write` both ask for every row. By
-        /// SQLite's rule; a PostgreSQL store applies its own (text with NUL,
-        /// `PostgreSQLBatchInsertTransaction.refusal`).
-        private(set) var refusal: (position: Int, reason: String)?
+        /// The first given value a SQLite store cannot keep exactly (its position, and why: a
+        /// Decimal, `SQLiteValueCoding.refusal`), and the first a PostgreSQL store cannot (text
+        /// with NUL, `PostgreSQLValueCoding.refusal`): found in one pass when the values are
+        /// set, since `mayRefuse` and `write` both ask for every row.
+        private(set) var sqliteRefusal: (position: Int, reason: String)?
+        private(set) var postgreSQLRefusal: (position: Int, reason: String)?
 
         public init(values: [AttributeValue??], destinations: [ManagedObjectID??] = [], mayInsert: Bool = true) {
             self.values = values
             self.destinations = destinations
             self.mayInsert = mayInsert
-            refusal = SQLiteBatchInsertTransaction.refusal(in: values)
+            findRefusals()
+        }
+
+        private mutating func findRefusals() {
+            sqliteRefusal = nil
+            postgreSQLRefusal = nil
+            for index in values.indices {
+                guard case .some(.some(let given)) = values[index] else { continue }
+                switch given {
+                case .decimal:
+                    if sqliteRefusal == nil, let reason = SQLiteValueCoding.refusal(given) { sqliteRefusal = (index, reason) }
+                case .string:
+                    if postgreSQLRefusal == nil, let reason = PostgreSQLValueCoding.refusal(given) { postgreSQLRefusal = (index, reason) }
+                default:
+                    break
+                }
+            }
         }
     }
 

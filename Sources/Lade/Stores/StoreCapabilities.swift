@@ -65,7 +65,8 @@ protocol BulkInsertPlan: AnyObject {
 protocol BulkInsertTransaction: AnyObject {
     var persistentStore: PersistentStore { get }
     func plan(_ target: BulkInsert.TargetDescription) throws -> any BulkInsertPlan
-    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool,
+    /// `whileStoreFinishes`: see `BatchInsertSession.write(_:to:undoable:accept:whileStoreFinishes:)`.
+    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool, whileStoreFinishes: (() -> Void)?,
                accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]?
     func savepoint<T>(undoable: Bool, _ body: () throws -> T?) throws -> T?
     func mayRefuse(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool

@@ -62,6 +62,15 @@ final class BatchInsertWriter: ImportWriter {
     /// The number of the last batch written.
     private(set) var currentBatch = 0
 
+    /// The reader's next batch when it is ready, without waiting for it (`ReaderThread.peek`):
+    /// set by the import session, so that the next batch is prepared while the store finishes
+    /// writing this one (`BatchInsertSession.write`'s `whileStoreFinishes`).
+    var upcoming: (() -> MappedBatch?)?
+    /// A batch prepared so, with where it ends: the next `write` of that batch takes it.
+    private var ahead: (end: ResumePoint, records: Int, prepared: PreparedBatch)?
+    /// How many written batches had been prepared so.
+    private(set) var batchesPreparedAhead = 0
+
     init(context: ManagedObjectContext, plan: ImportPlan, model: ManagedObjectModel, session: BatchInsertSession? = nil) {
         self.context = context
         self.plan = plan
@@ -121,6 +130,7 @@ final class BatchInsertWriter: ImportWriter {
         session = nil
         target = nil
         destinations.removeAll(keepingCapacity: true)
+        ahead = nil
     }
 
     /// Forgets looked-up destinations (memory stays flat however many there are).
@@ -148,7 +158,14 @@ final class BatchInsertWriter: ImportWriter {
     func write(_ batch: MappedBatch, allowedRejects: Int, counts: inout ImportCounts) throws -> (rejects: [RejectedRow], applied: Bool) {
         currentBatch += 1
         let (session, target) = try openSession()
-        var prepared = try prepare(batch, session: session)
+        var prepared: PreparedBatch
+        if let ahead = self.ahead, ahead.end == batch.endPoint, ahead.records == batch.recordCount {
+            prepared = ahead.prepared
+            batchesPreparedAhead += 1
+        } else {
+            prepared = try prepare(batch, session: session)!
+        }
+        ahead = nil
         // Past the limit already, the batch is still written (and undone) to find which rows
         // have no object: the object writer knows that of every row before it gives up.
         try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, problems: prepared.newObjectProblem, session: session)
@@ -163,7 +180,7 @@ final class BatchInsertWriter: ImportWriter {
         let outcomes = try session.batch(undoable: undoable) { () -> [BatchInsertSession.Outcome]? in
             // Destinations first, in the order rows need them, so rows find them.
             try createDestinations(created, for: &prepared, rows: batch.rows, session: session, undoable: undoable, counts: &local)
-            return try session.write(prepared.sessionRows, to: target, undoable: undoable) { outcomes in
+            return try session.write(prepared.sessionRows, to: target, undoable: undoable, accept: { outcomes in
                 attempted = outcomes
                 let refused = outcomes.count { outcome in
                     switch outcome {
@@ -172,9 +189,10 @@ final class BatchInsertWriter: ImportWriter {
                     }
                 }
                 return prepared.rejects.count + refused <= allowedRejects
-            }
+            }, whileStoreFinishes: prepareUpcoming)
         }
         guard let outcomes else {
+            ahead = nil
             return (overLimitRejects(prepared, attempted: attempted, batch: batch, allowedRejects: allowedRejects), false)
         }
         var written = prepared.rejects
@@ -199,12 +217,25 @@ final class BatchInsertWriter: ImportWriter {
         var newObjectProblem: [Int: RejectedRow] = [:]
     }
 
+    /// Prepares the reader's next batch, if it is ready and every destination it names is
+    /// known already (the store is busy: nothing is looked up), for the next `write`. It runs
+    /// before this batch's outcome is known, which changes nothing it works out: destinations
+    /// this batch creates are made (and known) before its rows are sent, and a batch that is
+    /// not applied ends the run.
+    private func prepareUpcoming() {
+        guard let batch = upcoming?() else { return }
+        if let prepared = try? prepare(batch, session: nil) {
+            ahead = (batch.endPoint, batch.recordCount, prepared)
+        }
+    }
+
     /// The batch's rows in key order with their destinations, less those missing a required
     /// link. Each row is read in place (`rows[index].…`): a copy of it retained and released
-    /// its arrays.
-    private func prepare(_ batch: MappedBatch, session: BatchInsertSession) throws -> PreparedBatch {
+    /// its arrays. With no session, only known destinations are used: nil when one would have
+    /// to be looked up.
+    private func prepare(_ batch: MappedBatch, session: BatchInsertSession?) throws -> PreparedBatch? {
         let rows = batch.rows
-        let known = try resolveDestinations(rows, session: session)
+        guard let known = try resolveDestinations(rows, session: session) else { return nil }
         var prepared = PreparedBatch(known: known)
         prepared.sessionRows.reserveCapacity(rows.count)
         prepared.ordered.reserveCapacity(rows.count)
@@ -369,9 +400,21 @@ final class BatchInsertWriter: ImportWriter {
     /// Looks up every destination key of the batch not known yet, one query per relationship.
     /// Returns per relationship, per row: the destination, `.some(nil)` when none has the key
     /// (and none is to be created), `.none` when one is to be created (or no key is given).
-    private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession) throws -> [[ManagedObjectID??]] {
+    /// With no session, nil when a key is not known yet.
+    private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession?) throws -> [[ManagedObjectID??]]? {
         var result: [[ManagedObjectID??]] = []
         for (position, relationship) in plan.relationships.enumerated() {
+            if session == nil {
+                let cache = destinations[position] ?? [:]
+                var resolved = [ManagedObjectID??](repeating: .none, count: rows.count)
+                for index in rows.indices {
+                    guard let key = rows[index].links[position]?.first else { continue }
+                    guard let known = cache[key] else { return nil }
+                    resolved[index] = .some(known)
+                }
+                result.append(resolved)
+                continue
+            }
             var cache = destinations.removeValue(forKey: position) ?? [:]
             var resolved = [ManagedObjectID??](repeating: .none, count: rows.count)
             var wanted: [AttributeValue] = []
@@ -382,7 +425,7 @@ final class BatchInsertWriter: ImportWriter {
             }
             if !wanted.isEmpty {
                 let unique = Array(Set(wanted))
-                let found = try session.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: unique)
+                let found = try session!.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: unique)
                 for key in unique {
                     if let id = found[key] { cache[key] = .some(id) } else if !relationship.settings.create { cache[key] = .some(nil) }
                 }

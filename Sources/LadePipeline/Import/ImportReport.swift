@@ -40,6 +40,9 @@ public struct ImportReport: Sendable {
     /// The line this run started at when it resumed an earlier one.
     public var resumedAtLine: Int?
     public var batches: Int
+    /// Of `batches`, those prepared while the store finished the batch before (a PostgreSQL
+    /// store's batch writer); for tests, not reported.
+    package var batchesPreparedAhead = 0
     public var commits: Int
     public var resets: Int
     public var seconds: Double

@@ -113,6 +113,7 @@ public final class ImportRunner {
         report.counts = session.counts
         report.rows = session.rowsCommitted
         report.batches = session.batches
+        report.batchesPreparedAhead = session.batchesPreparedAhead
         report.commits = session.commits
         report.resets = session.resets
         report.seconds = Date().timeIntervalSince(started)

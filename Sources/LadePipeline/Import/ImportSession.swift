@@ -95,6 +95,9 @@ final class ImportSession {
     /// The source's counts over every run that imported it (carried by the checkpoint).
     private(set) var runningCounts = ImportCounts()
     private(set) var batches = 0
+    /// Batches of the current source the batch writer had prepared while the store finished
+    /// the batch before (`BatchInsertWriter.upcoming`).
+    var batchesPreparedAhead: Int { (writer as? BatchInsertWriter)?.batchesPreparedAhead ?? 0 }
     private(set) var commits = 0
     private(set) var resets = 0
     /// Where the source stood at the last commit, after the last batch written, and where this
@@ -170,7 +173,10 @@ final class ImportSession {
         pendingPoint = start
         firstRecord = start.recordIndex
         progress = ProgressReporter(mode: ProgressReporter.mode(interval: progressInterval), label: plan.step.source.displayPath, output: progressOutput)
-        reading = ReaderThread(reader: reader, mapper: mapper, batchSize: job.batch.size)
+        let reading = ReaderThread(reader: reader, mapper: mapper, batchSize: job.batch.size)
+        self.reading = reading
+        // Batch inserts prepare the next batch while a server finishes the one before.
+        (writer as? BatchInsertWriter)?.upcoming = { [weak reading] in reading?.peek() }
         lastCommit = DispatchTime.now()
         stateAtCommit = BatchState(point: start, running: runningCounts, counts: counts, rejectsLength: try rejects?.length ?? 0)
     }

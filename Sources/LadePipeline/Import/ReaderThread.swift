@@ -39,6 +39,13 @@ final class ReaderThread {
         queue.take()
     }
 
+    /// The next batch if the reader has it ready, without waiting or taking it (`next` still
+    /// returns it): for the writer to prepare while the store finishes the batch before.
+    func peek() -> MappedBatch? {
+        guard case .success(let batch)? = queue.peek() else { return nil }
+        return batch
+    }
+
     /// A batch the writer is done with, to be freed on the reader's thread.
     func handBack(_ batch: MappedBatch) {
         written.add(batch)

@@ -57,6 +57,14 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The next item if one is there now, left in the queue (`take` returns it later); nil
+    /// at once otherwise.
+    func peek() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        return items.first
+    }
+
     /// The next item, waiting for one; nil once the producer finished and the queue is empty.
     func take() -> Element? {
         condition.lock()

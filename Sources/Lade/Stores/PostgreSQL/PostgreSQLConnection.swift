@@ -133,10 +133,14 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     }
 
     /// Sends `COPY … FROM STDIN` (text format) and the rows `produce` writes, in chunks; the
-    /// number of rows copied. `produce` is called until it returns false, each time with an
+    /// number of rows copied. `sql` may begin with statements that return no rows (a
+    /// `SAVEPOINT`), sent in the same round trip; an error in one of them is thrown as the
+    /// COPY's, and the COPY is not run. `produce` is called until it returns false, each time with an
     /// empty buffer to fill with whole rows (tab-separated, `\N` for NULL, escaped as
-    /// ``PostgreSQLCopyText`` does).
-    package func copyIn(_ sql: String, _ produce: (inout [UInt8]) throws -> Bool) throws -> Int {
+    /// ``PostgreSQLCopyText`` does). `whileFinishing` is called once the last rows are sent,
+    /// while the server inserts what it has not yet read (tens of milliseconds of its work,
+    /// buffered in the socket) and before its result is read; it must not use this connection.
+    package func copyIn(_ sql: String, whileFinishing: (() -> Void)? = nil, _ produce: (inout [UInt8]) throws -> Bool) throws -> Int {
         guard let started = PQexec(handle, sql) else { throw lost() }
         guard PQresultStatus(started) == PGRES_COPY_IN else { return try check(started, sql: sql).affectedRows }
         PQclear(started)
@@ -160,7 +164,8 @@ package final class PostgreSQLConnection: @unchecked Sendable {
             _ = drain()
             throw failure
         }
-        _ = PQputCopyEnd(handle, nil)
+        let ended = PQputCopyEnd(handle, nil)
+        if ended == 1, let whileFinishing { whileFinishing() }
         guard let finished = PQgetResult(handle) else { throw lost() }
         let result = try check(finished, sql: sql)
         _ = drain()
@@ -303,7 +308,7 @@ package enum PostgreSQLCopyText {
     package static func append(_ value: PostgreSQLValue, to buffer: inout [UInt8]) {
         switch value {
         case .null: buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
-        case .integer(let v): buffer.append(contentsOf: String(v).utf8)
+        case .integer(let v): appendDigits(v, to: &buffer)
         case .double(let v): buffer.append(contentsOf: PostgreSQLValue.doubleText(v).utf8)
         case .numeric(let v): buffer.append(contentsOf: v.utf8)
         case .text(let v): escape(v, to: &buffer)
@@ -312,6 +317,23 @@ package enum PostgreSQLCopyText {
             buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")])
             let digits = Array("0123456789abcdef".utf8)
             for byte in v { buffer.append(digits[Int(byte >> 4)]); buffer.append(digits[Int(byte & 15)]) }
+        }
+    }
+
+    /// An integer's decimal digits, as `String(v)` gives them, with no string made (a bulk
+    /// import writes several per row: keys, entity numbers, foreign keys).
+    static func appendDigits(_ value: Int64, to buffer: inout [UInt8]) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: Int64's 19 digits fit
+        withUnsafeMutableBytes(of: &digits) { bytes in
+            var start = bytes.count
+            repeat {
+                start -= 1
+                bytes[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            buffer.append(contentsOf: bytes[start...])
         }
     }
 

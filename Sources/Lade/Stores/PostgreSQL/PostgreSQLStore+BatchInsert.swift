@@ -39,6 +39,9 @@ final class PostgreSQLBatchInsertTransaction {
     private var keysTaken: [(root: Int64, keys: ClosedRange<Int64>)] = []
     private var depth = 0
     private var plansMade = 0
+    /// What the caller of the `write` under way does while the server finishes a `COPY` of its
+    /// rows (`whileStoreFinishes`); taken by the first such wait.
+    private var serverWork: (() -> Void)?
     /// How often a batch that met a deadlock or serialization failure is written again: a
     /// deadlock within one batch's statements goes away; one with rows an earlier batch of this
     /// transaction holds does not (they are held until commit), so the batch fails soon.
@@ -147,17 +150,6 @@ final class PostgreSQLBatchInsertTransaction {
 
     // MARK: Refusals
 
-    /// The first given value among `values` PostgreSQL cannot keep (text with NUL): its
-    /// position and why. Decimals of any length are kept (`numeric`), unlike SQLite's rule in
-    /// `BulkInsert.Row.refusal`.
-    static func refusal(in values: [AttributeValue??]) -> (position: Int, reason: String)? {
-        for (index, value) in values.enumerated() {
-            guard case .some(let given) = value, let reason = PostgreSQLValueCoding.refusal(given) else { continue }
-            return (index, reason)
-        }
-        return nil
-    }
-
     /// Whether writing `rows` could end with more than `limit` of them refused or missing.
     func mayRefuse(_ rows: [BulkInsert.Row], plan: Plan, moreThan limit: Int) -> Bool {
         if rows.count <= limit { return false }
@@ -165,7 +157,7 @@ final class PostgreSQLBatchInsertTransaction {
         var possible = 0
         for row in rows {
             let mayMiss = !row.mayInsert || (!plan.columns.keyPositions.isEmpty && !plan.insertsMissing)
-            if mayMiss || Self.refusal(in: row.values) != nil || (!plan.columns.refusedDefaults.isEmpty && plan.refusedDefault(for: row) != nil) {
+            if mayMiss || row.postgreSQLRefusal != nil || (!plan.columns.refusedDefaults.isEmpty && plan.refusedDefault(for: row) != nil) {
                 possible += 1
                 if possible > limit { return true }
             }
@@ -175,8 +167,11 @@ final class PostgreSQLBatchInsertTransaction {
 
     // MARK: Writing
 
-    func write(_ rows: [BulkInsert.Row], plan: Plan, undoable: Bool = true, accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
-        try savepoint(undoable: undoable) {
+    func write(_ rows: [BulkInsert.Row], plan: Plan, undoable: Bool = true, whileStoreFinishes: (() -> Void)? = nil,
+               accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
+        serverWork = whileStoreFinishes
+        defer { serverWork = nil }
+        return try savepoint(undoable: undoable) {
             try store.withConnection { connection -> [BulkInsert.Outcome]? in
                 try makeTables(plan, connection)
                 let outcomes = try writeBatch(rows, plan: plan, connection)
@@ -206,8 +201,12 @@ final class PostgreSQLBatchInsertTransaction {
         // there (ours, or another writer's) breaks its unique index, and the batch is written
         // again the usual way.
         var insertFirst = !plan.mostlyExisting && plan.insertsMissing && plan.policy == .update && !plan.columns.keyPositions.isEmpty
+        // Taken now: a staged store takes keys on this connection, which the COPY holds.
+        if insertFirst { try takeAhead(&keys, count: rows.count) }
         while true {
-            try connection.execute("SAVEPOINT lade_net")
+            // Inserting first, the savepoint is made by the statement that starts the COPY
+            // (one round trip less per batch, with the server idle); nothing before it throws.
+            if !insertFirst { try connection.execute("SAVEPOINT lade_net") }
             do {
                 let outcomes = try attempt(rows, plan: plan, rowByRow: rowByRow, insertFirst: insertFirst, keys: &keys, connection)
                 try connection.execute("RELEASE SAVEPOINT lade_net")
@@ -248,8 +247,9 @@ final class PostgreSQLBatchInsertTransaction {
     private func takeAhead(_ keys: inout BatchKeys, count: Int) throws {
         let missing = count - (keys.keys.count - keys.used)
         guard missing > 0 else { return }
-        // Called with the store's lock held (`withConnection`).
-        let range = try store.takeKeys(root: keys.root, count: missing)
+        // Called with the store's lock held (`withConnection`). A block for the next batches
+        // too: a block is a round trip (on the key connection) with the server idle.
+        let range = try store.takeKeys(root: keys.root, count: missing, block: missing * Self.batchesPerKeyBlock)
         keys.keys.append(contentsOf: range)
         keysTaken.append((keys.root, range))
     }
@@ -329,7 +329,7 @@ final class PostgreSQLBatchInsertTransaction {
     /// result written (row by row: each row's write at once).
     private func attempt(_ rows: [BulkInsert.Row], plan: Plan, rowByRow: Bool, insertFirst: Bool = false, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
         if insertFirst { return try insertingFirst(rows, plan: plan, keys: &keys, connection) }
-        let refusals = rows.map { Self.refusal(in: $0.values) }
+        let refusals = rows.map(\.postgreSQLRefusal)
         let (slots, distinctKeys) = keySlots(rows, refusals: refusals, plan: plan)
         let currents = try lookup(distinctKeys, plan: plan, connection)
         var batch = Batch(currents: currents, rowByRow: rowByRow, mayInsert: rows.count - currents.reduce(0) { $0 + ($1 == nil ? 0 : 1) })
@@ -364,13 +364,11 @@ final class PostgreSQLBatchInsertTransaction {
         var batch = Batch(currents: [], rowByRow: false, mayInsert: rows.count)
         batch.outcomes.reserveCapacity(rows.count)
         var seen = Set<[PostgreSQLValue]>(minimumCapacity: rows.count)
-        // Taken now: a staged store takes keys on this connection, which the COPY holds.
-        try takeAhead(&keys, count: rows.count)
         var next = 0
-        try streamNew(plan: plan, connection) { buffer in
+        try streamNew(plan: plan, savepoint: "lade_net", connection) { buffer in
             while next < rows.count && buffer.count < Self.streamChunk {
                 let row = rows[next]
-                if let (index, reason) = Self.refusal(in: row.values) {
+                if let (index, reason) = row.postgreSQLRefusal {
                     batch.outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
                 } else {
                     if let key = encodedKey(of: row, plan: plan), !seen.insert(key).inserted {
@@ -679,13 +677,17 @@ final class PostgreSQLBatchInsertTransaction {
     /// them while the next are made (the batch's `COPY` overlaps making its rows, rather than
     /// following it).
     static let streamChunk = 64 << 10
+    /// How many batches' new rows a key block taken for inserting first is made for.
+    static let batchesPerKeyBlock = 4
 
     /// One `COPY` straight into the plan's table of the rows `produce` encodes (`encodeNew`)
     /// into the buffer, until it returns false: a key already there fails it with a unique
-    /// violation.
-    private func streamNew(plan: Plan, _ connection: PostgreSQLConnection, _ produce: (inout [UInt8]) throws -> Bool) throws {
+    /// violation. The savepoint is made first, in the same round trip.
+    private func streamNew(plan: Plan, savepoint: String, _ connection: PostgreSQLConnection, _ produce: (inout [UInt8]) throws -> Bool) throws {
         let names = (["Z_PK", "Z_ENT", "Z_OPT"] + plan.columns.write.columns.map(\.name)).map(postgreSQLQuoted)
-        _ = try connection.copyIn("COPY \(plan.table) (\(names.joined(separator: ", "))) FROM STDIN", produce)
+        let work = serverWork
+        serverWork = nil
+        _ = try connection.copyIn("SAVEPOINT \(savepoint); COPY \(plan.table) (\(names.joined(separator: ", "))) FROM STDIN", whileFinishing: work, produce)
     }
 
     /// A new row as a line of `COPY`'s text format.
@@ -1101,9 +1103,9 @@ extension PostgreSQLBatchInsertTransaction: BulkInsertTransaction {
         return made
     }
 
-    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool,
+    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool, whileStoreFinishes: (() -> Void)?,
                accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
-        try write(rows, plan: plan as! Plan, undoable: undoable, accept: accept)
+        try write(rows, plan: plan as! Plan, undoable: undoable, whileStoreFinishes: whileStoreFinishes, accept: accept)
     }
 
     func mayRefuse(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, moreThan limit: Int) -> Bool {

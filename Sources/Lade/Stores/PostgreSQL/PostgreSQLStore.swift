@@ -316,14 +316,15 @@ package final class PostgreSQLStore: @unchecked Sendable {
     // MARK: Keys
 
     /// `count` keys of `root`'s hierarchy: from the block this store holds, or from a new block
-    /// taken from `Z_PRIMARYKEY` (and committed at once) on the key connection.
-    func takeKeys(root: Int64, count: Int) throws -> ClosedRange<Int64> {
+    /// taken from `Z_PRIMARYKEY` (and committed at once) on the key connection, of at least
+    /// `block` keys (`keyBlockSize` when nil).
+    func takeKeys(root: Int64, count: Int, block blockSize: Int? = nil) throws -> ClosedRange<Int64> {
         let wanted = Int64(count)
         if let block = keyBlocks[root], Int64(block.count) >= wanted {
             keyBlocks[root] = block.lowerBound + wanted <= block.upperBound ? (block.lowerBound + wanted)...block.upperBound : nil
             return block.lowerBound...(block.lowerBound + wanted - 1)
         }
-        let size = max(wanted, Self.keyBlockSize)
+        let size = max(wanted, blockSize.map(Int64.init) ?? Self.keyBlockSize)
         if !staged && (keyConnection == nil || keyConnection?.isAlive == false) {
             let made = try PostgreSQLConnection(location)
             // A block's commit need not wait for its WAL to reach the disk (which, between two

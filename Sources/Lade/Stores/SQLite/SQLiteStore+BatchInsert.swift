@@ -194,22 +194,12 @@ final class SQLiteBatchInsertTransaction {
         var possible = 0
         for row in rows {
             let mayMiss = !row.mayInsert || (!plan.keyPositions.isEmpty && !plan.insertsMissing)
-            if mayMiss || row.refusal != nil || (!plan.refusedDefaults.isEmpty && plan.refusedDefault(for: row) != nil) {
+            if mayMiss || row.sqliteRefusal != nil || (!plan.refusedDefaults.isEmpty && plan.refusedDefault(for: row) != nil) {
                 possible += 1
                 if possible > limit { return true }
             }
         }
         return false
-    }
-
-    /// The first given value among `values` the store cannot keep exactly: its position and
-    /// why (`BulkInsert.Row.refusal`).
-    static func refusal(in values: [AttributeValue??]) -> (position: Int, reason: String)? {
-        for (index, value) in values.enumerated() {
-            guard case .some(let given) = value, let reason = SQLiteValueCoding.refusal(given) else { continue }
-            return (index, reason)
-        }
-        return nil
     }
 
     func write(_ rows: [BulkInsert.Row], plan: Plan, undoable: Bool = true, accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
@@ -313,7 +303,7 @@ final class SQLiteBatchInsertTransaction {
 
     /// Writes one row; `found` is its stored row when the batch's rows were found together.
     fileprivate func write(_ row: BulkInsert.Row, plan: Plan, found prefetched: Found?, _ connection: SQLiteConnection) throws -> BulkInsert.Outcome {
-        if let (index, reason) = row.refusal {
+        if let (index, reason) = row.sqliteRefusal {
             return .refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" })
         }
         // A new row would take a default the store cannot keep: the row may only change an
@@ -504,7 +494,7 @@ final class SQLiteBatchInsertTransaction {
         // Rows with a key, and the key as bound; nothing when the keys are out of order.
         var keyed: [(offset: Int, key: SQLiteValue)] = []
         keyed.reserveCapacity(rows.count)
-        for offset in rows.indices where rows[offset].refusal == nil {
+        for offset in rows.indices where rows[offset].sqliteRefusal == nil {
             guard case .some(.some(let value)) = rows[offset].values[keyPosition] else { continue }
             let key = SQLiteValueCoding.encode(value)
             if let last = keyed.last {
@@ -957,7 +947,9 @@ extension SQLiteBatchInsertTransaction: BulkInsertTransaction {
         return made
     }
 
-    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool,
+    /// SQLite writes in this process and never waits for a server: `whileStoreFinishes` is
+    /// not called.
+    func write(_ rows: [BulkInsert.Row], plan: any BulkInsertPlan, undoable: Bool, whileStoreFinishes: (() -> Void)?,
                accept: ([BulkInsert.Outcome]) -> Bool) throws -> [BulkInsert.Outcome]? {
         try write(rows, plan: plan as! Plan, undoable: undoable, accept: accept)
     }
