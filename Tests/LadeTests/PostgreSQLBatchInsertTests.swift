@@ -422,6 +422,48 @@ struct PostgreSQLBatchInsertTests {
         #expect(try schema.server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|second again|2")
     }
 
+    @Test("under onConflict: .keep, a key another session inserted after this one looked for it is kept as that session left it: the INSERT waits for its commit, changes nothing, locks nothing to the commit, and the rows are kept with the other's key", .timeLimit(.minutes(1)))
+    func keepMeetsAnotherWritersRow() throws {
+        let schema = try Schema("bulk_conflict_keep")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "worker", type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+        let first = try postgreSQLContext(schema, model: model), second = try postgreSQLContext(schema, model: model)
+        _ = try first.performAndWait { try first.persistentStoreCoordinator!.persistentStores[0].newObjectIDs(for: "Item", count: 1) }
+        let firstSession = try first.performAndWait { try first.beginBatchInsert(entityName: "Item") }
+        try first.performAndWait {
+            let target = try firstSession.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: .keep)
+            let outcomes = try firstSession.write([.init(values: [.string("K"), .string("first")])], to: target)
+            #expect(outcomes.map { $0.map(Self.described) } == ["inserted Item 2"])
+        }
+        let table = "\(PostgresTestServer.quotedIdentifier(schema.name)).\"ZITEM\"", server = schema.server
+        final class Box: @unchecked Sendable { var outcomes: [String] = []; var lockedRow = ""; var error: (any Error)? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                try second.performAndWait {
+                    let session = try second.beginBatchInsert(entityName: "Item")
+                    let target = try session.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: .keep)
+                    box.outcomes = (try session.write([.init(values: [.string("K"), .string("second")]), .init(values: [.string("K"), .string("second again")])], to: target) ?? []).map(Self.described)
+                    // Before this session commits, another can lock the row at once.
+                    box.lockedRow = try server.psql("SELECT \"Z_PK\" FROM \(table) WHERE \"ZKEY\" = 'K' FOR UPDATE NOWAIT")
+                    try session.commit()
+                }
+            } catch { box.error = error }
+            done.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        try first.performAndWait { try firstSession.commit() }
+        done.wait()
+        #expect(box.error == nil, "\(String(describing: box.error))")
+        #expect(box.outcomes == ["kept Item 2", "kept Item 2"])
+        #expect(box.lockedRow == "2")
+        #expect(try schema.server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|first|1")
+    }
+
     /// Measures a session of 200,000 rows with a unique text key (in random order, batches of
     /// 5,000, one commit) into PostgreSQL and SQLite: a first load, then the same rows again.
     /// Run with LADE_BULK_BENCH=1; prints the seconds.

@@ -706,6 +706,9 @@ final class PostgreSQLBatchInsertTransaction {
     /// Inserts the batch's new rows: `COPY` then one `INSERT … SELECT … ON CONFLICT (key) DO
     /// UPDATE` per set of given fields (one, when the rows give the same attributes). A row
     /// another writer inserted meanwhile is updated instead: its rows' outcomes then name it.
+    /// Under `.keep` it is left as it is (`ON CONFLICT DO NOTHING`), and its rows are kept: no
+    /// change, and no row lock held to the commit, which made every other writer that met the
+    /// row (several workers creating the same destinations) wait for this one's commit.
     private func writeNew(_ newRows: [NewRow], plan: Plan, outcomes: inout [BulkInsert.Outcome], _ connection: PostgreSQLConnection) throws {
         guard !newRows.isEmpty else { return }
         let columns = plan.columns
@@ -733,6 +736,7 @@ final class PostgreSQLBatchInsertTransaction {
         }
         let distinctMasks = Set(masks)
         let keyList = columns.keyColumns.map(postgreSQLQuoted).joined(separator: ", ")
+        let keeps = plan.policy == .keep
         var returned: [Int64] = []
         for mask in distinctMasks.sorted() {
             var assignments: [String] = []
@@ -750,16 +754,18 @@ final class PostgreSQLBatchInsertTransaction {
             }
             assignments.append("\"Z_OPT\" = t.\"Z_OPT\" + 1")
             let only = distinctMasks.count > 1 ? " WHERE lade_mask = $1" : ""
+            let conflict = keeps ? "DO NOTHING" : "DO UPDATE SET \(assignments.joined(separator: ", "))"
             // In the key's order, the same for every writer, so two writers of one key wait
             // for each other rather than deadlock.
             let result = try connection.execute("""
                 INSERT INTO \(plan.table) AS t (\(list)) SELECT \(list) FROM \(plan.newTable)\(only) ORDER BY \(keyList)
-                ON CONFLICT (\(keyList)) DO UPDATE SET \(assignments.joined(separator: ", ")) RETURNING t."Z_PK"
+                ON CONFLICT (\(keyList)) \(conflict) RETURNING t."Z_PK"
                 """, distinctMasks.count > 1 ? [.text(mask)] : [])
             for index in 0..<result.count { if let key = result.integer(index, 0) { returned.append(key) } }
         }
         let ours = Set(rows.map(\.key))
-        guard returned.contains(where: { !ours.contains($0) }) else { return }
+        // Updated, a row returns the other writer's key; left alone, it returns nothing.
+        guard keeps ? returned.count < rows.count : returned.contains(where: { !ours.contains($0) }) else { return }
         // Some keys were inserted by another writer meanwhile: find whose.
         let matched = columns.keyColumns.map { "t.\(postgreSQLQuoted($0)) = n.\(postgreSQLQuoted($0))" }.joined(separator: " AND ")
         let others = try connection.execute("SELECT n.\"Z_PK\", t.\"Z_PK\", t.\"Z_ENT\" FROM \(plan.newTable) n JOIN \(plan.table) t ON \(matched) WHERE t.\"Z_PK\" <> n.\"Z_PK\"")
@@ -770,14 +776,14 @@ final class PostgreSQLBatchInsertTransaction {
             let theirID = ManagedObjectID(entityName: store.schema.entityName(number: number) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: theirs)
             for offset in offsets {
                 switch outcomes[offset] {
-                case .inserted: outcomes[offset] = .updated(theirID)
+                case .inserted: outcomes[offset] = keeps ? .kept(theirID) : .updated(theirID)
                 case .duplicate: outcomes[offset] = .duplicate(theirID)
                 case .kept: outcomes[offset] = .kept(theirID)
                 default: break
                 }
             }
             markTouched(root, theirs)
-            markUpdated(root, theirs)
+            if !keeps { markUpdated(root, theirs) }
         }
     }
 
@@ -1062,6 +1068,9 @@ final class PostgreSQLBatchInsertTransaction {
         }
         try store.withConnection { connection in
             do {
+                // The metadata first: the rows below (destinations every writer of the store
+                // advances) stay locked from their update to the commit, so that is kept short.
+                if let metadata { try store.writeMetadata(metadata, connection) }
                 for (root, keys) in inverseChanged.sorted(by: { $0.key < $1.key }) {
                     guard let table = store.schema.entity(number: root)?.tableName else { continue }
                     // Rows inserted or updated here have had their one advance.
@@ -1070,7 +1079,6 @@ final class PostgreSQLBatchInsertTransaction {
                     try connection.execute("UPDATE \(store.prefix)\(postgreSQLQuoted(table)) SET \"Z_OPT\" = \"Z_OPT\" + 1 WHERE \"Z_PK\" = ANY($1::bigint[])",
                                            [.text("{" + owners.map(String.init).joined(separator: ",") + "}")])
                 }
-                if let metadata { try store.writeMetadata(metadata, connection) }
                 try store.recordHistory(connection)
                 try connection.execute("COMMIT")
             } catch {
