@@ -363,20 +363,33 @@ final class PostgreSQLBatchInsertTransaction {
     private func insertingFirst(_ rows: [BulkInsert.Row], plan: Plan, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
         var batch = Batch(currents: [], rowByRow: false, mayInsert: rows.count)
         batch.outcomes.reserveCapacity(rows.count)
-        var seen = Set<[PostgreSQLValue]>(minimumCapacity: rows.count)
+        // Keys by their hashes: two keys of one hash (as good as never) are taken for one key,
+        // and the batch is written the usual way, which is right for any keys.
+        var seen = Set<Int>(minimumCapacity: rows.count)
         var next = 0
+        // A small first chunk, so the server starts on the batch at once.
+        var chunk = Self.streamChunk / 16
         try streamNew(plan: plan, savepoint: "lade_net", connection) { buffer in
-            while next < rows.count && buffer.count < Self.streamChunk {
+            defer { chunk = Self.streamChunk }
+            while next < rows.count && buffer.count < chunk {
                 let row = rows[next]
                 if let (index, reason) = row.postgreSQLRefusal {
                     batch.outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
                 } else {
-                    if let key = encodedKey(of: row, plan: plan), !seen.insert(key).inserted {
+                    if let key = keyHash(of: row, plan: plan), !seen.insert(key).inserted {
                         throw PostgreSQLError(sqlState: "23505", message: "a key twice in one batch", location: store.location)
                     }
-                    batch.outcomes.append(try insertMissing(row, offset: next, slot: nil, plan: plan, &batch, &keys, connection))
-                    for new in batch.newRows { encodeNew(new, entity: plan.columns.entityNumber, to: &buffer) }
-                    batch.newRows.removeAll(keepingCapacity: true)
+                    if let outcome = notInserted(row, plan: plan) {
+                        batch.outcomes.append(outcome)
+                    } else {
+                        // As insertMissing, the row encoded as it is (no NewRow made: three
+                        // arrays a row, made and freed).
+                        let key = try nextKey(&keys, wanted: rows.count)
+                        markInserted(plan.columns.rootNumber, key)
+                        markOwners(row, plan: plan)
+                        encodeNew(row, key: key, plan: plan, to: &buffer)
+                        batch.outcomes.append(.inserted(objectID(plan.columns.entityNumber, key, plan)))
+                    }
                 }
                 next += 1
             }
@@ -405,6 +418,18 @@ final class PostgreSQLBatchInsertTransaction {
         return (slots, distinctKeys)
     }
 
+    /// The hash of the row's key values; nil when the target has no key or a key value is not
+    /// given or nil (such a row finds nothing).
+    private func keyHash(of row: BulkInsert.Row, plan: Plan) -> Int? {
+        guard !plan.columns.keyPositions.isEmpty else { return nil }
+        var hasher = Hasher()
+        for position in plan.columns.keyPositions {
+            guard case .some(.some(let value)) = row.values[position] else { return nil }
+            hasher.combine(value)
+        }
+        return hasher.finalize()
+    }
+
     /// The row's key values, encoded; nil when the target has no key or a key value is not
     /// given or nil (such a row finds nothing).
     private func encodedKey(of row: BulkInsert.Row, plan: Plan) -> [PostgreSQLValue]? {
@@ -417,13 +442,14 @@ final class PostgreSQLBatchInsertTransaction {
     }
 
     private func objectID(_ entity: Int64, _ key: Int64, _ plan: Plan) -> ManagedObjectID {
-        ManagedObjectID(entityName: store.schema.entityName(number: entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: key)
+        let name = entity == plan.columns.entityNumber ? plan.entity : store.schema.entityName(number: entity) ?? plan.entity
+        return ManagedObjectID(entityName: name, storeIdentifier: store.identifier, primaryKey: key)
     }
 
-    /// A row whose key no stored row (nor a row before it) has: inserted, or missing, or
-    /// refused for a default the store cannot keep.
-    private func insertMissing(_ row: BulkInsert.Row, offset: Int, slot: Int?, plan: Plan, _ batch: inout Batch, _ keys: inout BatchKeys,
-                               _ connection: PostgreSQLConnection) throws -> BulkInsert.Outcome {
+    /// Why a row whose key no stored row has is not inserted: missing (the target inserts no
+    /// missing rows, or the row may not insert), or refused for a default the store cannot
+    /// keep; nil when it is inserted.
+    private func notInserted(_ row: BulkInsert.Row, plan: Plan) -> BulkInsert.Outcome? {
         let columns = plan.columns
         guard columns.keyPositions.isEmpty || plan.insertsMissing else { return .missing }
         // A new row would take a default the store cannot keep: refused where it would insert.
@@ -432,6 +458,15 @@ final class PostgreSQLBatchInsertTransaction {
             guard let refusedDefault, row.mayInsert else { return .missing }
             return .refused(property: refusedDefault.name, message: refusedDefault.reason, value: refusedDefault.value)
         }
+        return nil
+    }
+
+    /// A row whose key no stored row (nor a row before it) has: inserted, or missing, or
+    /// refused for a default the store cannot keep.
+    private func insertMissing(_ row: BulkInsert.Row, offset: Int, slot: Int?, plan: Plan, _ batch: inout Batch, _ keys: inout BatchKeys,
+                               _ connection: PostgreSQLConnection) throws -> BulkInsert.Outcome {
+        let columns = plan.columns
+        if let outcome = notInserted(row, plan: plan) { return outcome }
         let key = try nextKey(&keys, wanted: batch.mayInsert)
         let new = newRow(row, plan: plan, key: key, offset: offset)
         if batch.rowByRow {
@@ -690,15 +725,35 @@ final class PostgreSQLBatchInsertTransaction {
         _ = try connection.copyIn("SAVEPOINT \(savepoint); COPY \(plan.table) (\(names.joined(separator: ", "))) FROM STDIN", whileFinishing: work, produce)
     }
 
-    /// A new row as a line of `COPY`'s text format.
-    private func encodeNew(_ new: NewRow, entity: Int64, to buffer: inout [UInt8]) {
-        PostgreSQLCopyText.append(.integer(new.key), to: &buffer)
+    /// A row inserted first as a line of `COPY`'s text format: what `newRow` makes of it,
+    /// written as it is read (a given value, else the default of its column).
+    private func encodeNew(_ row: BulkInsert.Row, key: Int64, plan: Plan, to buffer: inout [UInt8]) {
+        PostgreSQLCopyText.append(.integer(key), to: &buffer)
         buffer.append(9)
-        PostgreSQLCopyText.append(.integer(entity), to: &buffer)
+        PostgreSQLCopyText.append(.integer(plan.columns.entityNumber), to: &buffer)
         buffer.append(contentsOf: [9, UInt8(ascii: "1")])
-        for value in new.values {
+        for (column, source) in plan.columns.sources.enumerated() {
             buffer.append(9)
-            PostgreSQLCopyText.append(value, to: &buffer)
+            switch source {
+            case .attribute(let position?, _):
+                if case .some(let value) = row.values[position] {
+                    PostgreSQLCopyText.append(PostgreSQLValueCoding.encode(value), to: &buffer)
+                    continue
+                }
+            case .toOne(let position?):
+                if case .some(let id) = row.destinations[position] {
+                    PostgreSQLCopyText.append(id?.primaryKey.map { .integer($0) } ?? .null, to: &buffer)
+                    continue
+                }
+            case .toOneEntity(let position?):
+                if case .some(let id) = row.destinations[position] {
+                    PostgreSQLCopyText.append(entityNumber(id), to: &buffer)
+                    continue
+                }
+            default:
+                break
+            }
+            PostgreSQLCopyText.append(plan.defaultRow[column], to: &buffer)
         }
         buffer.append(10)
     }
