@@ -27,6 +27,15 @@ struct PostgreSQLBatchInsertTests {
             }
     }
 
+    /// A model of one entity, Item: a unique `key` and one more string attribute.
+    static func keyedItems(other: String) throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: other, type: .string),
+            ], uniquenessConstraints: [["key"]]),
+        ])
+    }
+
     /// An outcome without its store: kind, entity and key.
     static func described(_ outcome: BatchInsertSession.Outcome) -> String {
         switch outcome {
@@ -192,11 +201,7 @@ struct PostgreSQLBatchInsertTests {
     @Test("a batch written with undoable: false writes its rows (a later row of a key updating the earlier); refused, it rolls the whole session back and ends it")
     func notUndoable() throws {
         let schema = try Schema("bulk_not_undoable")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
+        let model = try Self.keyedItems(other: "name")
         let context = try postgreSQLContext(schema, model: model)
         func item(_ key: String, _ name: String) -> BatchInsertSession.Row { .init(values: [.string(key), .string(name)]) }
         try context.performAndWait {
@@ -229,11 +234,7 @@ struct PostgreSQLBatchInsertTests {
     @Test("a first batch streamed in many COPY chunks that meets a stored key, or a key twice, near its end is written again the usual way: every row once, the outcomes and values right")
     func streamedBatchWrittenAgain() throws {
         let schema = try Schema("bulk_streamed")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
+        let model = try Self.keyedItems(other: "name")
         let context = try postgreSQLContext(schema, model: model)
         // Long names with a tab and a backslash: far more than one chunk (streamChunk) a batch.
         let filler = String(repeating: "x", count: 200) + "\t\\"
@@ -281,11 +282,7 @@ struct PostgreSQLBatchInsertTests {
     @Test("work given to write as whileStoreFinishes runs once while the server finishes a batch inserted first (and one that met a stored key), before write returns; not for a batch looked up first; never on SQLite")
     func workWhileStoreFinishes() throws {
         let schema = try Schema("bulk_while")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "name", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
+        let model = try Self.keyedItems(other: "name")
         func items(_ keys: Range<Int>, _ name: String) -> [BatchInsertSession.Row] { keys.map { .init(values: [.string("k\($0)"), .string(name)]) } }
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -336,11 +333,7 @@ struct PostgreSQLBatchInsertTests {
     @Test("two sessions on two store instances writing overlapping keys at once: every key once, the later commit's values, Z_OPT advanced", .timeLimit(.minutes(2)))
     func concurrentWriters() throws {
         let schema = try Schema("bulk_workers")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "worker", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
+        let model = try Self.keyedItems(other: "worker")
         let contexts = [try postgreSQLContext(schema, model: model), try postgreSQLContext(schema, model: model)]
         let ranges = [0..<1_500, 750..<2_250]
         final class Tally: @unchecked Sendable {
@@ -381,60 +374,17 @@ struct PostgreSQLBatchInsertTests {
         #expect(try schema.server.psql("SELECT count(DISTINCT \"Z_PK\") FROM \(table)") == "2250")
     }
 
-    @Test("a key another session inserted after this one looked for it becomes an update of that row: the INSERT waits for its commit, updates it, and the row is counted as updated with the other's key", .timeLimit(.minutes(1)))
-    func insertMeetsAnotherWritersRow() throws {
-        let schema = try Schema("bulk_conflict")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "worker", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
+    @Test("a key another session inserted after this one looked for it: the INSERT waits for its commit; under .update the row is updated and counted as updated with the other's key (Z_OPT advanced), under .keep it is kept as the other left it, and no row lock is held to the commit", .timeLimit(.minutes(1)),
+          arguments: [BatchInsertSession.ConflictPolicy.update, .keep])
+    func insertMeetsAnotherWritersRow(_ policy: BatchInsertSession.ConflictPolicy) throws {
+        let schema = try Schema(policy == .keep ? "bulk_conflict_keep" : "bulk_conflict")
+        let model = try Self.keyedItems(other: "worker")
         let first = try postgreSQLContext(schema, model: model), second = try postgreSQLContext(schema, model: model)
         // The second store's key block starts after the first's, so the two keys differ.
         _ = try first.performAndWait { try first.persistentStoreCoordinator!.persistentStores[0].newObjectIDs(for: "Item", count: 1) }
         let firstSession = try first.performAndWait { try first.beginBatchInsert(entityName: "Item") }
         try first.performAndWait {
-            let target = try firstSession.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"])
-            let outcomes = try firstSession.write([.init(values: [.string("K"), .string("first")])], to: target)
-            #expect(outcomes.map { $0.map(Self.described) } == ["inserted Item 2"])
-        }
-        final class Box: @unchecked Sendable { var outcomes: [String] = []; var error: (any Error)? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            do {
-                try second.performAndWait {
-                    let session = try second.beginBatchInsert(entityName: "Item")
-                    let target = try session.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"])
-                    // Not visible yet: inserted, and the INSERT waits for the first session.
-                    box.outcomes = (try session.write([.init(values: [.string("K"), .string("second")]), .init(values: [.string("K"), .string("second again")])], to: target) ?? []).map(Self.described)
-                    try session.commit()
-                }
-            } catch { box.error = error }
-            done.signal()
-        }.start()
-        Thread.sleep(forTimeInterval: 0.5)
-        try first.performAndWait { try firstSession.commit() }
-        done.wait()
-        #expect(box.error == nil, "\(String(describing: box.error))")
-        #expect(box.outcomes == ["updated Item 2", "duplicate Item 2"])
-        let table = "\(PostgresTestServer.quotedIdentifier(schema.name)).\"ZITEM\""
-        #expect(try schema.server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|second again|2")
-    }
-
-    @Test("under onConflict: .keep, a key another session inserted after this one looked for it is kept as that session left it: the INSERT waits for its commit, changes nothing, locks nothing to the commit, and the rows are kept with the other's key", .timeLimit(.minutes(1)))
-    func keepMeetsAnotherWritersRow() throws {
-        let schema = try Schema("bulk_conflict_keep")
-        let model = try ManagedObjectModel(entities: [
-            EntityDescription(name: "Item", attributes: [
-                AttributeDescription(name: "key", type: .string, isOptional: false), AttributeDescription(name: "worker", type: .string),
-            ], uniquenessConstraints: [["key"]]),
-        ])
-        let first = try postgreSQLContext(schema, model: model), second = try postgreSQLContext(schema, model: model)
-        _ = try first.performAndWait { try first.persistentStoreCoordinator!.persistentStores[0].newObjectIDs(for: "Item", count: 1) }
-        let firstSession = try first.performAndWait { try first.beginBatchInsert(entityName: "Item") }
-        try first.performAndWait {
-            let target = try firstSession.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: .keep)
+            let target = try firstSession.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: policy)
             let outcomes = try firstSession.write([.init(values: [.string("K"), .string("first")])], to: target)
             #expect(outcomes.map { $0.map(Self.described) } == ["inserted Item 2"])
         }
@@ -446,10 +396,13 @@ struct PostgreSQLBatchInsertTests {
             do {
                 try second.performAndWait {
                     let session = try second.beginBatchInsert(entityName: "Item")
-                    let target = try session.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: .keep)
+                    let target = try session.target(entityName: "Item", attributes: ["key", "worker"], key: ["key"], onConflict: policy)
+                    // Not visible yet: inserted, and the INSERT waits for the first session.
                     box.outcomes = (try session.write([.init(values: [.string("K"), .string("second")]), .init(values: [.string("K"), .string("second again")])], to: target) ?? []).map(Self.described)
-                    // Before this session commits, another can lock the row at once.
-                    box.lockedRow = try server.psql("SELECT \"Z_PK\" FROM \(table) WHERE \"ZKEY\" = 'K' FOR UPDATE NOWAIT")
+                    if policy == .keep {
+                        // Before this session commits, another can lock the row at once.
+                        box.lockedRow = try server.psql("SELECT \"Z_PK\" FROM \(table) WHERE \"ZKEY\" = 'K' FOR UPDATE NOWAIT")
+                    }
                     try session.commit()
                 }
             } catch { box.error = error }
@@ -459,9 +412,15 @@ struct PostgreSQLBatchInsertTests {
         try first.performAndWait { try firstSession.commit() }
         done.wait()
         #expect(box.error == nil, "\(String(describing: box.error))")
-        #expect(box.outcomes == ["kept Item 2", "kept Item 2"])
-        #expect(box.lockedRow == "2")
-        #expect(try schema.server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|first|1")
+        switch policy {
+        case .update:
+            #expect(box.outcomes == ["updated Item 2", "duplicate Item 2"])
+            #expect(try server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|second again|2")
+        case .keep:
+            #expect(box.outcomes == ["kept Item 2", "kept Item 2"])
+            #expect(box.lockedRow == "2")
+            #expect(try server.psql("SELECT \"Z_PK\", \"ZWORKER\", \"Z_OPT\" FROM \(table)") == "2|first|1")
+        }
     }
 
     /// Measures a session of 200,000 rows with a unique text key (in random order, batches of
