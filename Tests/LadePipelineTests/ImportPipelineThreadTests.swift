@@ -12,19 +12,7 @@ struct ImportPipelineThreadTests {
     func pipeline(writer: ImportWriterChoice) throws {
         let directory = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try PipelineFixtures.writeProductsCSV(rows: 20000, in: directory)
-        let job = try PipelineFixtures.job("""
-            kind: import
-            model: \(PipelineFixtures.catalog.path)
-            store: { path: catalog.sqlite }
-            source: products.csv
-            entity: Product
-            key: [sku]
-            writer: \(writer.rawValue)
-            batch: { size: 500, resetEvery: 4 }
-            relationships:
-              category: { from: category, match: name, create: true }
-            """, directory: directory)
+        let job = try PipelineFixtures.productsJob(rows: 20000, in: directory, options: "writer: \(writer.rawValue)\nbatch: { size: 500, resetEvery: 4 }")
         let first = try ImportRunner(job: job, options: ImportOptions(handlesSignals: false)).run()
         #expect(first.writer == writer)
         #expect(first.counts.inserted == 20_000, "\(first.counts)")

@@ -15,18 +15,7 @@ struct PostgreSQLImportTests {
         defer { try? server.dropSchema(schema) }
         let directory = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try PipelineFixtures.writeProductsCSV(rows: 3000, in: directory)
-        var job = try PipelineFixtures.job("""
-            kind: import
-            model: \(PipelineFixtures.catalog.path)
-            store: { path: catalog.sqlite }
-            source: products.csv
-            entity: Product
-            key: [sku]
-            batch: { size: 500 }
-            relationships:
-              category: { from: category, match: name, create: true }
-            """, directory: directory)
+        var job = try PipelineFixtures.productsJob(rows: 3000, in: directory, options: "batch: { size: 500 }")
         job.store = StoreReference(kind: .postgresql, url: URL(string: server.storeURL(schema: schema))!)
         let first = try ImportRunner(job: job, options: ImportOptions(handlesSignals: false)).run()
         #expect(first.writer == .batch)
@@ -46,18 +35,7 @@ struct PostgreSQLImportTests {
         defer { try? server.dropSchema(schema) }
         let directory = try PipelineFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try PipelineFixtures.writeProductsCSV(rows: 3000, in: directory)
-        var job = try PipelineFixtures.job("""
-            kind: import
-            model: \(PipelineFixtures.catalog.path)
-            store: { path: catalog.sqlite }
-            source: products.csv
-            entity: Product
-            key: [sku]
-            batch: { size: 500 }
-            relationships:
-              category: { from: category, match: name, create: true }
-            """, directory: directory)
+        var job = try PipelineFixtures.productsJob(rows: 3000, in: directory, options: "batch: { size: 500 }")
         job.store = StoreReference(kind: .postgresql, url: URL(string: server.storeURL(schema: schema))!)
         let setup = try ImportStack(job: job, onWarning: nil)
         let plan = setup.plans[0]

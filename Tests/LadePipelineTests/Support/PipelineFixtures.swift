@@ -18,6 +18,24 @@ enum PipelineFixtures {
         try Data(csv.utf8).write(to: directory.appendingPathComponent("products.csv"))
     }
 
+    /// The products CSV of `rows` rows written in `directory`, and a job importing it into
+    /// `catalog.sqlite` there by `sku`, its categories created by name; `options` are more
+    /// lines of the job (writer, batch).
+    static func productsJob(rows: Int, in directory: URL, options: String) throws -> Job {
+        try writeProductsCSV(rows: rows, in: directory)
+        return try job("""
+            kind: import
+            model: \(catalog.path)
+            store: { path: catalog.sqlite }
+            source: products.csv
+            entity: Product
+            key: [sku]
+            relationships:
+              category: { from: category, match: name, create: true }
+            \(options)
+            """, directory: directory)
+    }
+
     static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("lade-pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
