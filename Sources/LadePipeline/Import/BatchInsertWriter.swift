@@ -404,34 +404,28 @@ final class BatchInsertWriter: ImportWriter {
     private func resolveDestinations(_ rows: [MappedRow], session: BatchInsertSession?) throws -> [[ManagedObjectID??]]? {
         var result: [[ManagedObjectID??]] = []
         for (position, relationship) in plan.relationships.enumerated() {
-            if session == nil {
-                let cache = destinations[position] ?? [:]
-                var resolved = [ManagedObjectID??](repeating: .none, count: rows.count)
-                for index in rows.indices {
-                    guard let key = rows[index].links[position]?.first else { continue }
-                    guard let known = cache[key] else { return nil }
-                    resolved[index] = .some(known)
-                }
-                result.append(resolved)
-                continue
-            }
-            var cache = destinations.removeValue(forKey: position) ?? [:]
             var resolved = [ManagedObjectID??](repeating: .none, count: rows.count)
             var wanted: [AttributeValue] = []
             var pending: [Int] = []
-            for (index, row) in rows.enumerated() {
-                guard let key = row.links[position]?.first else { continue }
-                if let known = cache[key] { resolved[index] = .some(known) } else { pending.append(index); wanted.append(key) }
+            do {
+                let known = destinations[position] ?? [:]
+                for (index, row) in rows.enumerated() {
+                    guard let key = row.links[position]?.first else { continue }
+                    if let id = known[key] { resolved[index] = .some(id) } else { pending.append(index); wanted.append(key) }
+                }
             }
             if !wanted.isEmpty {
+                guard let session else { return nil }
+                // Taken out while it changes, so the dictionary is not copied.
+                var cache = destinations.removeValue(forKey: position) ?? [:]
                 let unique = Array(Set(wanted))
-                let found = try session!.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: unique)
+                let found = try session.objectIDs(entityName: relationship.relationship.destinationEntityName, attribute: relationship.match.name, values: unique)
                 for key in unique {
                     if let id = found[key] { cache[key] = .some(id) } else if !relationship.settings.create { cache[key] = .some(nil) }
                 }
                 for (index, key) in zip(pending, wanted) { resolved[index] = cache[key] }
+                destinations[position] = cache
             }
-            destinations[position] = cache
             result.append(resolved)
         }
         return result

@@ -276,14 +276,9 @@ public struct BatchSettings: Sendable, Equatable {
     /// of 7 alternating runs on a loaded 2-core machine).
     package static let postgreSQLCommitSeconds: Double = 10
 
-    /// The seconds between commits a job with `store` gets unless it says.
-    package static func defaultCommitSeconds(store: StoreReference.Kind) -> Double {
-        store == .postgresql ? postgreSQLCommitSeconds : defaultCommitSeconds
-    }
-
     /// The seconds between commits of a run into `store`: the job's, else the store's default.
     package func commitSeconds(for store: StoreReference.Kind) -> Double {
-        commitSeconds ?? Self.defaultCommitSeconds(store: store)
+        commitSeconds ?? (store == .postgresql ? Self.postgreSQLCommitSeconds : Self.defaultCommitSeconds)
     }
     package static let largestCacheMiB = 16384
 

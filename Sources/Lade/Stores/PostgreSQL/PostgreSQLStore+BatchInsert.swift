@@ -361,8 +361,8 @@ final class PostgreSQLBatchInsertTransaction {
     /// a duplicate or a change of the first) stops the attempt: either way the batch is
     /// written again the usual way.
     private func insertingFirst(_ rows: [BulkInsert.Row], plan: Plan, keys: inout BatchKeys, _ connection: PostgreSQLConnection) throws -> [BulkInsert.Outcome] {
-        var batch = Batch(currents: [], rowByRow: false, mayInsert: rows.count)
-        batch.outcomes.reserveCapacity(rows.count)
+        var outcomes: [BulkInsert.Outcome] = []
+        outcomes.reserveCapacity(rows.count)
         // Keys by their hashes: two keys of one hash (as good as never) are taken for one key,
         // and the batch is written the usual way, which is right for any keys.
         var seen = Set<Int>(minimumCapacity: rows.count)
@@ -374,13 +374,13 @@ final class PostgreSQLBatchInsertTransaction {
             while next < rows.count && buffer.count < chunk {
                 let row = rows[next]
                 if let (index, reason) = row.postgreSQLRefusal {
-                    batch.outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
+                    outcomes.append(.refused(property: plan.attributeNames[index], message: reason, value: (row.values[index] ?? nil).map { "\($0)" }))
                 } else {
                     if let key = keyHash(of: row, plan: plan), !seen.insert(key).inserted {
                         throw PostgreSQLError(sqlState: "23505", message: "a key twice in one batch", location: store.location)
                     }
                     if let outcome = notInserted(row, plan: plan) {
-                        batch.outcomes.append(outcome)
+                        outcomes.append(outcome)
                     } else {
                         // As insertMissing, the row encoded as it is (no NewRow made: three
                         // arrays a row, made and freed).
@@ -388,14 +388,14 @@ final class PostgreSQLBatchInsertTransaction {
                         markInserted(plan.columns.rootNumber, key)
                         markOwners(row, plan: plan)
                         encodeNew(row, key: key, plan: plan, to: &buffer)
-                        batch.outcomes.append(.inserted(objectID(plan.columns.entityNumber, key, plan)))
+                        outcomes.append(.inserted(objectID(plan.columns.entityNumber, key, plan)))
                     }
                 }
                 next += 1
             }
             return next < rows.count
         }
-        return batch.outcomes
+        return outcomes
     }
 
     /// Per row, its key's place among the batch's distinct keys (nil for a row with no key, or
@@ -442,8 +442,7 @@ final class PostgreSQLBatchInsertTransaction {
     }
 
     private func objectID(_ entity: Int64, _ key: Int64, _ plan: Plan) -> ManagedObjectID {
-        let name = entity == plan.columns.entityNumber ? plan.entity : store.schema.entityName(number: entity) ?? plan.entity
-        return ManagedObjectID(entityName: name, storeIdentifier: store.identifier, primaryKey: key)
+        ManagedObjectID(entityName: store.schema.entityName(number: entity) ?? plan.entity, storeIdentifier: store.identifier, primaryKey: key)
     }
 
     /// Why a row whose key no stored row has is not inserted: missing (the target inserts no
@@ -617,20 +616,27 @@ final class PostgreSQLBatchInsertTransaction {
     }
 
     private func newRow(_ row: BulkInsert.Row, plan: Plan, key: Int64, offset: Int) -> NewRow {
-        var values = plan.defaultRow
+        let values = plan.columns.sources.indices.map { newValue(row, column: $0, plan: plan) }
         var given = [Bool](repeating: false, count: plan.fieldCount)
-        for (index, value) in row.values.enumerated() {
-            guard case .some(let value) = value else { continue }
-            values[plan.attributeColumn[index]] = PostgreSQLValueCoding.encode(value)
-            given[index] = true
-        }
-        for (index, destination) in row.destinations.enumerated() {
-            guard case .some(let id) = destination else { continue }
-            values[plan.toOneColumn[index]] = id?.primaryKey.map { .integer($0) } ?? .null
-            if let column = plan.toOneEntityColumn[index] { values[column] = entityNumber(id) }
-            given[row.values.count + index] = true
-        }
+        for (index, value) in row.values.enumerated() { if case .some = value { given[index] = true } }
+        for (index, destination) in row.destinations.enumerated() { if case .some = destination { given[row.values.count + index] = true } }
         return NewRow(key: key, values: values, given: given, rows: [offset])
+    }
+
+    /// What a new row made of `row` holds in write-plan column `column`: the value the row gives
+    /// (an attribute, a to-one's key or its entity number), else the column's default.
+    private func newValue(_ row: BulkInsert.Row, column: Int, plan: Plan) -> PostgreSQLValue {
+        switch plan.columns.sources[column] {
+        case .attribute(let position?, _):
+            if case .some(let value) = row.values[position] { return PostgreSQLValueCoding.encode(value) }
+        case .toOne(let position?):
+            if case .some(let id) = row.destinations[position] { return id?.primaryKey.map { .integer($0) } ?? .null }
+        case .toOneEntity(let position?):
+            if case .some(let id) = row.destinations[position] { return entityNumber(id) }
+        default:
+            break
+        }
+        return plan.defaultRow[column]
     }
 
     private func current(of new: NewRow, plan: Plan, key: Int64, entity: Int64, newRow: Int?) -> Current {
@@ -725,35 +731,16 @@ final class PostgreSQLBatchInsertTransaction {
         _ = try connection.copyIn("SAVEPOINT \(savepoint); COPY \(plan.table) (\(names.joined(separator: ", "))) FROM STDIN", whileFinishing: work, produce)
     }
 
-    /// A row inserted first as a line of `COPY`'s text format: what `newRow` makes of it,
-    /// written as it is read (a given value, else the default of its column).
+    /// A row inserted first as a line of `COPY`'s text format: the values `newRow` would make,
+    /// written column by column with no row made.
     private func encodeNew(_ row: BulkInsert.Row, key: Int64, plan: Plan, to buffer: inout [UInt8]) {
         PostgreSQLCopyText.append(.integer(key), to: &buffer)
         buffer.append(9)
         PostgreSQLCopyText.append(.integer(plan.columns.entityNumber), to: &buffer)
         buffer.append(contentsOf: [9, UInt8(ascii: "1")])
-        for (column, source) in plan.columns.sources.enumerated() {
+        for column in plan.columns.sources.indices {
             buffer.append(9)
-            switch source {
-            case .attribute(let position?, _):
-                if case .some(let value) = row.values[position] {
-                    PostgreSQLCopyText.append(PostgreSQLValueCoding.encode(value), to: &buffer)
-                    continue
-                }
-            case .toOne(let position?):
-                if case .some(let id) = row.destinations[position] {
-                    PostgreSQLCopyText.append(id?.primaryKey.map { .integer($0) } ?? .null, to: &buffer)
-                    continue
-                }
-            case .toOneEntity(let position?):
-                if case .some(let id) = row.destinations[position] {
-                    PostgreSQLCopyText.append(entityNumber(id), to: &buffer)
-                    continue
-                }
-            default:
-                break
-            }
-            PostgreSQLCopyText.append(plan.defaultRow[column], to: &buffer)
+            PostgreSQLCopyText.append(newValue(row, column: column, plan: plan), to: &buffer)
         }
         buffer.append(10)
     }
