@@ -15,6 +15,14 @@ struct ValueConverterTests {
 
     func date(_ text: String) -> AttributeValue { .date(ISO8601DateFormatter().date(from: text)!) }
 
+    @Test("a value quoted in a message shows control characters escaped (a NUL, ESC, tab, newline), never raw; plain text as it is")
+    func clippedControlCharacters() {
+        #expect(ValueConverter.clip("bad\u{0}name") == "bad\\u{0}name")
+        #expect(ValueConverter.clip("a\tb\nc\rd\u{1B}[2Ke\u{7F}") == "a\\tb\\nc\\rd\\u{1b}[2Ke\\u{7f}")
+        #expect(ValueConverter.clip("smörgåsbord Ωmega") == "smörgåsbord Ωmega")
+        #expect(ValueConverter.clip(String(repeating: "x", count: 100)) == String(repeating: "x", count: 77) + "…")
+    }
+
     @Test("every attribute type reads from text")
     func everyType() throws {
         #expect(try converter(.integer16).convert(.string("-32768")) == .value(.integer(-32768)))

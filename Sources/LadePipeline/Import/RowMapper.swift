@@ -37,7 +37,11 @@ package struct RejectedRow: Error, Sendable, Equatable {
         if let column { text += ":\(column)" }
         text += ": "
         if let field { text += "field '\(field)': " }
-        if let value, !value.isEmpty, !reason.contains(value) { text += "value '\(ValueConverter.clip(value))': " }
+        if let value, !value.isEmpty {
+            // Not when the reason quotes it already (as it is, or as messages show it).
+            let shown = ValueConverter.clip(value)
+            if !reason.contains(value) && !reason.contains(shown) { text += "value '\(shown)': " }
+        }
         return text + reason
     }
 }

@@ -131,8 +131,22 @@ package final class ValueConverter: @unchecked Sendable {
         }
     }
 
-    /// A value as quoted in messages: long ones shortened.
+    /// A value as quoted in messages: long ones shortened, and control characters (a NUL, an
+    /// escape that would drive the terminal) written as `\t`, `\n`, `\r` or `\u{…}`, never as
+    /// themselves.
     static func clip(_ text: String) -> String {
-        text.count <= 80 ? text : String(text.prefix(77)) + "…"
+        let short = text.count <= 80 ? text : String(text.prefix(77)) + "…"
+        guard short.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return short }
+        var shown = ""
+        for scalar in short.unicodeScalars {
+            switch scalar {
+            case "\t": shown += "\\t"
+            case "\n": shown += "\\n"
+            case "\r": shown += "\\r"
+            case _ where scalar.properties.generalCategory == .control: shown += "\\u{\(String(scalar.value, radix: 16))}"
+            default: shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }
