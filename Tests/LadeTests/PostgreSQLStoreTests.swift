@@ -108,6 +108,33 @@ struct PostgreSQLStoreTests {
         #expect(moreA == [fromA.last! + 1, fromA.last! + 2], "keys come from the block the store holds")
     }
 
+    @Test("a to-one key's index leaves out NULL keys, the other indexes keep every row, and reading a to-many relationship uses the key's index")
+    func toOneKeyIndexes() throws {
+        let schema = try Schema("keyindex")
+        let model = try ManagedObjectModel(contentsOf: Fixtures.root.appendingPathComponent("samples/Catalog.xcdatamodeld"))
+        let store = try PostgreSQLStore.create(at: schema.location, model: model)
+        let connection = try PostgreSQLConnection(schema.location)
+        let indexes = try connection.execute("SELECT indexname, indexdef FROM pg_catalog.pg_indexes WHERE schemaname = $1", [.text(schema.name)])
+        let definitions = Dictionary(uniqueKeysWithValues: (0..<indexes.count).map { (indexes.text($0, 0)!, indexes.text($0, 1)!) })
+        for index in store.schema.indexes {
+            let definition = try #require(definitions[PostgreSQLStore.indexName(index)], "\(index.name) was not made")
+            let partial = index.columns.map { "(\(postgreSQLQuoted($0)) IS NOT NULL)" }.joined(separator: " AND ")
+            #expect(definition.hasSuffix(" WHERE " + partial) == (index.kind == .toOne), "\(definition)")
+        }
+        #expect(store.schema.indexes.contains { $0.name == "ZPRODUCT_ZSUPPLIER_INDEX" && $0.kind == .toOne })
+        // The statement the store reads a to-many relationship with, planned with sequential
+        // scans priced out: PostgreSQL takes the partial index only where the query implies
+        // its condition.
+        for (relationship, entity, index) in [("primaryProducts", "Supplier", "ZPRODUCT_ZSUPPLIER_INDEX"), ("products", "Category", "ZPRODUCT_ZCATEGORY_INDEX")] {
+            let read = try #require(store.schema.toManyRead(relationship, from: entity, in: model, quote: postgreSQLQuoted, prefix: store.prefix,
+                                                             owners: "= ANY($1::bigint[])", selectingOwner: true))
+            _ = try connection.execute("SET enable_seqscan = off")
+            let plan = try connection.execute("EXPLAIN " + read, [.text("{1,2,3}")])
+            let lines = (0..<plan.count).compactMap { plan.text($0, 0) }.joined(separator: "\n")
+            #expect(lines.contains(index), "\(read)\n\(lines)")
+        }
+    }
+
     @Test("metadata is read and written without a stack, and the store's own model opens it")
     func metadataAlone() throws {
         let schema = try Schema("meta")

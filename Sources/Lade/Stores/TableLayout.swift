@@ -74,11 +74,12 @@ package struct TableLayout: Sendable {
     }
 
     package struct Index: Sendable, Equatable {
-        /// What an index is for: Core Data's own (to-one keys, `Z_ENT`, join tables), a
-        /// uniqueness constraint, or the model's fetching (indexed attributes, fetch indexes,
-        /// compound indexes). Only the last are left out while a bulk load fills an empty
-        /// table (`SQLiteStore.deferFetchIndexes`): the others serve the load itself.
-        package enum Kind: Sendable, Equatable { case relationship, unique, fetch }
+        /// What an index is for: Core Data's own (a to-one key's column, which may be NULL;
+        /// `Z_ENT` and join tables), a uniqueness constraint, or the model's fetching (indexed
+        /// attributes, fetch indexes, compound indexes). Only the last are left out while a bulk
+        /// load fills an empty table (`SQLiteStore.deferFetchIndexes`): the others serve the
+        /// load itself.
+        package enum Kind: Sendable, Equatable { case toOne, relationship, unique, fetch }
 
         package let name: String
         package let table: String
@@ -200,7 +201,7 @@ package struct TableLayout: Sendable {
             // Indexes Core Data makes for every table: one per to-one key, and Z_ENT for hierarchies.
             for column in columns {
                 if case .toOne = column.role {
-                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, columns: [column.name], kind: .relationship))
+                    indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, columns: [column.name], kind: .toOne))
                 }
             }
             if hierarchy.count > 1 {

@@ -142,8 +142,17 @@ package final class PostgreSQLStore: @unchecked Sendable {
     }
 
     /// An index of the layout (a uniqueness constraint's is unique).
+    ///
+    /// A to-one key's index leaves out the rows whose key is NULL (`WHERE … IS NOT NULL`). It
+    /// serves finding the objects that point at one object (a to-many fault, a delete rule),
+    /// and PostgreSQL uses a partial index for any `=` or `= ANY` on the column. The NULL
+    /// entries it would hold serve only `relationship == nil`, which reads most of the table
+    /// anyway where they are many. Left in, they cost an index entry (and its WAL) per row, all
+    /// at one end of the index, where concurrent writers wait on the same page.
     static func indexStatement(_ index: TableLayout.Index, prefix: String, ifNotExists: Bool = false) -> String {
-        "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(index.columns.map(postgreSQLQuoted).joined(separator: ", ")))"
+        let columns = index.columns.map(postgreSQLQuoted)
+        let partial = index.kind == .toOne ? " WHERE " + columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ") : ""
+        return "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\(postgreSQLQuoted(indexName(index))) ON \(prefix)\(postgreSQLQuoted(index.table)) (\(columns.joined(separator: ", ")))\(partial)"
     }
 
     /// An index's name as PostgreSQL keeps it: Core Data's name when it fits in 63 bytes, else
