@@ -319,6 +319,67 @@ struct PostgreSQLBatchInsertTests {
         }
     }
 
+    @Test("text that is canonically equivalent but not the same bytes (NFC and NFD é, Å and A + ring) is a different key, and a changed value, as on SQLite, on both write paths",
+          arguments: [BatchInsertSession.ConflictPolicy.update, .keep])
+    func equivalentTextStaysApart(_ policy: BatchInsertSession.ConflictPolicy) throws {
+        let schema = try Schema(policy == .keep ? "bulk_nfd_keep" : "bulk_nfd")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Self.keyedItems(other: "note")
+        // Sessions of batches of (key, note).
+        let sessions: [[[(String, String)]]] = [
+            [
+                [("caf\u{E9}", "nfc")],
+                // Under .update the first batch is inserted first, and this one meets a stored
+                // key: both are then written the usual way, which looks keys up.
+                [("cafe\u{301}", "nfd"), ("caf\u{E9}", "nfc again"), ("\u{C5}", "\u{E9}"), ("A\u{30A}", "a and ring")],
+            ],
+            // The note of Å only changes its form: NFC é to NFD é.
+            [[("\u{C5}", "e\u{301}")]],
+        ]
+        func written(_ context: ManagedObjectContext) throws -> (outcomes: [[String]], rows: [String]) {
+            let outcomes = try context.performAndWait {
+                try sessions.flatMap { batches in
+                    let session = try context.beginBatchInsert(entityName: "Item")
+                    let target = try session.target(entityName: "Item", attributes: ["key", "note"], key: ["key"], onConflict: policy)
+                    let outcomes = try batches.map { batch in
+                        try (session.write(batch.map { .init(values: [.string($0.0), .string($0.1)]) }, to: target) ?? []).map(Self.described)
+                    }
+                    try session.commit()
+                    return outcomes
+                }
+            }
+            let store = try #require(context.persistentStoreCoordinator?.persistentStores.first)
+            let rows = try store.fetch(StoreFetchRequest(entityName: "Item")).map { row in
+                row.values.map { value -> String in
+                    guard case .string(let text)? = value else { return "\(String(describing: value))" }
+                    return text.utf8.map { String($0, radix: 16) }.joined(separator: " ")
+                }.joined(separator: " | ")
+            }
+            return (outcomes, rows.sorted())
+        }
+        let sqlite = try written(privateContext(model: model, store: directory.appendingPathComponent("items.sqlite"), type: .sqlite))
+        let postgres = try written(postgreSQLContext(schema, model: model))
+        // The stores number objects differently (PostgreSQL takes keys in blocks): outcomes are
+        // compared with each object named by the order it first appears in.
+        func shape(_ outcomes: [[String]]) -> [String] {
+            var names: [Substring: Int] = [:]
+            return outcomes.joined().map { outcome in
+                let words = outcome.split(separator: " ")
+                let name = names[words.last!] ?? names.count
+                names[words.last!] = name
+                return "\(words[0]) #\(name)"
+            }
+        }
+        // The second row's object was inserted earlier in the session: .update counts it a duplicate.
+        #expect(shape(sqlite.outcomes) == ["inserted #0", "inserted #1", "\(policy == .keep ? "kept" : "duplicate") #0", "inserted #2", "inserted #3",
+                                           "\(policy == .keep ? "kept" : "updated") #2"], "\(sqlite.outcomes)")
+        #expect(sqlite.rows.count == 4, "\(sqlite.rows)")
+        #expect(sqlite.rows.contains("c3 85 | " + (policy == .keep ? "c3 a9" : "65 cc 81")), "\(sqlite.rows)")
+        #expect(shape(postgres.outcomes) == shape(sqlite.outcomes), "\(postgres.outcomes)")
+        #expect(postgres.rows == sqlite.rows)
+    }
+
     @Test("the same batches written again are all unchanged, and no Z_OPT moves")
     func rerunIsUnchanged() throws {
         let schema = try Schema("bulk_rerun")

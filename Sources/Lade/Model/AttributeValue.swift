@@ -80,7 +80,9 @@ extension AttributeValue {
         }
     }
 
-    private static func hashBytes(_ text: String, into hasher: inout Hasher) {
+    /// Hashes a string's UTF-8 bytes (as `sameBytes` compares it; `String`'s own hash is of
+    /// its canonical form).
+    static func hashBytes(_ text: String, into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         hasher.combine(text.utf8.count)

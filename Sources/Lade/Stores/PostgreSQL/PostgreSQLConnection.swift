@@ -50,6 +50,34 @@ package enum PostgreSQLValue: Sendable, Hashable {
     }
 }
 
+extension PostgreSQLValue {
+    /// Text is equal when its bytes are, as the server's unique indexes and `=` take it (a
+    /// deterministic collation): Swift's own `String ==` takes canonically equivalent text
+    /// (NFC and NFD `é`) for one, which would merge two keys the table keeps apart, and take a
+    /// value changed only in its form for unchanged (as `AttributeValue` does, for SQLite).
+    package static func == (lhs: PostgreSQLValue, rhs: PostgreSQLValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.text(let a), .text(let b)), (.numeric(let a), .numeric(let b)): AttributeValue.sameBytes(a, b)
+        case (.bytes(let a), .bytes(let b)): a == b
+        default: false
+        }
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let v): hasher.combine(1); hasher.combine(v)
+        case .double(let v): hasher.combine(2); hasher.combine(v)
+        case .text(let v): hasher.combine(3); AttributeValue.hashBytes(v, into: &hasher)
+        case .bytes(let v): hasher.combine(4); hasher.combine(v)
+        case .numeric(let v): hasher.combine(5); AttributeValue.hashBytes(v, into: &hasher)
+        }
+    }
+}
+
 /// One connection to a PostgreSQL server (libpq, blocking): statements with typed parameters,
 /// results as text, `COPY … FROM STDIN`. Not shared between threads at once: a store uses it
 /// under its own lock.
