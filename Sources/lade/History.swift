@@ -68,7 +68,8 @@ struct HistoryDelete: ParsableCommand {
         discussion: """
             As Core Data's NSPersistentHistoryChangeRequest.deleteHistory(before:): transactions \
             older than the token's (a smaller token) or the date are deleted with their changes, \
-            in one transaction; the strings they named (authors, bundles, …) stay.
+            in one transaction; the strings they named (authors, bundles, …) stay. On a store \
+            file it takes the store's lock: while another run writes the store, it exits 75.
             """)
 
     @Argument(help: ArgumentHelp("The SQLite store file, or a PostgreSQL store URL.", valueName: "STORE"))
@@ -84,7 +85,7 @@ struct HistoryDelete: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let pruned = try PersistentStoreCoordinator.deleteHistory(ofStoreAt: try StoreArgument.location(store).url, before: try parseBound(before, option: "--before"))
+            let pruned = try HistoryListing.deleteHistory(ofStoreAt: try StoreArgument.location(store).url, before: try parseBound(before, option: "--before"))
             print(HistoryListing.text(pruned), terminator: "")
         }
     }

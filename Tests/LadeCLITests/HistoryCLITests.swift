@@ -113,6 +113,27 @@ struct HistoryCLITests {
         #expect(bad.status == 64, "\(bad.stderr)")
     }
 
+    @Test("lade history delete takes the store's lock as every writing command does: while another run holds it, it exits 75 and deletes nothing")
+    func deleteWaitsForTheLock() throws {
+        let sandbox = try sandbox()
+        #expect(try sandbox.lade(["init", "made.sqlite", "--model", "model.json", "--history"]).status == 0)
+        try sandbox.job(importJob(store: "{ path: made.sqlite }", writer: "auto"), named: "made.yaml")
+        #expect(try sandbox.run("made.yaml").result.status == 0)
+        let before = try HistoryRows.transactions(sandbox.url("made.sqlite")).map(\.number)
+        #expect(before == [1, 2, 3])
+        // What another lade run (a migration, a conversion with --overwrite) holds: an flock on <store>.lade-lock.
+        let descriptor = open(sandbox.url("made.sqlite").path + ".lade-lock", O_RDWR | O_CREAT, 0o644)
+        #expect(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let locked = try sandbox.lade(["history", "delete", "made.sqlite", "--before", "3"])
+        #expect(locked.status == 75, "\(locked.stdout)\(locked.stderr)")
+        #expect(locked.stderr.contains("is locked by another lade run"), "\(locked.stderr)")
+        #expect(try HistoryRows.transactions(sandbox.url("made.sqlite")).map(\.number) == before)
+        close(descriptor)
+        let pruned = try sandbox.lade(["history", "delete", "made.sqlite", "--before", "3"])
+        #expect(pruned.status == 0, "\(pruned.stderr)")
+        #expect(try HistoryRows.transactions(sandbox.url("made.sqlite")).map(\.number) == [3])
+    }
+
     @Test("a store made without history gets no history tables from a run, and lade history and history: true say so")
     func withoutHistory() throws {
         let sandbox = try sandbox()

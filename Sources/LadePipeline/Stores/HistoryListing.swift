@@ -1,8 +1,15 @@
 import Foundation
 import Lade
 
-/// `lade history`: a store's persistent history as text or JSON, and the bounds users give.
+/// `lade history`: a store's persistent history as text or JSON, the bounds users give, and
+/// pruning it.
 package enum HistoryListing {
+    /// Deletes the transactions before `bound` (`PersistentStoreCoordinator.deleteHistory`),
+    /// holding the store's lock as every command that writes a store does (`StoreLock.whileHeld`).
+    package static func deleteHistory(ofStoreAt url: URL, before bound: PersistentHistory.Bound) throws -> PersistentHistory.Pruned {
+        try StoreLock.whileHeld(store: url) { try PersistentStoreCoordinator.deleteHistory(ofStoreAt: url, before: bound) }
+    }
+
     /// A bound as given on the command line: a whole number is a token (a transaction's number),
     /// anything else an ISO 8601 date (`2026-11-28`, `2026-11-28T02:00:00Z`); nil when neither.
     package static func bound(_ text: String) -> PersistentHistory.Bound? {

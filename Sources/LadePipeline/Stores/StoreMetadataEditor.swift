@@ -46,7 +46,7 @@ public enum StoreMetadataEditor {
     /// are refused (the store is not written).
     public static func set(_ values: [String: PropertyListValue], at url: URL) throws {
         try refuseReserved(Array(values.keys), at: url, action: "set")
-        try withLock(url) {
+        try StoreLock.whileHeld(store: url) {
             var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
             metadata.merge(values) { _, new in new }
             try PersistentStoreCoordinator.setMetadata(metadata, at: url)
@@ -57,7 +57,7 @@ public enum StoreMetadataEditor {
     /// are `NSStoreType` and `NSStoreUUID`.
     public static func delete(_ keys: [String], at url: URL) throws {
         try refuseReserved(keys, at: url, action: "removed")
-        try withLock(url) {
+        try StoreLock.whileHeld(store: url) {
             var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(at: url)
             let missing = keys.filter { metadata[$0] == nil }
             guard missing.isEmpty else { throw MissingKeys(store: StoreLocation.displayName(of: url), keys: missing) }
@@ -105,16 +105,6 @@ public enum StoreMetadataEditor {
             "\(key) belongs to the stack and cannot be \(action) (it is \(current[key].map { StoreReport.describe($0) } ?? "absent")); change only other keys")
     }
 
-    private static func withLock(_ url: URL, _ body: () throws -> Void) throws {
-        // A PostgreSQL store's metadata is one row, written in a transaction of its own.
-        if StoreLocation(url: url).isServer { return try body() }
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw StoreError(.notFound, path: url.path, "no store here; check the path")
-        }
-        let lock = try StoreLock(store: url)
-        defer { lock.release() }
-        try body()
-    }
 }
 
 /// A JSON text as a metadata value: numbers written with a fraction or an exponent (`1.0`,

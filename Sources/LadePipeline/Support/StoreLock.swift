@@ -109,6 +109,21 @@ public final class StoreLock: @unchecked Sendable {
         return StoreLock(path: path, descriptor: descriptor)
     }
 
+    /// Runs `body`, which writes the store at `url` in place without a stack (`lade meta set`,
+    /// `lade history delete`), holding the store's lock, so that no run that writes the store
+    /// (or replaces its file: a migration, a conversion with `--overwrite`) runs meanwhile. A
+    /// missing file is `store.notFound`, and no lock file is made for it. A PostgreSQL store
+    /// takes no lock: such a write is one transaction on the server.
+    package static func whileHeld<T>(store url: URL, _ body: () throws -> T) throws -> T {
+        if StoreLocation(url: url).isServer { return try body() }
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError(.notFound, path: url.path, "no store here; check the path")
+        }
+        let lock = try StoreLock(store: url)
+        defer { lock.release() }
+        return try body()
+    }
+
     package func release() {
         serverLock?.release()
         serverLock = nil
