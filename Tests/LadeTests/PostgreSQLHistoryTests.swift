@@ -212,6 +212,57 @@ struct PostgreSQLHistoryTests {
         #expect((before["ACHANGE"]?.count ?? 0) > 10)
     }
 
+    @Test("tombstones of every attribute type keep their value and SQLite's storage class through SQLite → PostgreSQL → SQLite, and a PostgreSQL store's own tombstones convert to what SQLite records")
+    func tombstonesRoundTrip() throws {
+        let schema = try Schema("history_tombstone_types"), native = try Schema("history_tombstone_native")
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let types: [(String, AttributeType)] = [("b", .boolean), ("d", .double), ("i", .integer64), ("n", .decimal), ("s", .string), ("t", .date), ("u", .uuid), ("x", .binary)]
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Item", attributes: types.map {
+            AttributeDescription(name: $0.0, type: $0.1, preservesValueInHistoryOnDeletion: true)
+        })])
+        let items: [[String: AttributeValue]] = [
+            ["b": .bool(true), "d": .double(0.1), "i": .integer(-42), "n": .decimal(Decimal(string: "12.5")!), "s": .string("\\x41 back\\slash\ttab é"),
+             "t": .date(Date(timeIntervalSinceReferenceDate: 123.456)), "u": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), "x": .binary(Data([0, 1, 0x5C, 0xFF]))],
+            ["d": .double(-1e300), "i": .integer(Int64.max), "s": .string("")],
+        ]
+        func write(_ url: URL, type: PersistentStoreCoordinator.StoreType) throws {
+            try PersistentStoreCoordinator.createStore(at: url, type: type, model: model, history: true)
+            let context = try privateContext(model: model, store: url, type: type)
+            try context.performAndWait {
+                let objects = try items.map { values in
+                    let object = try context.insertObject(forEntityName: "Item")
+                    for (key, value) in values { try object.setAttributeValue(value, forKey: key) }
+                    return object
+                }
+                try context.save()
+                for object in objects { context.delete(object) }
+                try context.save()
+            }
+        }
+        func tombstones(sqlite url: URL) throws -> [[SQLiteValue]] {
+            try SQLiteConnection(path: url.path, mode: .readOnly).rows("SELECT \((0..<8).map { "ZTOMBSTONE\($0)" }.joined(separator: ", ")) FROM ACHANGE WHERE ZCHANGETYPE = 2 ORDER BY ZENTITYPK")
+        }
+        let file = directory.appendingPathComponent("source.sqlite")
+        try write(file, type: .sqlite)
+        let before = try tombstones(sqlite: file)
+        #expect(before.count == 2 && before[0][4] == .text("\\x41 back\\slash\ttab é") && before[1][2] == .integer(Int64.max), "\(before)")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let source = try coordinator.addPersistentStore(type: .sqlite, at: file, readOnly: true)
+        let onServer = try coordinator.migratePersistentStore(source, to: schema.url, options: .init(batchSize: 3), type: .postgresql)
+        let back = directory.appendingPathComponent("back.sqlite")
+        _ = try coordinator.migratePersistentStore(onServer, to: back, options: .init(batchSize: 3), type: .sqlite)
+        #expect(try tombstones(sqlite: back) == before)
+        // The same writes on a PostgreSQL store (its triggers keep the tombstones), converted.
+        try write(native.url, type: .postgresql)
+        let nativeCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let nativeStore = try nativeCoordinator.addPersistentStore(type: .postgresql, at: native.url, readOnly: true)
+        let converted = directory.appendingPathComponent("native.sqlite")
+        _ = try nativeCoordinator.migratePersistentStore(nativeStore, to: converted, options: .init(batchSize: 3), type: .sqlite)
+        let nativeRows = try tombstones(sqlite: converted)
+        #expect(nativeRows == before, "\(nativeRows) vs \(before)")
+    }
+
     @Test("three writers at once: history keys never collide, and a reader asking for changes after its last token misses no transaction", .slow)
     func concurrentWriters() throws {
         let schema = try Schema("history_concurrent")

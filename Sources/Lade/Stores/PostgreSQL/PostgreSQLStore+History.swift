@@ -234,3 +234,55 @@ extension PostgreSQLStore {
     /// Whether this store keeps persistent history (it has Core Data's history tables).
     package var keepsHistory: Bool { history != nil }
 }
+
+/// A persistent-history tombstone on PostgreSQL. Its column is BLOB in SQLite, where it keeps
+/// the value of the attribute it preserves as that column held it (text, an integer, a real or
+/// bytes); here it is `bytea`, so the store's triggers keep a value of another type as its text
+/// (`convert_to(value::text, 'UTF8')`). A conversion writes SQLite's tombstones in that form,
+/// and reads them back by the type of the column they came from, so SQLite → PostgreSQL →
+/// SQLite gives back the same values with the same storage classes.
+enum PostgreSQLTombstone {
+    /// A tombstone read from SQLite (or written by a conversion) as this store keeps it.
+    static func bytes(_ value: SQLiteValue) -> SQLiteValue {
+        switch value {
+        case .null, .blob: value
+        case .text(let text): .blob(Data(text.utf8))
+        case .integer(let number): .blob(Data(String(number).utf8))
+        case .real(let number): .blob(Data(PostgreSQLValue.doubleText(number).utf8))
+        }
+    }
+
+    /// A tombstone kept here as SQLite keeps it, by the declared type of the column it came
+    /// from (nil: not known, kept as bytes). Text that does not read as that type stays bytes.
+    static func sqliteValue(_ value: SQLiteValue, declaredType: String?) -> SQLiteValue {
+        guard case .blob(let data) = value, let declaredType else { return value }
+        let kind = PostgreSQLValueCoding.columnType(declaredType)
+        guard kind != "bytea", let text = String(validating: data, as: UTF8.self) else { return value }
+        switch kind {
+        case "text":
+            return .text(text)
+        case "bigint":
+            return Int64(text).map { .integer($0) } ?? value
+        case "double precision":
+            return double(text).map { .real($0) } ?? value
+        case "numeric":
+            // As a DECIMAL column (NUMERIC affinity) holds it: an integer when the number is
+            // whole and fits, else a real (what SQLite made of the decimal's text).
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), let real = double(text) else { return value }
+            if let whole = Int64(exactly: real), Decimal(whole) == decimal { return .integer(whole) }
+            return .real(real)
+        default:
+            return value
+        }
+    }
+
+    /// PostgreSQL's text of a `double precision` (its names for the infinities and NaN).
+    private static func double(_ text: String) -> Double? {
+        switch text {
+        case "NaN": .nan
+        case "Infinity": .infinity
+        case "-Infinity": -.infinity
+        default: Double(text)
+        }
+    }
+}

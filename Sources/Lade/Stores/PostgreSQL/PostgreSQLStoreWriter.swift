@@ -57,7 +57,7 @@ final class PostgreSQLStoreWriter: WholeStoreWriting {
     func writeHistory(_ rows: HistoryTableRows) throws {
         try built.withConnection { connection in
             try PostgreSQLHistory.createTables(for: model, tombstones: max(rows.tombstones, SQLiteHistory.tombstoneSlots(of: model)), prefix: built.prefix, connection)
-            try rows.write(into: PostgreSQLHistoryDatabase(connection: connection))
+            try rows.mappingTombstones { value, _, _ in PostgreSQLTombstone.bytes(value) }.write(into: PostgreSQLHistoryDatabase(connection: connection))
         }
         keepsHistory = true
     }

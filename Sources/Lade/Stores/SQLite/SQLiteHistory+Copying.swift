@@ -35,6 +35,25 @@ struct HistoryTableRows {
         return HistoryTableRows(tables: tables, maxima: maxima, tombstones: tombstones)
     }
 
+    /// The rows with each `ACHANGE` row's tombstones passed through `transform` (given the
+    /// change's `ZENTITY` and the tombstone's slot): a store that keeps tombstones in another
+    /// form than SQLite's (PostgreSQL: bytes) converts them on the way in and out.
+    func mappingTombstones(_ transform: (SQLiteValue, _ entity: Int64?, _ slot: Int) -> SQLiteValue) -> HistoryTableRows {
+        var copy = self
+        for index in copy.tables.indices where copy.tables[index].name == "ACHANGE" {
+            let columns = copy.tables[index].columns
+            let entityColumn = columns.firstIndex(of: "ZENTITY")
+            let slots = (0..<tombstones).compactMap { slot in columns.firstIndex(of: "ZTOMBSTONE\(slot)").map { (slot, $0) } }
+            for row in copy.tables[index].rows.indices {
+                var values = copy.tables[index].rows[row]
+                let entity: Int64? = entityColumn.flatMap { if case .integer(let number) = values[$0] { number } else { nil } }
+                for (slot, column) in slots where values[column] != .null { values[column] = transform(values[column], entity, slot) }
+                copy.tables[index].rows[row] = values
+            }
+        }
+        return copy
+    }
+
     /// Writes the rows into the (empty) tables on `database`, and the history entities'
     /// `Z_PRIMARYKEY` rows with their `Z_MAX` (in the caller's transaction).
     func write(into database: some HistoryDatabase) throws {
@@ -77,8 +96,19 @@ extension SQLiteStore: HistoryKeeping {
 }
 
 extension PostgreSQLStore: HistoryKeeping {
-    /// The store's history as rows, for a conversion (nil when it keeps none).
+    /// The store's history as rows, for a conversion (nil when it keeps none): its tombstones,
+    /// bytes here, as SQLite keeps them (`PostgreSQLTombstone.sqliteValue`).
     func historyTableRows() throws -> HistoryTableRows? {
-        try withConnection { try HistoryTableRows.read(PostgreSQLHistoryDatabase(connection: $0)) }
+        guard let rows = try withConnection({ try HistoryTableRows.read(PostgreSQLHistoryDatabase(connection: $0)) }) else { return nil }
+        // Per entity number, per slot, the declared type of the column its tombstone comes from.
+        var declared: [Int64: [Int: String]] = [:]
+        for table in (history ?? HistoryRecorder(schema: schema, model: model)).tables {
+            for (slot, cases) in table.tombstones.enumerated() {
+                for (entity, column) in cases { declared[entity, default: [:]][slot] = column.declaredType }
+            }
+        }
+        return rows.mappingTombstones { value, entity, slot in
+            PostgreSQLTombstone.sqliteValue(value, declaredType: entity.flatMap { declared[$0]?[slot] })
+        }
     }
 }
