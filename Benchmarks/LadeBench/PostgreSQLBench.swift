@@ -44,7 +44,7 @@ enum PostgreSQLBench {
         // Shards for the workers' lines: the CSV split by line, each with the header.
         let shards = [2, 4].reduce(into: [Int: [URL]]()) { result, count in result[count] = split(csv, into: count, work: work) }
 
-        struct Line { let label: String; var results: [Measurement] = [] }
+        struct Line { let label: String; var results: [Measurement] = []; var busy: [Double] = [] }
         var copyLine = Line(label: "psql \\copy into the same table definition")
         var first = Line(label: "lade run csv into PostgreSQL")
         var rerun = Line(label: "lade run csv --force (re-run)")
@@ -71,7 +71,9 @@ enum PostgreSQLBench {
                 _ = measure([lade, "init", "--model", model, server.url(schema: schema)], log: log)
                 let sources = count == 1 ? [csv] : shards[count]!
                 let jobs = sources.enumerated().map { job("w\(count)-\($0.offset)", schema: schema, source: $0.element) }
+                let before = MachineCPU.now()
                 workers[count]!.results.append(measureTogether(jobs.map { [lade, "run", $0.path, "--quiet"] }, log: log))
+                if let before, let after = MachineCPU.now() { workers[count]!.busy.append(after.busyShare(since: before)) }
             }
             print("  round \(round): copy \(String(format: "%.2f", copyLine.results.last!.seconds))s  first \(String(format: "%.2f", first.results.last!.seconds))s  re-run \(String(format: "%.2f", rerun.results.last!.seconds))s  workers " + [1, 2, 4].map { String(format: "%.2fs", workers[$0]!.results.last!.seconds) }.joined(separator: "/"))
         }
@@ -93,7 +95,10 @@ enum PostgreSQLBench {
             let line = workers[count]!
             let rate = Double(rows) / median(line.results.map(\.seconds))
             row(line, target: nil)
-            print("  \(count) worker\(count == 1 ? "" : "s"): \(String(format: "%.0f", rate)) rows/s\(rate >= previous ? "" : " — FEWER than with fewer workers")")
+            // How busy the machine's cores were (server included): with every core busy, more
+            // workers can only share the same CPU.
+            let busy = line.busy.isEmpty ? "" : String(format: " (all %d cores %.0f%% busy, median)", ProcessInfo.processInfo.activeProcessorCount, 100 * median(line.busy))
+            print("  \(count) worker\(count == 1 ? "" : "s"): \(String(format: "%.0f", rate)) rows/s\(busy)\(rate >= previous ? "" : " — FEWER than with fewer workers")")
             previous = rate
         }
         print("\nall runs (s): " + ([copyLine, first, rerun] + [1, 2, 4].map { workers[$0]! }).map { "\($0.label): " + $0.results.map { String(format: "%.2f", $0.seconds) }.joined(separator: ", ") }.joined(separator: "; "))
@@ -141,5 +146,27 @@ enum PostgreSQLBench {
         group.wait()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         return Measurement(seconds: seconds, peakBytes: results.values.map(\.peakBytes).max() ?? 0)
+    }
+}
+
+/// The machine's CPU time from /proc/stat (every core, in clock ticks): busy and all.
+struct MachineCPU {
+    let busy: Double, total: Double
+
+    /// Now; nil where /proc/stat cannot be read (not Linux).
+    static func now() -> MachineCPU? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        // user nice system idle iowait irq softirq steal …
+        let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard fields.count >= 5 else { return nil }
+        let total = fields.prefix(8).reduce(0, +)
+        return MachineCPU(busy: total - fields[3] - fields[4], total: total)
+    }
+
+    /// The share of the time since `earlier` the cores were busy (0…1).
+    func busyShare(since earlier: MachineCPU) -> Double {
+        let total = self.total - earlier.total
+        return total > 0 ? (busy - earlier.busy) / total : 0
     }
 }
