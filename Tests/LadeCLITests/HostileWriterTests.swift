@@ -15,7 +15,11 @@ import Testing
 /// runs that case alone.
 @Suite("Hostile input: the two writers on the same adversarial jobs", .slow)
 struct HostileWriterTests {
-    static let seeds = HostileSeeds.select((0..<40).map { WriterCase.baseSeed + UInt64($0) })
+    /// Forty in a row, and cases found by a longer run (1,600 seeds) that once differed:
+    /// `create: true` under `mode: update` with a row missing a required value and no object
+    /// (the reason given), and under `mode: insert` with a key's first row lacking its required
+    /// owner and the next naming a new one (the owner created).
+    static let seeds = HostileSeeds.select((0..<40).map { WriterCase.baseSeed + UInt64($0) } + [31_933, 33_229])
 
     @Test("both writers give the same tables, exit codes, counts, rejects and errors for the same adversarial job", arguments: seeds)
     func sameStore(seed: UInt64) throws {
@@ -172,7 +176,7 @@ struct WriterCase {
             [("code", .text(code)), ("label", random.chance(70) ? .text(random.pick(["L1", "L2"])) : .absent)]
         } : nil
         let mode = random.pick(["upsert", "upsert", "upsert", "insert", "update"])
-        let create = mode == "upsert" && random.chance(50)
+        let create = random.chance(50)
         return WriterCase(
             seed: seed, csv: csv, batchSize: random.int(1...7), commitEvery: random.chance(50) ? random.int(1...3) : nil,
             policy: random.chance(80) ? "skip" : "abort", maxErrors: random.chance(30) ? random.int(1...4) : nil, mode: mode,

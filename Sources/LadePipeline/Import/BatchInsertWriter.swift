@@ -45,9 +45,6 @@ final class BatchInsertWriter: ImportWriter {
             if model.entity(entity, isKindOf: description.destinationEntityName) || model.entity(description.destinationEntityName, isKindOf: entity) {
                 return "\(name) relates \(entity) objects to each other"
             }
-            if relationship.settings.create && plan.step.mode != .upsert {
-                return "\(name) creates destinations and mode is \(plan.step.mode.rawValue)"
-            }
             if relationship.settings.create && plan.step.key.count > 1 {
                 return "\(name) creates destinations and the key is compound"
             }
@@ -168,8 +165,8 @@ final class BatchInsertWriter: ImportWriter {
         ahead = nil
         // Past the limit already, the batch is still written (and undone) to find which rows
         // have no object: the object writer knows that of every row before it gives up.
-        try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, problems: prepared.newObjectProblem, session: session)
-        let created = destinationsToCreate(prepared, rows: batch.rows)
+        try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, raw: batch.raw, problems: prepared.newObjectProblem, session: session)
+        let created = destinationsToCreate(prepared, rows: batch.rows, writing: try rowsWritten(prepared, rows: batch.rows, session: session))
         var local = ImportCounts()
         var attempted: [BatchInsertSession.Outcome] = []
         // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
@@ -265,19 +262,58 @@ final class BatchInsertWriter: ImportWriter {
     }
 
     /// Per relationship with `create: true`, the keys of the destinations to create, in the
-    /// order rows (in key order) first need them.
-    private func destinationsToCreate(_ prepared: PreparedBatch, rows: [MappedRow]) -> [(position: Int, keys: [AttributeValue])] {
+    /// order rows (in key order) first need them; with `writing`, only for those rows.
+    private func destinationsToCreate(_ prepared: PreparedBatch, rows: [MappedRow], writing: Set<Int>?) -> [(position: Int, keys: [AttributeValue])] {
         var created: [(position: Int, keys: [AttributeValue])] = []
         for (position, relationship) in plan.relationships.enumerated() where relationship.settings.create {
             var keys: [AttributeValue] = []
             var seen = Set<AttributeValue>()
-            for index in prepared.ordered {
+            for index in prepared.ordered where writing?.contains(index) ?? true {
                 guard case .none = prepared.known[position][index], let key = rows[index].links[position]?.first, seen.insert(key).inserted else { continue }
                 keys.append(key)
             }
             if !keys.isEmpty { created.append((position, keys)) }
         }
         return created
+    }
+
+    /// Under `mode: insert` or `update`, the rows (positions in `batch.rows`) the session will
+    /// write, found by their keys before destinations are made: under insert the first row of
+    /// a key no object has that may make one (a later row of it, or one whose object exists, is
+    /// left alone),
+    /// under update a row whose object exists. Nil when every row may be written (`upsert`,
+    /// or nothing to create). So a destination is created only for a row that is written, as
+    /// the object writer creates it. A key another writer stores between this look-up and the
+    /// write (PostgreSQL) can leave a destination made for a row then left alone, as it can
+    /// with the object writer.
+    private func rowsWritten(_ prepared: PreparedBatch, rows: [MappedRow], session: BatchInsertSession) throws -> Set<Int>? {
+        guard plan.step.mode != .upsert, !creating.isEmpty, !plan.step.key.isEmpty else { return nil }
+        let naming = prepared.ordered.filter { index in
+            creating.contains { position in
+                if case .none = prepared.known[position][index], rows[index].links[position]?.first != nil { true } else { false }
+            }
+        }
+        guard !naming.isEmpty else { return [] }
+        // One key (a compound key with create: true needs managed objects: `obstacle`).
+        let existing = try session.objectIDs(entityName: plan.entity.name, attribute: plan.step.key[0], values: naming.compactMap { rows[$0].key.first })
+        var writing = Set<Int>()
+        // Whether a row of the current key (rows with one key are next to each other) inserts.
+        var inserting = false
+        for (offset, index) in prepared.ordered.enumerated() {
+            let exists = rows[index].key.first.map { existing[$0] != nil } ?? false
+            if offset == 0 || rows[prepared.ordered[offset - 1]].key != rows[index].key { inserting = false }
+            switch plan.step.mode {
+            case .update:
+                if exists { writing.insert(index) }
+            default:
+                // The first row of the key that may make an object makes it; the rest are left.
+                if !exists && !inserting && prepared.sessionRows[offset].mayInsert {
+                    inserting = true
+                    writing.insert(index)
+                }
+            }
+        }
+        return writing
     }
 
     /// Inserts the destinations to create and points the rows that name them at them.
@@ -368,7 +404,7 @@ final class BatchInsertWriter: ImportWriter {
     /// now if no object has it and no earlier row of the batch makes one, so no destination is
     /// created for a row that is not written, as the object path creates none.
     private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
-                                         rows: [MappedRow], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
+                                         rows: [MappedRow], raw: [UInt8], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
         guard !problems.isEmpty, !creating.isEmpty else { return }
         let suspects = ordered.indices.filter { offset in
             let index = ordered[offset]
@@ -389,7 +425,9 @@ final class BatchInsertWriter: ImportWriter {
         }
         var dropped = Set<Int>()
         for offset in suspects where rows[ordered[offset]].key.first.map({ existing[$0] == nil }) ?? true {
-            rejects.append(problems[ordered[offset]]!)
+            // Under mode: update the row had no object to update, whatever a new one would lack.
+            let index = ordered[offset]
+            rejects.append(plan.step.mode == .update ? rules.noObjectToUpdate(rows[index]).rejected(rows[index], raw: raw) : problems[index]!)
             dropped.insert(offset)
         }
         guard !dropped.isEmpty else { return }
