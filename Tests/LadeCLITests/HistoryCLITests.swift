@@ -121,8 +121,10 @@ struct HistoryCLITests {
         #expect(try sandbox.run("made.yaml").result.status == 0)
         let before = try HistoryRows.transactions(sandbox.url("made.sqlite")).map(\.number)
         #expect(before == [1, 2, 3])
-        // What another lade run (a migration, a conversion with --overwrite) holds: an flock on <store>.lade-lock.
-        let descriptor = open(sandbox.url("made.sqlite").path + ".lade-lock", O_RDWR | O_CREAT, 0o644)
+        // What another lade run (a migration, a conversion with --overwrite) holds: an flock on
+        // <store>.lade-lock. Close-on-exec: a process another test starts meanwhile would
+        // otherwise inherit the descriptor, and the lock with it, past the close below.
+        let descriptor = open(sandbox.url("made.sqlite").path + ".lade-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         #expect(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         let locked = try sandbox.lade(["history", "delete", "made.sqlite", "--before", "3"])
         #expect(locked.status == 75, "\(locked.stdout)\(locked.stderr)")

@@ -13,7 +13,7 @@ struct ImportUnattendedTests {
         try sandbox.job("source: products.csv\nentity: Product\nkey: sku\n")
 
         let lockPath = sandbox.store.path + ".lade-lock"
-        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(descriptor >= 0)
         try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         let note = "pid 4242 since 2026-01-01T02:30:00Z\n"

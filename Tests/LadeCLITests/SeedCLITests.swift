@@ -180,7 +180,7 @@ struct SeedCLITests {
         let job = try workspace.job("seed.yaml", Self.issueExample)
         let store = workspace.out.appendingPathComponent("catalog.sqlite")
         // What another lade run holds: an flock on <store>.lade-lock.
-        let descriptor = open(store.path + ".lade-lock", O_RDWR | O_CREAT, 0o644)
+        let descriptor = open(store.path + ".lade-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         #expect(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         defer { close(descriptor) }
         let result = try LadeProcess.run(["seed", job])

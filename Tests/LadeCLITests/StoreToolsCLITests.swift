@@ -129,7 +129,7 @@ struct StoreToolsCLITests {
         let sandbox = try ImportSandbox()
         let store = try emptyStore(sandbox, type: "sqlite")
         let before = try digest(store)
-        let descriptor = open(store + ".lade-lock", O_RDWR | O_CREAT, 0o644)
+        let descriptor = open(store + ".lade-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
         defer { close(descriptor) }
         let result = try LadeProcess.run(["meta", "set", store, "x=1"])
