@@ -199,8 +199,10 @@ final class PostgreSQLBatchInsertTransaction {
         // As SQLite's batch writer: when the last batch's rows were mostly new (a first import),
         // the rows are inserted first, straight into the table, with no lookup; a key already
         // there (ours, or another writer's) breaks its unique index, and the batch is written
-        // again the usual way.
-        var insertFirst = !plan.mostlyExisting && plan.insertsMissing && plan.policy == .update && !plan.columns.keyPositions.isEmpty
+        // again the usual way. Under either policy: rows inserted are the same, and a key
+        // another writer has inserted but not committed makes the COPY wait for that commit as
+        // it makes `ON CONFLICT` wait.
+        var insertFirst = !plan.mostlyExisting && plan.insertsMissing && !plan.columns.keyPositions.isEmpty
         // Taken now: a staged store takes keys on this connection, which the COPY holds.
         if insertFirst { try takeAhead(&keys, count: rows.count) }
         while true {
