@@ -280,12 +280,11 @@ final class BatchInsertWriter: ImportWriter {
     /// Under `mode: insert` or `update`, the rows (positions in `batch.rows`) the session will
     /// write, found by their keys before destinations are made: under insert the first row of
     /// a key no object has that may make one (a later row of it, or one whose object exists, is
-    /// left alone),
-    /// under update a row whose object exists. Nil when every row may be written (`upsert`,
-    /// or nothing to create). So a destination is created only for a row that is written, as
-    /// the object writer creates it. A key another writer stores between this look-up and the
-    /// write (PostgreSQL) can leave a destination made for a row then left alone, as it can
-    /// with the object writer.
+    /// left alone), under update a row whose object exists. Nil when every row may be written
+    /// (`upsert`, or nothing to create). So a destination is created only for a row that is
+    /// written, as the object writer creates it. A key another writer stores between this
+    /// look-up and the write (PostgreSQL) can leave a destination made for a row then left
+    /// alone, as it can with the object writer.
     private func rowsWritten(_ prepared: PreparedBatch, rows: [MappedRow], session: BatchInsertSession) throws -> Set<Int>? {
         guard plan.step.mode != .upsert, !creating.isEmpty, !plan.step.key.isEmpty else { return nil }
         let naming = prepared.ordered.filter { index in
@@ -301,7 +300,7 @@ final class BatchInsertWriter: ImportWriter {
         var inserting = false
         for (offset, index) in prepared.ordered.enumerated() {
             let exists = rows[index].key.first.map { existing[$0] != nil } ?? false
-            if offset == 0 || rows[prepared.ordered[offset - 1]].key != rows[index].key { inserting = false }
+            if offset == 0 || rows[index].key.isEmpty || rows[prepared.ordered[offset - 1]].key != rows[index].key { inserting = false }
             switch plan.step.mode {
             case .update:
                 if exists { writing.insert(index) }
