@@ -165,8 +165,10 @@ final class BatchInsertWriter: ImportWriter {
         ahead = nil
         // Past the limit already, the batch is still written (and undone) to find which rows
         // have no object: the object writer knows that of every row before it gives up.
-        try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, raw: batch.raw, problems: prepared.newObjectProblem, session: session)
-        let created = destinationsToCreate(prepared, rows: batch.rows, writing: try rowsWritten(prepared, rows: batch.rows, session: session))
+        var lookup = KeyLookup()
+        try rejectMissingNewObjects(&prepared.rejects, &prepared.ordered, &prepared.sessionRows, rows: batch.rows, raw: batch.raw, problems: prepared.newObjectProblem,
+                                    lookup: &lookup, session: session)
+        let created = destinationsToCreate(prepared, rows: batch.rows, writing: try rowsWritten(prepared, rows: batch.rows, lookup: &lookup, session: session))
         var local = ImportCounts()
         var attempted: [BatchInsertSession.Outcome] = []
         // A batch whose rows cannot be refused past the limit needs no savepoint (and SQLite
@@ -277,6 +279,19 @@ final class BatchInsertWriter: ImportWriter {
         return created
     }
 
+    /// The imported entity's objects by key, each key looked up once per batch: the rows checked
+    /// before destinations are made (`rejectMissingNewObjects`, then `rowsWritten`) share it.
+    private struct KeyLookup {
+        private var asked = Set<AttributeValue>()
+        private(set) var found: [AttributeValue: ManagedObjectID] = [:]
+
+        mutating func look(up keys: [AttributeValue], entity: String, attribute: String, session: BatchInsertSession) throws {
+            let new = keys.filter { asked.insert($0).inserted }
+            guard !new.isEmpty else { return }
+            found.merge(try session.objectIDs(entityName: entity, attribute: attribute, values: new)) { first, _ in first }
+        }
+    }
+
     /// Under `mode: insert` or `update`, the rows (positions in `batch.rows`) the session will
     /// write, found by their keys before destinations are made: under insert the first row of
     /// a key no object has that may make one (a later row of it, or one whose object exists, is
@@ -285,7 +300,7 @@ final class BatchInsertWriter: ImportWriter {
     /// written, as the object writer creates it. A key another writer stores between this
     /// look-up and the write (PostgreSQL) can leave a destination made for a row then left
     /// alone, as it can with the object writer.
-    private func rowsWritten(_ prepared: PreparedBatch, rows: [MappedRow], session: BatchInsertSession) throws -> Set<Int>? {
+    private func rowsWritten(_ prepared: PreparedBatch, rows: [MappedRow], lookup: inout KeyLookup, session: BatchInsertSession) throws -> Set<Int>? {
         guard plan.step.mode != .upsert, !creating.isEmpty, !plan.step.key.isEmpty else { return nil }
         let naming = prepared.ordered.filter { index in
             creating.contains { position in
@@ -294,7 +309,8 @@ final class BatchInsertWriter: ImportWriter {
         }
         guard !naming.isEmpty else { return [] }
         // One key (a compound key with create: true needs managed objects: `obstacle`).
-        let existing = try session.objectIDs(entityName: plan.entity.name, attribute: plan.step.key[0], values: naming.compactMap { rows[$0].key.first })
+        try lookup.look(up: naming.compactMap { rows[$0].key.first }, entity: plan.entity.name, attribute: plan.step.key[0], session: session)
+        let existing = lookup.found
         var writing = Set<Int>()
         // Whether a row of the current key (rows with one key are next to each other) inserts.
         var inserting = false
@@ -403,7 +419,8 @@ final class BatchInsertWriter: ImportWriter {
     /// now if no object has it and no earlier row of the batch makes one, so no destination is
     /// created for a row that is not written, as the object path creates none.
     private func rejectMissingNewObjects(_ rejects: inout [RejectedRow], _ ordered: inout [Int], _ sessionRows: inout [BatchInsertSession.Row],
-                                         rows: [MappedRow], raw: [UInt8], problems: [Int: RejectedRow], session: BatchInsertSession) throws {
+                                         rows: [MappedRow], raw: [UInt8], problems: [Int: RejectedRow], lookup: inout KeyLookup,
+                                         session: BatchInsertSession) throws {
         guard !problems.isEmpty, !creating.isEmpty else { return }
         let suspects = ordered.indices.filter { offset in
             let index = ordered[offset]
@@ -418,10 +435,10 @@ final class BatchInsertWriter: ImportWriter {
             return creating.contains { position in rows[index].links[position]?.first.map { destinations[position]?[$0] == nil } ?? false }
         }
         guard !suspects.isEmpty else { return }
-        var existing: [AttributeValue: ManagedObjectID] = [:]
         if plan.step.key.count == 1 {
-            existing = try session.objectIDs(entityName: plan.entity.name, attribute: plan.step.key[0], values: suspects.compactMap { rows[ordered[$0]].key.first })
+            try lookup.look(up: suspects.compactMap { rows[ordered[$0]].key.first }, entity: plan.entity.name, attribute: plan.step.key[0], session: session)
         }
+        let existing = lookup.found
         var dropped = Set<Int>()
         for offset in suspects where rows[ordered[offset]].key.first.map({ existing[$0] == nil }) ?? true {
             // Under mode: update the row had no object to update, whatever a new one would lack.
