@@ -23,7 +23,10 @@ public enum SampleModel2 {
 
     /// The model; `derivation` replaces `pagesCount`'s expression (for the refusal tests; nil
     /// for a plain attribute).
-    public static func model(derivation: String? = "pages.@count", derivedType: AttributeType = .integer64) throws -> ManagedObjectModel {
+    ///
+    /// With `inverses: false`, `Book.pages` and `Page.book` name no inverse: the model of the
+    /// store of issue 43, whose `ZPAGE` keeps `pages` in Core Data's owner column `Z1PAGES`.
+    public static func model(derivation: String? = "pages.@count", derivedType: AttributeType = .integer64, inverses: Bool = true) throws -> ManagedObjectModel {
         let writer = EntityDescription(
             name: "Writer", isAbstract: true,
             attributes: [AttributeDescription(name: "age", type: .integer16, isOptional: false)])
@@ -45,7 +48,7 @@ public enum SampleModel2 {
             ],
             relationships: [
                 RelationshipDescription(name: "author", destinationEntityName: "Author", inverseName: "books", isOptional: false, minCount: 1, maxCount: 1),
-                RelationshipDescription(name: "pages", destinationEntityName: "Page", inverseName: "book", isToMany: true, isOptional: false,
+                RelationshipDescription(name: "pages", destinationEntityName: "Page", inverseName: inverses ? "book" : nil, isToMany: true, isOptional: false,
                                         minCount: 1, maxCount: 10_000, deleteRule: .cascade),
             ],
             uniquenessConstraints: [["uniqueID"]])
@@ -59,7 +62,7 @@ public enum SampleModel2 {
                 AttributeDescription(name: "number", type: .integer32, isOptional: false),
                 AttributeDescription(name: "content", type: .transformable, isOptional: false),
             ],
-            relationships: [RelationshipDescription(name: "book", destinationEntityName: "Book", inverseName: "pages", isOptional: false, minCount: 1, maxCount: 1)])
+            relationships: [RelationshipDescription(name: "book", destinationEntityName: "Book", inverseName: inverses ? "pages" : nil, isOptional: false, minCount: 1, maxCount: 1)])
         let feedback = EntityDescription(
             name: "Feedback",
             attributes: [

@@ -257,6 +257,17 @@ public struct LightweightMigration: Sendable {
                             steps.append("\(place): to-one made to-many, each object's \(previous.name) its one link (join table \(join.name))")
                             continue
                         }
+                        if let owner = mapping.destinationSchema.ownerKey(for: .init(entity: entity.name, name: relationship.name)),
+                           let declaring = TableLayout.declaringEntity(of: previous.name, from: old.name, in: source),
+                           let column = mapping.sourceSchema.columnName(for: .toOne(entity: declaring, name: previous.name)) {
+                            // Without an inverse, the destination's owner column keeps it: refused
+                            // when objects share a destination (`InferredMapping.refuseSharedOwners`).
+                            mapping.ownerFills[owner.relationship] = (mapping.sourceSchema.entity(named: old.name)!.tableName, column,
+                                                                      mapping.sourceSchema.entityNumbers(from: old.name, in: source))
+                            mapping.relationshipMap[entity.name, default: [:]][relationship.name] = nil
+                            steps.append("\(place): to-one made to-many, each object's \(previous.name) its one member (owner column \(owner.table).\(owner.column))")
+                            continue
+                        }
                     }
                     refusals.append("relationship \(place): changes between to-one, to-many and ordered" + (previous.isToMany && !relationship.isToMany
                         ? " (to-many to to-one would keep one destination of several)" : relationship.isToMany && !relationship.isOrdered && storeType.keepsTableLayout

@@ -78,12 +78,14 @@ package struct DerivedAttribute: Sendable, Hashable {
     /// The expression's form; nil when it is none Lade knows.
     package let form: DerivationForm?
 
-    /// The to-many relationship and its inverse to-one of a `.count` over a one-to-many
-    /// relationship (the form whose triggers Core Data's stores show); nil for anything else.
-    package func countedRelationship(in model: ManagedObjectModel) -> (relationship: RelationshipDescription, inverse: RelationshipDescription)? {
+    /// The to-many relationship of a `.count` over a one-to-many relationship, whose inverse is
+    /// a to-one or that has none (the forms whose triggers Core Data's stores show: over the
+    /// inverse's key column, or over the owner column of a to-many without an inverse); nil
+    /// for anything else.
+    package func countedRelationship(in model: ManagedObjectModel) -> RelationshipDescription? {
         guard case .count(let name)? = form, let relationship = model.relationship(name, of: entity), relationship.isToMany,
-              let inverse = model.inverse(of: relationship), !inverse.isToMany, !relationship.isTransient else { return nil }
-        return (relationship, inverse)
+              !relationship.isTransient, !(model.inverse(of: relationship)?.isToMany ?? false) else { return nil }
+        return relationship
     }
 }
 

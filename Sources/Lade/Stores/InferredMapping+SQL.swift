@@ -9,6 +9,7 @@ extension InferredMapping {
     func migrate(_ sql: some MigrationSQL, progress: (@Sendable (String) -> Void)?) throws {
         let q = sql.quoted
         let oldTables = try sql.tableNames()
+        try refuseSharedOwners(sql, oldTables: oldTables)
         // Links of to-ones made to-many, read from their key columns before the tables go.
         for join in destinationSchema.joinTables {
             guard let source = keyJoins[join.name] else { continue }
@@ -34,7 +35,7 @@ extension InferredMapping {
                 var sources: [String] = []
                 for column in table.columns {
                     targets.append(q(column.name))
-                    sources.append(try sourceExpression(for: column, sql))
+                    sources.append(try sourceExpression(for: column, from: oldTable, sql))
                 }
                 // Rows of entities that were removed go with them.
                 let kept = destination.hierarchy(from: root).compactMap { entityMap[$0.name] }.map { String(sourceSchema.entity(named: $0)!.number) }
@@ -97,6 +98,12 @@ extension InferredMapping {
                 let outer = "\(q(table)).\(q(column))"
                 try sql.execute("UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(outer) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(q(target)) d WHERE d.\(q("Z_PK")) = \(outer) AND d.\(q("Z_ENT")) IN (\(kinds.joined(separator: ", "))))")
             }
+        }
+        for owner in destinationSchema.ownerKeys {
+            let source = destinationSchema.entity(named: owner.relationship.entity)!.tableName
+            let kinds = destinationSchema.entityNumbers(from: owner.relationship.entity, in: destination).map(String.init)
+            let outer = "\(q(owner.table)).\(q(owner.column))"
+            try sql.execute("UPDATE \(q(owner.table)) SET \(q(owner.column)) = NULL WHERE \(outer) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(q(source)) s WHERE s.\(q("Z_PK")) = \(outer) AND s.\(q("Z_ENT")) IN (\(kinds.joined(separator: ", "))))")
         }
         for join in destinationSchema.joinTables {
             guard let relationship = destination.relationship(join.relationship.name, of: join.relationship.entity) else { continue }
@@ -199,7 +206,7 @@ extension InferredMapping {
     /// The SQL that fills a new table's column from the old table's row: per entity of the
     /// column's hierarchy (a property may have moved up or down, so rows of two entities may
     /// read it from two old columns), a `CASE` on the old `Z_ENT` when they differ.
-    private func sourceExpression(for column: TableLayout.Column, _ sql: some MigrationSQL) throws -> String {
+    private func sourceExpression(for column: TableLayout.Column, from oldTable: String, _ sql: some MigrationSQL) throws -> String {
         let q = sql.quoted
         let (entity, fallback): (String, String)
         switch column.role {
@@ -211,6 +218,17 @@ extension InferredMapping {
             (entity, fallback) = (declaring, attribute.defaultValue.map { sql.literal(SQLiteValueCoding.encode($0)) } ?? "NULL")
         case .toOne(let declaring, _), .toOneEntity(let declaring, _), .orderKey(let declaring, _):
             (entity, fallback) = (declaring, "NULL")
+        case .toManyOwner(let declaring, let name):
+            // A to-one made this to-many: the one object whose key named the row (at most one,
+            // `refuseSharedOwners`); the old table's name stands for the row read, as the
+            // inner one has an alias.
+            if let fill = ownerFills[.init(entity: declaring, name: name)] {
+                return "(SELECT s.\(q("Z_PK")) FROM \(q(fill.table)) s WHERE s.\(q(fill.column)) = \(q(oldTable)).\(q("Z_PK")) AND s.\(q("Z_ENT")) IN (\(fill.entities.map(String.init).joined(separator: ", "))))"
+            }
+            // The owner's key, from where the old version kept it: its own owner column, or the
+            // key column of the inverse to-one it had. The column is in the destination's table,
+            // whose rows are the ones copied.
+            return oldOwnerColumn(ofToMany: name, declaredBy: declaring).map(q) ?? "NULL"
         }
         var branches: [(number: Int64, expression: String)] = []
         let kept = destination.hierarchy(from: entity).filter { entityMap[$0.name] != nil }
@@ -237,7 +255,16 @@ extension InferredMapping {
             return optional ? q(oldColumn) : "COALESCE(\(q(oldColumn)), \(fallback))"
         case .toOne(_, let name), .toOneEntity(_, let name), .orderKey(_, let name):
             guard let oldName = relationshipMap[entity]?[name],
-                  let oldDeclaring = TableLayout.declaringEntity(of: oldName, from: oldEntity, in: source) else { return nil }
+                  let oldDeclaring = TableLayout.declaringEntity(of: oldName, from: oldEntity, in: source) else {
+                // A to-one new in this version as the inverse of a to-many that had none: the
+                // owner column kept what is now its key.
+                if case .toOne = role, let relationship = destination.relationship(name, of: entity),
+                   let inverse = destination.inverse(of: relationship), inverse.isToMany,
+                   let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: destination) {
+                    return oldOwnerColumn(ofToMany: inverse.name, declaredBy: inverseDeclaring).map(q)
+                }
+                return nil
+            }
             let oldRole: TableLayout.ColumnRole = switch role {
             case .toOne: .toOne(entity: oldDeclaring, name: oldName)
             case .toOneEntity: .toOneEntity(entity: oldDeclaring, name: oldName)
@@ -256,6 +283,28 @@ extension InferredMapping {
         default:
             return nil
         }
+    }
+
+    /// Refuses a to-one made a to-many without an inverse when two objects had one destination:
+    /// Core Data's owner column keeps one owner per destination, and the others would lose it.
+    private func refuseSharedOwners(_ sql: some MigrationSQL, oldTables: Set<String>) throws {
+        let q = sql.quoted
+        var reasons: [String] = []
+        for (relationship, fill) in ownerFills.sorted(by: { ($0.key.entity, $0.key.name) < ($1.key.entity, $1.key.name) }) where oldTables.contains(fill.table) {
+            let rows = try sql.rows("SELECT \(q(fill.column)), COUNT(*) FROM \(q(fill.table)) WHERE \(q(fill.column)) IS NOT NULL AND \(q("Z_ENT")) IN (\(fill.entities.map(String.init).joined(separator: ", "))) GROUP BY \(q(fill.column)) HAVING COUNT(*) > 1 ORDER BY \(q(fill.column))")
+            guard let first = rows.first else { continue }
+            let destination = destination.relationship(relationship.name, of: relationship.entity)?.destinationEntityName ?? "destination"
+            reasons.append("relationship \(relationship.entity).\(relationship.name): made to-many without an inverse, which Core Data keeps in the \(destination)'s owner column (one owner each), but \(rows.count) \(destination) object\(rows.count == 1 ? " is" : "s are") the destination of several \(relationship.entity) objects (Z_PK \(SQLiteValueCoding.shown(first[0])) of \(SQLiteValueCoding.shown(first[1])) of them); give the to-many an inverse (a many-to-many keeps every link), or leave each \(destination) to one object first")
+        }
+        guard reasons.isEmpty else { throw Refusal(reasons: reasons) }
+    }
+
+    /// The old version's column that kept the owner key of the destination's to-many
+    /// `name` of `declaring`, where it had one (its owner column, or its inverse to-one's key).
+    private func oldOwnerColumn(ofToMany name: String, declaredBy declaring: String) -> String? {
+        guard let oldEntity = entityMap[declaring], let oldName = relationshipMap[declaring]?[name],
+              let oldDeclaring = TableLayout.declaringEntity(of: oldName, from: oldEntity, in: source) else { return nil }
+        return sourceSchema.ownerColumn(ofToMany: oldName, declaredBy: oldDeclaring, in: source)
     }
 
     /// `column`'s entity numbers under the new numbering (`CASE … END`; the column itself when

@@ -28,6 +28,10 @@ struct InferredMapping: Sendable {
     /// whether the join table is named after that relationship (its objects' keys go in the
     /// source column) or after the inverse.
     var keyJoins: [String: (table: String, column: String, entities: [Int64], namedHere: Bool)] = [:]
+    /// Owner columns filled from a to-one's key column (a to-one without an inverse made a
+    /// to-many without one), by the new relationship: the old table, its key column and the
+    /// entity numbers whose rows hold the relationship.
+    var ownerFills: [TableLayout.PropertyReference: (table: String, column: String, entities: [Int64])] = [:]
     /// Required attributes without a default that objects may lack after the migration
     /// (`Entity.attribute`, by the declaring entity): added, or made required. The migration is
     /// refused when an object lacks one, as Core Data's validation of the new objects refuses it.

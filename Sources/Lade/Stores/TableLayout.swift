@@ -4,7 +4,8 @@ import Foundation
 /// the layout both SQL stores keep (SQLite, and PostgreSQL in one schema per store):
 /// entity numbers (`Z_ENT`), one `Z<ROOT>` table per inheritance hierarchy, columns named
 /// `Z` + the upper-cased property name (a numeric suffix when two collide), to-one keys,
-/// `Z_FOK_` order columns, `Z_<n><NAME>` many-to-many join tables and Core Data's indexes.
+/// `Z_FOK_` order columns, `Z_<n><NAME>` many-to-many join tables, the `Z<n><NAME>` owner
+/// columns of to-many relationships without an inverse, and Core Data's indexes.
 ///
 /// ```swift
 /// let schema = TableLayout(model: model)
@@ -35,6 +36,9 @@ package struct TableLayout: Sendable {
         /// The position of this object in the ordered to-many relationship that is the inverse
         /// of the named to-one relationship.
         case orderKey(entity: String, name: String)
+        /// The owner's primary key in the destination's row, for the to-many relationship
+        /// `name` of `entity` that has no inverse (``OwnerKey``).
+        case toManyOwner(entity: String, name: String)
     }
 
     package struct Column: Sendable, Equatable {
@@ -65,6 +69,30 @@ package struct TableLayout: Sendable {
         package let destinationOrderColumn: String?
         /// Order of sources within each destination, when `inverse` is ordered.
         package let sourceOrderColumn: String?
+    }
+
+    /// A to-many relationship with no inverse, kept as Core Data keeps it: no join table; the
+    /// destination's table has an `INTEGER` column `Z<source entity number><NAME>` holding the
+    /// `Z_PK` of the object whose relationship holds the row (`ZPAGE.Z1PAGES` for entity 1
+    /// `Book`'s `pages`, measured on a store Core Data wrote for such a model), indexed as
+    /// `ZPAGE_Z1PAGES_INDEX`, with no entity column even when the source has subentities. So a
+    /// destination belongs to at most one owner through it, as through a to-one inverse.
+    package struct OwnerKey: Sendable, Equatable {
+        /// The to-many relationship, by the entity that declares it.
+        package let relationship: PropertyReference
+        /// The destination entity, and the table that holds its rows and the column.
+        package let destinationEntity: String
+        package let table: String
+        package let column: String
+    }
+
+    /// A relationship whose layout in Core Data's SQLite store is not known from any
+    /// Apple-written store or public account of one (an ordered to-many without an inverse; a
+    /// to-many whose inverse names no inverse, or another one). A store is not made for such a
+    /// model, and one is read only where it holds the tables Lade's layout names.
+    package struct UnknownLayout: Sendable, Equatable {
+        package let relationship: PropertyReference
+        package let reason: String
     }
 
     /// A relationship or attribute named by the entity that declares it.
@@ -109,6 +137,10 @@ package struct TableLayout: Sendable {
     package let entities: [Entity]
     package let tables: [Table]
     package let joinTables: [JoinTable]
+    /// The owner columns of to-many relationships with no inverse, in entity-number order.
+    package let ownerKeys: [OwnerKey]
+    /// Relationships whose Core Data layout is not known (``UnknownLayout``).
+    package let unknownLayouts: [UnknownLayout]
     package let indexes: [Index]
 
     private let entityIndex: [String: Int]
@@ -116,6 +148,7 @@ package struct TableLayout: Sendable {
     private let entitiesPerTable: [String: Int]
     private let columnIndex: [ColumnRole: String]
     private let joinIndex: [PropertyReference: Int]
+    private let ownerKeyIndex: [PropertyReference: Int]
 
     package static let primaryKeyTableStatement = "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
     package static let metadataTableStatement = "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"
@@ -138,6 +171,36 @@ package struct TableLayout: Sendable {
         for (position, entity) in numbered.enumerated() { entityIndex[entity.name] = position }
         self.entityIndex = entityIndex
         func numberOf(_ name: String) -> Int64 { numbered[entityIndex[name]!].number }
+
+        // To-many relationships without an inverse: their owner columns go into the
+        // destination's table, among that entity's own columns; the cases no Apple-written
+        // store shows are set apart.
+        var ownerCandidates: [String: [(destination: String, reference: PropertyReference, base: String)]] = [:]
+        var unknownLayouts: [UnknownLayout] = []
+        for entity in numbered.map({ model.entity(named: $0.name)! }) {
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                let reference = PropertyReference(entity: entity.name, name: relationship.name)
+                let destination = relationship.destinationEntityName
+                if let inverse = model.inverse(of: relationship) {
+                    if inverse.isToMany && inverse.inverseName != relationship.name {
+                        unknownLayouts.append(UnknownLayout(relationship: reference, reason: "its inverse \(destination).\(inverse.name) is a to-many that names \(inverse.inverseName.map { "'\($0)'" } ?? "no inverse") as its own: no Apple-written store shows how Core Data keeps a many-to-many whose inverses do not name each other"))
+                    }
+                    continue
+                }
+                let namedBack = model.hierarchy(from: destination).contains { candidate in
+                    candidate.relationships.contains { $0.inverseName == relationship.name && $0.destinationEntityName == entity.name }
+                }
+                if namedBack {
+                    unknownLayouts.append(UnknownLayout(relationship: reference, reason: "it names no inverse, but a relationship of \(destination) names it as its inverse: no Apple-written store shows how Core Data keeps such a pair"))
+                } else if relationship.isOrdered {
+                    unknownLayouts.append(UnknownLayout(relationship: reference, reason: "it is an ordered to-many with no inverse: no Apple-written store shows the columns Core Data keeps for one (the unordered kind's owner column is known)"))
+                } else if let position = entityIndex[destination] {
+                    let root = numbered[position].rootName
+                    ownerCandidates[root, default: []].append((destination, reference, "Z\(numberOf(entity.name))" + relationship.name.uppercased()))
+                }
+            }
+        }
+        self.unknownLayouts = unknownLayouts
 
         // Entity tables.
         var tables: [Table] = []
@@ -177,6 +240,15 @@ package struct TableLayout: Sendable {
                     }
                 }
             }
+            let positions = Dictionary(uniqueKeysWithValues: hierarchy.enumerated().map { ($0.element.name, $0.offset) })
+            for owner in ownerCandidates[root.name] ?? [] {
+                // Where Core Data puts the column among the others is not known; reads and
+                // writes name columns, so only the file's column order depends on it.
+                candidates.append(ColumnCandidate(
+                    group: 0, entityOrder: positions[owner.destination] ?? 0, kindOrder: 4, sortName: owner.base,
+                    baseName: owner.base, declaredType: "INTEGER",
+                    role: .toManyOwner(entity: owner.reference.entity, name: owner.reference.name)))
+            }
             candidates.sort { ($0.group, $0.entityOrder, $0.kindOrder, $0.sortName) < ($1.group, $1.entityOrder, $1.kindOrder, $1.sortName) }
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
             var columns = [
@@ -198,10 +270,13 @@ package struct TableLayout: Sendable {
             let table = Table(name: root.tableName, rootEntity: root.name, columns: columns)
             tables.append(table)
 
-            // Indexes Core Data makes for every table: one per to-one key, and Z_ENT for hierarchies.
+            // Indexes Core Data makes for every table: one per to-one key and owner column, and
+            // Z_ENT for hierarchies.
             for column in columns {
-                if case .toOne = column.role {
+                switch column.role {
+                case .toOne, .toManyOwner:
                     indexes.append(Index(name: "\(table.name)_\(column.name)_INDEX", table: table.name, columns: [column.name], kind: .toOne))
+                default: break
                 }
             }
             if hierarchy.count > 1 {
@@ -209,6 +284,19 @@ package struct TableLayout: Sendable {
             }
         }
         self.tables = tables
+        var ownerKeys: [OwnerKey] = []
+        var ownerKeyIndex: [PropertyReference: Int] = [:]
+        for entity in numbered {
+            for relationship in model.entity(named: entity.name)!.relationships {
+                let reference = PropertyReference(entity: entity.name, name: relationship.name)
+                guard let column = columnIndex[.toManyOwner(entity: entity.name, name: relationship.name)] else { continue }
+                ownerKeyIndex[reference] = ownerKeys.count
+                ownerKeys.append(OwnerKey(relationship: reference, destinationEntity: relationship.destinationEntityName,
+                                          table: numbered[entityIndex[relationship.destinationEntityName]!].tableName, column: column))
+            }
+        }
+        self.ownerKeys = ownerKeys
+        self.ownerKeyIndex = ownerKeyIndex
         tableIndex = Dictionary(tables.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         entitiesPerTable = numbered.reduce(into: [:]) { $0[$1.tableName, default: 0] += 1 }
         self.columnIndex = columnIndex
@@ -269,7 +357,7 @@ package struct TableLayout: Sendable {
                 let inverse = model.inverse(of: relationship)
                 guard inverse == nil || inverse!.isToMany else { continue }
                 let reference = PropertyReference(entity: entity.name, name: relationship.name)
-                guard joinIndex[reference] == nil else { continue }
+                guard joinIndex[reference] == nil, ownerKeyIndex[reference] == nil else { continue }
                 let sourceNumber = numberOf(entity.name)
                 let destinationNumber = numberOf(relationship.destinationEntityName)
                 var inverseReference: PropertyReference?
@@ -290,8 +378,9 @@ package struct TableLayout: Sendable {
                     suffix += 1
                 }
                 usedTableNames.insert(tableName)
-                // A to-many without an inverse has no name for its source column; Lade uses the
-                // source entity's name (Core Data warns about such relationships).
+                // Only for a layout no Apple-written store shows (`unknownLayouts`: stores Lade
+                // made before it refused them): a to-many without an inverse has no name for its
+                // source column; Lade used the source entity's name.
                 let sourceColumn = joinColumn("Z_\(sourceNumber)" + (inverse?.name ?? entity.name).uppercased())
                 let destinationColumn = joinColumn("Z_\(destinationNumber)" + relationship.name.uppercased())
                 let join = JoinTable(
@@ -373,10 +462,25 @@ package struct TableLayout: Sendable {
         joinIndex[relationship].map { joinTables[$0] }
     }
 
+    /// The owner column of a to-many relationship with no inverse, from the entity that declares it.
+    package func ownerKey(for relationship: PropertyReference) -> OwnerKey? {
+        ownerKeyIndex[relationship].map { ownerKeys[$0] }
+    }
+
+    /// The column of the destination's table that holds the key of the object whose to-many
+    /// relationship `name` (declared by `declaring`) holds the row: its inverse to-one's key, or
+    /// Core Data's owner column when it has no inverse; nil for a many-to-many.
+    package func ownerColumn(ofToMany name: String, declaredBy declaring: String, in model: ManagedObjectModel) -> String? {
+        if let owner = ownerKey(for: .init(entity: declaring, name: name)) { return owner.column }
+        guard let relationship = model.relationship(name, of: declaring), relationship.isToMany,
+              let inverse = model.inverse(of: relationship), !inverse.isToMany,
+              let inverseDeclaring = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model) else { return nil }
+        return columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
+    }
+
     /// The statement that reads the destinations of the to-many relationship `name` of
     /// `entityName`'s objects (`Z_PK`, `Z_ENT`; each owner's in order when it is ordered),
-    /// through its join table or its inverse's key column; nil when it has neither (a to-many
-    /// with no inverse is not stored). Written with `quote` for identifiers and `prefix` before
+    /// through its join table, its inverse's key column or its owner column. Written with `quote` for identifiers and `prefix` before
     /// table names; `owners` is the condition on the owner's key (`= ?`, `= ANY($1)`), and with
     /// `selectingOwner` the owner's key is the first column and the rows are in owner order.
     package func toManyRead(_ name: String, from entityName: String, in model: ManagedObjectModel, quote: (String) -> String = { $0 },
@@ -392,10 +496,11 @@ package struct TableLayout: Sendable {
             let order = (named ? join.destinationOrderColumn : join.sourceOrderColumn).map { "j.\(quote($0)), " } ?? ""
             return "SELECT \(selectingOwner ? mine + ", " : "")d.\(pk), d.\(ent) FROM \(prefix)\(quote(join.name)) j JOIN \(prefix)\(quote(destination.tableName)) d ON d.\(pk) = \(theirs) WHERE \(mine) \(owners) ORDER BY \(selectingOwner ? mine + ", " : "")\(order)d.\(pk)"
         }
-        guard let inverse = model.inverse(of: relationship),
-              let inverseDeclaring = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
-              let keyColumn = columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name)).map(quote) else { return nil }
-        let order = columnName(for: .orderKey(entity: inverseDeclaring, name: inverse.name)).map { "\(quote($0)), " } ?? ""
+        guard let keyColumn = ownerColumn(ofToMany: name, declaredBy: declaring, in: model).map(quote) else { return nil }
+        let order = model.inverse(of: relationship).flatMap { inverse in
+            Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model)
+                .flatMap { columnName(for: .orderKey(entity: $0, name: inverse.name)) }
+        }.map { "\(quote($0)), " } ?? ""
         let numbers = entityNumbers(from: relationship.destinationEntityName, in: model).map(String.init).joined(separator: ", ")
         return "SELECT \(selectingOwner ? keyColumn + ", " : "")\(pk), \(ent) FROM \(prefix)\(quote(destination.tableName)) WHERE \(keyColumn) \(owners) AND \(ent) IN (\(numbers)) ORDER BY \(selectingOwner ? keyColumn + ", " : "")\(order)\(pk)"
     }

@@ -279,6 +279,9 @@ package final class PostgreSQLResult: @unchecked Sendable {
 
     package func integer(_ row: Int, _ column: Int) -> Int64? { text(row, column).flatMap { Int64($0) } }
 
+    /// The non-NULL values of one column, as text, in row order.
+    package func column(_ column: Int) -> [String] { (0..<count).compactMap { text($0, column) } }
+
     package func double(_ row: Int, _ column: Int) -> Double? {
         guard let text = text(row, column) else { return nil }
         switch text {

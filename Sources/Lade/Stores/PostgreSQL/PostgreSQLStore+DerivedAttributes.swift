@@ -135,7 +135,7 @@ extension PostgreSQLStore {
     static func derivedAttributeRefusal(_ derived: DerivedAttribute) -> DerivedAttributeError {
         let reason = switch derived.form {
         case nil: "Lade does not recognise the expression (Core Data's forms: relationship.@count, relationship.@sum.attribute, attribute, toOne.attribute, lowercase:(attribute), uppercase:, canonical:, now())"
-        case .count?: "a PostgreSQL store keeps a count only over a to-many relationship whose inverse is to-one, as a SQLite store does"
+        case .count?: "a PostgreSQL store keeps a count only over a to-many relationship whose inverse is to-one or that has no inverse, as a SQLite store does"
         case let form?: "a PostgreSQL store keeps only the form a SQLite store keeps by Core Data's triggers, a to-many count (relationship.@count), not \(form)"
         }
         return DerivedAttributeError(entity: derived.entity, attribute: derived.attribute.name, expression: derived.attribute.derivationExpression ?? "",

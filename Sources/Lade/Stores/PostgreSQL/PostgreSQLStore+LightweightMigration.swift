@@ -8,6 +8,7 @@ import Foundation
 extension InferredMapping {
     func executeOnPostgreSQLStore(at location: PostgreSQLLocation, progress: (@Sendable (String) -> Void)?) throws {
         if let refusal = StoreError.refusingComposites(in: destination, storeType: PostgreSQLStore.storeType, path: location.redacted) { throw refusal }
+        if let refusal = StoreError.refusingUnknownLayouts(of: destinationSchema, storeType: PostgreSQLStore.storeType, path: location.redacted) { throw refusal }
         // A derived attribute the new version's store could not keep is refused before anything changes.
         _ = try PostgreSQLStore.countDerivations(schema: TableLayout(model: destination), model: destination)
         let damage = try PostgreSQLStore(location: location, model: source, readOnly: true).damage(thorough: false)

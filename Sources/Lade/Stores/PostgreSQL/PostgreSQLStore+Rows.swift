@@ -332,18 +332,34 @@ extension PostgreSQLStore: PersistentStore {
         for (table, column) in plan.joinColumns {
             try connection.execute("DELETE FROM \(prefix)\(postgreSQLQuoted(table)) WHERE \(postgreSQLQuoted(column)) = $1", [.integer(key)])
         }
+        for owner in plan.ownerKeys {
+            try connection.execute("UPDATE \(prefix)\(postgreSQLQuoted(owner.table)) SET \(postgreSQLQuoted(owner.column)) = NULL WHERE \(postgreSQLQuoted(owner.column)) = $1", [.integer(key)])
+        }
         return nil
     }
 
     private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: PostgreSQLConnection) throws {
         guard let key = link.source.primaryKey,
-              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
-              let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
-        else { return }
+              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model) else { return }
+        let added = link.added.compactMap(\.primaryKey), removed = link.removed.compactMap(\.primaryKey)
+        if let owner = schema.ownerKey(for: .init(entity: declaring, name: link.relationship)) {
+            // A to-many with no inverse: the owner's key in each destination's row; a removal
+            // clears only a key that is still this owner's (as the SQLite store does).
+            let (table, column) = (prefix + postgreSQLQuoted(owner.table), postgreSQLQuoted(owner.column))
+            if !added.isEmpty {
+                try connection.execute("UPDATE \(table) SET \(column) = $1 WHERE \"Z_PK\" = ANY($2::bigint[])",
+                                       [.integer(key), .text("{" + added.map(String.init).joined(separator: ",") + "}")])
+            }
+            if !removed.isEmpty {
+                try connection.execute("UPDATE \(table) SET \(column) = NULL WHERE \"Z_PK\" = ANY($2::bigint[]) AND \(column) = $1",
+                                       [.integer(key), .text("{" + removed.map(String.init).joined(separator: ",") + "}")])
+            }
+            return
+        }
+        guard let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship)) else { return }
         let named = join.relationship == .init(entity: declaring, name: link.relationship)
         let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
         let table = prefix + postgreSQLQuoted(join.name)
-        let added = link.added.compactMap(\.primaryKey), removed = link.removed.compactMap(\.primaryKey)
         if !added.isEmpty {
             try connection.execute("INSERT INTO \(table) (\(postgreSQLQuoted(mine)), \(postgreSQLQuoted(theirs))) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
                                    [.integer(key), .text("{" + added.map(String.init).joined(separator: ",") + "}")])

@@ -83,6 +83,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
         let schema = TableLayout(model: model)
+        if let refusal = StoreError.refusingUnknownLayouts(of: schema, storeType: storeType, path: location.redacted) { throw refusal }
         // A derived attribute the store keeps no triggers for is refused before anything is made.
         _ = try countDerivations(schema: schema, model: model)
         let prefix = postgreSQLQuoted(location.schema) + "."
@@ -208,6 +209,13 @@ package final class PostgreSQLStore: @unchecked Sendable {
             throw StoreError(.wrongStoreType, path: location.redacted, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not PostgreSQL")
         }
         try checkModel(metadata)
+        if !staged, !schema.ownerKeys.isEmpty || !schema.unknownLayouts.isEmpty {
+            let tables = Set(try connection.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)]).column(0))
+            if let refusal = try StoreError.refusingMissingRelationshipStorage(of: schema, tables: tables, path: location.redacted, columns: { table in
+                Set(try connection.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
+                                           [.text(location.schema), .text(table)]).column(0).map { $0.uppercased() })
+            }) { throw refusal }
+        }
         if readOnly { try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY") }
         if try !readOnly && !staged && SQLiteHistory.isTracked(tables: PostgreSQLHistory.tableNames(connection)) {
             let recorder = HistoryRecorder(schema: schema, model: model)

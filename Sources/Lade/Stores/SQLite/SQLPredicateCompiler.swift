@@ -546,10 +546,7 @@ struct SQLPredicateCompiler {
             let link = "\(next)_j"
             return (["\(join.name) \(link)", "JOIN \(destination.tableName) \(next) ON \(next).Z_PK = \(link).\(theirs)"], "\(link).\(mine) = \(alias).Z_PK")
         }
-        guard let inverse = model.inverse(of: relationship),
-              let inverseDeclaring = TableLayout.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
-              let keyColumn = schema.columnName(for: .toOne(entity: inverseDeclaring, name: inverse.name))
-        else {
+        guard let keyColumn = schema.ownerColumn(ofToMany: relationship.name, declaredBy: declaring, in: model) else {
             throw FetchPredicateError.unsupported("to-many relationship '\(relationship.name)' has neither a join table nor an inverse key")
         }
         let numbers = model.hierarchy(from: relationship.destinationEntityName).map { String(schema.entity(named: $0.name)!.number) }

@@ -118,6 +118,21 @@ extension SQLiteStore {
                     problem: count == 1 ? "reference to an object that is not in the store" : "references to objects that are not in the store"))
             }
         }
+        // The owner columns of to-many relationships without an inverse: each names the object
+        // whose relationship holds the row.
+        for owner in schema.ownerKeys {
+            let source = schema.entity(named: owner.relationship.entity)!.tableName
+            let sql = """
+                SELECT COUNT(*), MIN(d.Z_PK) FROM \(owner.table) d WHERE \(kinds(of: owner.destinationEntity, alias: "d")) AND d.\(owner.column) IS NOT NULL \
+                AND NOT EXISTS (SELECT 1 FROM \(source) s WHERE s.Z_PK = d.\(owner.column) AND \(kinds(of: owner.relationship.entity, alias: "s")))
+                """
+            guard let (count, key) = try countAndFirst(sql, connection) else { continue }
+            let target = try connection.rows("SELECT \(owner.column) FROM \(owner.table) WHERE Z_PK = \(key)").first?.first ?? .null
+            found.append(StoreDamage(
+                .danglingReference, place: "\(owner.relationship.entity).\(owner.relationship.name)", count: Int(count),
+                example: "\(owner.destinationEntity) Z_PK \(key) has \(owner.column) \(SQLiteValueCoding.shown(target)), naming no \(owner.relationship.entity)",
+                problem: count == 1 ? "destination whose owner is not in the store" : "destinations whose owner is not in the store"))
+        }
         return found
     }
 

@@ -165,12 +165,12 @@ extension TableLayout {
     /// Where a `relationship.@count` derived attribute over a one-to-many relationship lives in
     /// Core Data's layout (nil for any other form), for the stores that keep it by triggers.
     package func countDerivation(for derived: DerivedAttribute, in model: ManagedObjectModel) -> CountDerivation? {
-        guard let (relationship, inverse) = derived.countedRelationship(in: model),
+        guard let relationship = derived.countedRelationship(in: model),
               let sourceEntity = entity(named: derived.entity),
               let column = columnName(for: .attribute(entity: derived.entity, name: derived.attribute.name)),
               let destination = entity(named: relationship.destinationEntityName),
-              let inverseOwner = Self.declaringEntity(of: inverse.name, from: relationship.destinationEntityName, in: model),
-              let key = columnName(for: .toOne(entity: inverseOwner, name: inverse.name)) else { return nil }
+              let declaring = Self.declaringEntity(of: relationship.name, from: derived.entity, in: model),
+              let key = ownerColumn(ofToMany: relationship.name, declaredBy: declaring, in: model) else { return nil }
         return CountDerivation(attribute: derived, sourceTable: sourceEntity.tableName, valueColumn: column,
                                parameterTable: destination.tableName, foreignKey: key,
                                entityNumbers: entityNumbers(from: derived.entity, in: model), sharesTable: sourceEntity.superNumber != 0)
@@ -235,7 +235,7 @@ extension SQLiteStore {
         let expression = derived.attribute.derivationExpression ?? ""
         let reason: String = switch derived.form {
         case nil: "Lade does not recognise the expression (Core Data's forms: relationship.@count, relationship.@sum.attribute, attribute, toOne.attribute, lowercase:(attribute), uppercase:, canonical:, now())"
-        case .count?: "Lade keeps a count by Core Data's triggers only over a to-many relationship whose inverse is to-one (a many-to-many count's triggers were not seen in any Apple-written store)"
+        case .count?: "Lade keeps a count by Core Data's triggers only over a to-many relationship whose inverse is to-one or that has no inverse (a many-to-many count's triggers were not seen in any Apple-written store)"
         case let form?: "\(form) is computed by Core Data's triggers, whose SQL for this form was not seen in any Apple-written store, so Lade does not write its own guess into a file Core Data will open"
         }
         return DerivedAttributeError(entity: derived.entity, attribute: derived.attribute.name, expression: expression,

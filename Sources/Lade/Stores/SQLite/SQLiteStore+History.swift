@@ -203,7 +203,7 @@ final class HistoryRecorder {
             let tracked = table.columns.enumerated().filter { _, column in
                 switch column.role {
                 case .attribute, .toOne, .toOneEntity: true
-                case .primaryKey, .entity, .optimisticLock, .orderKey: false
+                case .primaryKey, .entity, .optimisticLock, .orderKey, .toManyOwner: false
                 }
             }.map { (position: $0.offset, column: $0.element) }
             var propertyOfColumn: [Int: String] = [:]

@@ -13,6 +13,7 @@ extension InferredMapping {
     /// `progress` is told each table being rebuilt, with its rows.
     func executeOnSQLiteStore(at url: URL, progress: (@Sendable (String) -> Void)?) throws {
         if let refusal = StoreError.refusingComposites(in: destination, storeType: StoreMetadata.sqliteStoreType, path: url.path) { throw refusal }
+        if let refusal = StoreError.refusingUnknownLayouts(of: destinationSchema, storeType: StoreMetadata.sqliteStoreType, path: url.path) { throw refusal }
         // Rows of no entity, or keys to missing objects, would be dropped or carried as they
         // are: a damaged store is refused before anything is written (`lade check` says where).
         let damage = try SQLiteStore(url: url, model: source, readOnly: true).damage(thorough: false)

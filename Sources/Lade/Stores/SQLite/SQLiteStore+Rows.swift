@@ -336,14 +336,32 @@ extension SQLiteStore: PersistentStore {
         for (table, column) in plan.joinColumns {
             try cachedStatement("DELETE FROM \(table) WHERE \(column) = ?", connection).run([.integer(key)])
         }
+        for owner in plan.ownerKeys {
+            try cachedStatement("UPDATE \(owner.table) SET \(owner.column) = NULL WHERE \(owner.column) = ?", connection).run([.integer(key)])
+        }
         return nil
     }
 
     private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: SQLiteConnection) throws {
         guard let key = link.source.primaryKey,
-              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model),
-              let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship))
-        else { return }
+              let declaring = TableLayout.declaringEntity(of: link.relationship, from: link.source.entityName, in: model) else { return }
+        if let owner = schema.ownerKey(for: .init(entity: declaring, name: link.relationship)) {
+            // A to-many with no inverse: the owner's key in each destination's row. A removal
+            // clears only a key that is still this owner's, so a destination moved to another
+            // owner in the same save keeps its new one, whichever change comes first.
+            let add = try cachedStatement("UPDATE \(owner.table) SET \(owner.column) = ? WHERE Z_PK = ?", connection)
+            for destination in link.added {
+                guard let other = destination.primaryKey else { continue }
+                try add.run([.integer(key), .integer(other)])
+            }
+            let remove = try cachedStatement("UPDATE \(owner.table) SET \(owner.column) = NULL WHERE Z_PK = ? AND \(owner.column) = ?", connection)
+            for destination in link.removed {
+                guard let other = destination.primaryKey else { continue }
+                try remove.run([.integer(other), .integer(key)])
+            }
+            return
+        }
+        guard let join = schema.joinTable(for: .init(entity: declaring, name: link.relationship)) else { return }
         let named = join.relationship == .init(entity: declaring, name: link.relationship)
         let (mine, theirs) = named ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
         let insert = try cachedStatement("INSERT OR IGNORE INTO \(join.name) (\(mine), \(theirs)) VALUES (?, ?)", connection)
@@ -452,6 +470,9 @@ struct TableWritePlan: Sendable {
     let insertStatement = StatementSlot()
     /// Join-table columns that hold this entity's keys, to clear when an object is deleted.
     let joinColumns: [(table: String, column: String)]
+    /// Owner columns (to-many relationships with no inverse) that hold this entity's keys, set
+    /// to NULL when an object is deleted.
+    let ownerKeys: [TableLayout.OwnerKey]
 }
 
 /// A place for a statement prepared later; used under the store's lock only.
@@ -503,10 +524,11 @@ extension TableLayout {
             read[entity.number] = TableReadPlan(entity: entity.name, layout: layout, attributes: attributes, toOne: toOne)
             let names = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)
             let joinColumns = joinColumnsByEntity[entity.name] ?? []
+            let owned = Set([entity.name] + model.ancestors(of: entity.name).map(\.name))
             write[entity.name] = TableWritePlan(
                 table: entity.tableName, number: entity.number, layout: layout, columns: columns,
                 insertSQL: "INSERT INTO \(entity.tableName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
-                joinColumns: joinColumns)
+                joinColumns: joinColumns, ownerKeys: ownerKeys.filter { owned.contains($0.relationship.entity) })
         }
         return (read, write)
     }

@@ -82,6 +82,7 @@ package final class SQLiteStore: @unchecked Sendable {
         }
         // A derived attribute Lade keeps no triggers for is refused as such first.
         let schema = TableLayout(model: model)
+        if let refusal = StoreError.refusingUnknownLayouts(of: schema, storeType: StoreMetadata.sqliteStoreType, path: path) { throw refusal }
         for derived in model.derivedAttributes where schema.derivedAttributeTriggers(for: derived, in: model) == nil {
             throw refusal(derived)
         }
@@ -225,6 +226,10 @@ package final class SQLiteStore: @unchecked Sendable {
             storedEntityNames = try Self.readEntityNames(connection)
             if !readOnly { try Self.renameEarlierEntityColumns(schema: schema, connection: connection) }
             try Self.check(model: model, schema: schema, metadata: metadata, storedNames: storedEntityNames, connection: connection, path: path, tables: tables)
+            if let refusal = try StoreError.refusingMissingRelationshipStorage(of: schema, tables: tables, path: path, columns: { table in
+                Set(try connection.rows("PRAGMA table_info(\(TableLayout.quoted(table)))").compactMap { row -> String? in
+                    if case .text(let name) = row[1] { return name.uppercased() } else { return nil } })
+            }) { throw refusal }
             if !readOnly {
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try Self.prepareDerivedAttributes(schema: schema, model: model, connection: connection)
@@ -253,7 +258,10 @@ package final class SQLiteStore: @unchecked Sendable {
                 guard let underscore = column.name.firstIndex(of: "_") else { continue }
                 var earlier = column.name
                 earlier.remove(at: underscore)
-                if !present.contains(column.name.uppercased()) && present.contains(earlier.uppercased()) {
+                // `Z<n><NAME>` is also Core Data's name of a to-many's owner column: one the
+                // layout has is left as it is.
+                if !present.contains(column.name.uppercased()) && present.contains(earlier.uppercased())
+                    && !table.columns.contains(where: { $0.name.uppercased() == earlier.uppercased() }) {
                     renames.append((table.name, earlier, column.name))
                 }
             }

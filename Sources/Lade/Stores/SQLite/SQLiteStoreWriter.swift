@@ -15,6 +15,7 @@ final class SQLiteStoreWriter: WholeStoreWriting {
     /// `Z_UUID`; a new one when it has none).
     init(at url: URL, model: ManagedObjectModel, metadata given: [String: PropertyListValue], overwrite: Bool) throws {
         if let refusal = StoreError.refusingComposites(in: model, storeType: StoreMetadata.sqliteStoreType, path: url.path) { throw refusal }
+        if let refusal = StoreError.refusingUnknownLayouts(of: TableLayout(model: model), storeType: StoreMetadata.sqliteStoreType, path: url.path) { throw refusal }
         var metadata = given
         metadata[StoreMetadata.Key.storeType] = .string(StoreMetadata.sqliteStoreType)
         metadata[StoreMetadata.Key.autoVacuumLevel] = metadata[StoreMetadata.Key.autoVacuumLevel] ?? .string("2")
