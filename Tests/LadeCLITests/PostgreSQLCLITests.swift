@@ -35,6 +35,36 @@ struct PostgreSQLCLITests {
         return files
     }
 
+    @Test("lade convert --overwrite onto a PostgreSQL store replaces the store's own tables only: a table of the user's in its schema stays; a view elsewhere on the store refuses it, named, and nothing changes")
+    func overwriteReplacesOnlyTheStore() throws {
+        try withSchema("cli_overwrite") { schema in
+            let store = server.storeURL(schema: schema)
+            let s = PostgresTestServer.quotedIdentifier(schema)
+            let view = "v_" + schema
+            #expect(try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            _ = try server.psql("CREATE TABLE \(s).notes (x int); INSERT INTO \(s).notes VALUES (7)")
+            _ = try server.psql("CREATE VIEW public.\(PostgresTestServer.quotedIdentifier(view)) AS SELECT \"Z_NAME\" FROM \(s).\"Z_PRIMARYKEY\"")
+            defer { _ = try? server.psql("DROP VIEW IF EXISTS public.\(PostgresTestServer.quotedIdentifier(view))") }
+            let sandbox = try ImportSandbox()
+            let source = sandbox.url("source.sqlite").path
+            #expect(try LadeProcess.run(["init", source, "--model", "samples/Catalog.xcdatamodeld"]).status == 0)
+            let uuid = try server.psql("SELECT \"Z_UUID\" FROM \(s).\"Z_METADATA\"")
+
+            let refused = try LadeProcess.run(["convert", source, store, "--model", "samples/Catalog.xcdatamodeld", "--overwrite"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains(view), "\(refused.stderr)")
+            #expect(try server.psql("SELECT \"Z_UUID\" FROM \(s).\"Z_METADATA\"") == uuid, "the store changed")
+            #expect(try server.psql("SELECT count(*) FROM public.\(PostgresTestServer.quotedIdentifier(view))") != "0")
+
+            _ = try server.psql("DROP VIEW public.\(PostgresTestServer.quotedIdentifier(view))")
+            let replaced = try LadeProcess.run(["convert", source, store, "--model", "samples/Catalog.xcdatamodeld", "--overwrite"])
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(try server.psql("SELECT \"Z_UUID\" FROM \(s).\"Z_METADATA\"") != uuid, "not replaced")
+            #expect(try server.psql("SELECT x FROM \(s).notes") == "7", "the user's table went with the store")
+            #expect(try LadeProcess.run(["check", store]).status == 0)
+        }
+    }
+
     @Test("lade init makes a store in a schema; meta, inspect, fetch, export and check read it by its URL")
     func initAndRead() throws {
         try withSchema("cli_init") { schema in

@@ -79,7 +79,10 @@ package final class PostgreSQLStore: @unchecked Sendable {
     }
 
     /// The statements of a new store, run on `connection` in the caller's transaction.
-    static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool) throws {
+    /// `beside`: tables of the schema's own that a replaced store left (`PostgreSQLStoreWriter`),
+    /// which the new store's tables join; any other table in the schema refuses the store.
+    static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool,
+                       beside: Set<String> = []) throws {
         let location = connection.location
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
         let schema = TableLayout(model: model)
@@ -89,7 +92,8 @@ package final class PostgreSQLStore: @unchecked Sendable {
         let prefix = postgreSQLQuoted(location.schema) + "."
         let exists = try connection.execute("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(location.schema)]).integer(0, 0) == 1
         if exists {
-            let tables = try connection.execute("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)]).integer(0, 0) ?? 0
+            let tables = Set(try connection.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)]).column(0))
+                .subtracting(beside).count
             guard tables == 0 else {
                 throw StoreError(.alreadyExists, path: location.redacted, "the schema \(postgreSQLQuoted(location.schema)) already holds \(tables) table\(tables == 1 ? "" : "s"); a new store needs a schema of its own: name another, or drop this one")
             }

@@ -5,7 +5,9 @@ import Foundation
 /// Until then no other session sees any of it, and a failure, `discard()`, a lost connection or
 /// a killed process leaves the schema as it was (PostgreSQL's DDL is transactional). With
 /// `overwrite`, a Lade store already in the schema is dropped in the same transaction, so
-/// readers see the old store or the new one, never neither.
+/// readers see the old store or the new one, never neither: its own tables and functions only
+/// (`PostgreSQLStore.dropStoreObjects`), never another table of the schema, and not at all while
+/// anything outside the store depends on them.
 final class PostgreSQLStoreWriter: WholeStoreWriting {
     private let built: PostgreSQLStore
     private let connection: PostgreSQLConnection
@@ -17,16 +19,14 @@ final class PostgreSQLStoreWriter: WholeStoreWriting {
         let connection = try PostgreSQLConnection(location)
         try connection.execute("BEGIN")
         do {
-            if overwrite {
-                // Only a store is replaced: a schema holding other tables is refused by create.
-                if (try? PostgreSQLStore.readMetadata(connection)) != nil {
-                    try connection.execute("DROP SCHEMA \(postgreSQLQuoted(location.schema)) CASCADE")
-                }
+            var kept: Set<String> = []
+            if overwrite, (try? PostgreSQLStore.readMetadata(connection)) != nil {
+                kept = try PostgreSQLStore.dropStoreObjects(connection)
             }
             var metadata = given
             metadata[StoreMetadata.Key.storeType] = .string(PostgreSQLStore.storeType)
             let uuid = metadata[StoreMetadata.Key.storeUUID]?.stringValue ?? UUID().uuidString
-            try PostgreSQLStore.create(in: connection, model: model, identifier: uuid, metadata: metadata, history: false)
+            try PostgreSQLStore.create(in: connection, model: model, identifier: uuid, metadata: metadata, history: false, beside: kept)
             built = try PostgreSQLStore(connection: connection, model: model, readOnly: false, staged: true)
         } catch {
             if connection.isAlive { _ = try? connection.execute("ROLLBACK") }
