@@ -240,3 +240,46 @@ extension StoreCarriedModelCLITests {
         #expect(try StoreReading.column(sandbox.store, "SELECT COUNT(*) FROM ZCATEGORY") == [.integer(2)])
     }
 }
+
+extension StoreCarriedModelCLITests {
+    @Test("lade migrate and migrate: automatic refuse to infer from the store's own model when that would drop an attribute with its data (another app's store), naming it; the store is unchanged")
+    func carriedModelDropsNothing() throws {
+        let sandbox = try ImportSandbox()
+        let photos = sandbox.url("Photos.xcdatamodeld")
+        try MigrateCLITests.writeVersion("Photos", of: photos, """
+            <entity name="Item"><attribute name="name" optional="YES" attributeType="String"/><attribute name="photo" optional="YES" attributeType="Binary"/></entity>
+            """, current: true)
+        let store = sandbox.url("items.sqlite")
+        let context = try privateContext(model: try ManagedObjectModel(contentsOf: photos), store: store, type: .sqlite)
+        try context.performAndWait {
+            let item = try context.insertObject(forEntityName: "Item")
+            try item.setValue("beach", forKey: "name")
+            try item.setValue(Data([1, 2, 3]), forKey: "photo")
+            try context.save()
+        }
+        // An unrelated app's bundle: an Item without the photo, in a version that did not write the store.
+        let other = sandbox.url("Other.xcdatamodeld")
+        try MigrateCLITests.writeVersion("Other", of: other, """
+            <entity name="Item"><attribute name="name" optional="YES" attributeType="String"/><attribute name="tag" optional="YES" attributeType="String"/></entity>
+            """, current: true)
+        let before = try storeFileDigests(store)
+        let migrated = try sandbox.lade(["migrate", store.path, "--model", other.path])
+        #expect(migrated.status != 0)
+        #expect(migrated.stderr.contains("would drop Item.photo"), "\(migrated.stderr)")
+        #expect(try storeFileDigests(store) == before, "the store changed")
+        try sandbox.write("items.csv", "name\nsea\n")
+        try sandbox.write("job.yaml", """
+            kind: import
+            model: Other.xcdatamodeld
+            store: { path: items.sqlite }
+            source: items.csv
+            entity: Item
+            migrate: automatic
+
+            """)
+        let (run, _) = try sandbox.run()
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("would drop Item.photo"), "\(run.stderr)")
+        #expect(try StoreReading.integer(store, "SELECT COUNT(*) FROM ZITEM WHERE ZPHOTO IS NOT NULL") == 1)
+    }
+}

@@ -46,6 +46,9 @@ public struct LightweightMigration: Sendable {
     public let destination: ManagedObjectModel
     /// What the migration does, one line per change, for `--dry-run` and the summary.
     public private(set) var steps: [String] = []
+    /// What the migration drops with its data: removed entities (with their objects), stored
+    /// attributes and relationships, as `Entity` or `Entity.property` of the source.
+    public private(set) var dropped: [String] = []
 
     /// Where each destination entity and property comes from, as the store type executes it.
     private(set) var mapping: InferredMapping
@@ -117,6 +120,7 @@ public struct LightweightMigration: Sendable {
         }
         for entity in source.entities where !matchedSources.contains(entity.name) {
             steps.append("\(entity.name): removed, with its objects")
+            dropped.append(entity.name)
         }
         // Hierarchies: entities may get a new parent or child, or leave a hierarchy, with their
         // properties moving up and down; each new hierarchy's objects must come from one old one
@@ -198,7 +202,9 @@ public struct LightweightMigration: Sendable {
                 }
             }
             for attribute in oldAll where !seen.contains(attribute.name) {
-                step("\(TableLayout.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name): removed")
+                let place = "\(TableLayout.declaringEntity(of: attribute.name, from: old.name, in: source) ?? old.name).\(attribute.name)"
+                if !dropped.contains(place) { dropped.append(place) }
+                step("\(place): removed")
             }
             let oldAllRelationships = source.relationships(of: old.name).filter { !$0.isTransient }
             let oldRelationships = Dictionary(oldAllRelationships.map { ($0.renamingIdentifier ?? $0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -303,7 +309,9 @@ public struct LightweightMigration: Sendable {
                 }
             }
             for relationship in oldAllRelationships where !seenRelationships.contains(relationship.name) {
-                step("\(TableLayout.declaringEntity(of: relationship.name, from: old.name, in: source) ?? old.name).\(relationship.name): removed")
+                let place = "\(TableLayout.declaringEntity(of: relationship.name, from: old.name, in: source) ?? old.name).\(relationship.name)"
+                if !dropped.contains(place) { dropped.append(place) }
+                step("\(place): removed")
             }
         }
         for (join, place) in inverseMadeToMany where mapping.keyJoins[join] == nil {

@@ -103,12 +103,12 @@ public struct StagedMigration: Sendable {
             guard case .modelMismatch = error.kind, let carried = try? ManagedObjectModel(carriedByStoreAt: url) else { throw error }
             sourceVersion = Self.carriedModelName
             targetModel = try ManagedObjectModel(contentsOf: bundle, version: target, compiledModel: compiledModel)
-            // Only for a store of the same app: nothing the store's own model has is dropped
-            // whole. A store of another model would lose every object of its entities.
-            let kept = Set(try LightweightMigration(planning: url, from: carried, to: targetModel).mapping.entityMap.values)
-            let dropped = carried.entities.filter { !kept.contains($0.name) }.map(\.name)
+            // Only when the migration drops nothing the store's own model has: no entity, no
+            // attribute, no relationship. The store may be another app's, or an older version
+            // whose data the target does not keep; no version of the bundle says it may go.
+            let dropped = try LightweightMigration(planning: url, from: carried, to: targetModel).dropped
             guard dropped.isEmpty else {
-                throw StoreError(error.kind, path: error.path, error.message + "; the model the store carries (Z_MODELCACHE) cannot stand in as the version that wrote it: \(target) has no entity for \(dropped.prefix(5).joined(separator: ", "))\(dropped.count > 5 ? " and \(dropped.count - 5) more" : ""), whose objects a migration would drop")
+                throw StoreError(error.kind, path: error.path, error.message + "; the model the store carries (Z_MODELCACHE) cannot stand in as the version that wrote it: migrating from it to \(target) would drop \(dropped.prefix(8).joined(separator: ", "))\(dropped.count > 8 ? " and \(dropped.count - 8) more" : ""), with their data. Add the version that wrote the store to the bundle (then lade migrate finds it), or migrate with a mapping model")
             }
             let planner = Planner(url: url, path: [sourceVersion, target], models: [carried, targetModel], batchSize: batchSize)
             steps = try planner.steps(mapped: [], inferring: true)
