@@ -106,3 +106,102 @@ struct DerivedAttributeImportTests {
         try Self.importPages(sandbox, store: "lade.sqlite", first: (keys[0], ids.0), second: (keys[1], ids.1))
     }
 }
+
+extension DerivedAttributeImportTests {
+    /// A store Lade made from SampleModel2 with two books (one page each), on SQLite or at `url`.
+    static func twoBooks(_ url: URL, type: PersistentStoreCoordinator.StoreType) throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
+        try coordinator.addPersistentStore(type: type, at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let author = try context.insertObject(forEntityName: "Author")
+            try author.setValue("Ada", forKey: "alias")
+            try author.setValue(36, forKey: "age")
+            for title in ["title A", "title B"] {
+                let book = try context.insertObject(forEntityName: "Book")
+                try book.setValue(UUID(), forKey: "uniqueID")
+                try book.setValue(title, forKey: "title")
+                try book.setValue(Decimal(10), forKey: "price")
+                try book.setValue(Data([0]), forKey: "cover")
+                try book.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "publishedAt")
+                try book.setObject(author, forKey: "author")
+                let page = try context.insertObject(forEntityName: "Page")
+                try page.setValue(1, forKey: "number")
+                try page.setValue(Data([1]), forKey: "content")
+                try page.setObject(book, forKey: "book")
+            }
+            try context.save()
+        }
+        for store in coordinator.persistentStores { coordinator.remove(store) }
+    }
+
+    @Test("a job that maps a derived attribute is refused (validate and run), naming it; an export imported again leaves the derived values the store computes", .serialized)
+    func derivedNeverFromSource() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("SampleModel2.json", try SampleModel2.model().jsonData())
+        try Self.twoBooks(sandbox.url("books.sqlite"), type: .sqlite)
+        try sandbox.write("books.csv", "title,pages_count\ntitle A,9999\n")
+        try sandbox.write("job.yaml", """
+            kind: import
+            model: SampleModel2.json
+            store: { path: books.sqlite }
+            source: books.csv
+            entity: Book
+            key: title
+            mode: update
+            fields:
+              pagesCount: pages_count
+
+            """ + (ImportSandbox.writer.map { "writer: \($0)\n" } ?? ""))
+        for command in [["validate", "job.yaml"], ["run", "job.yaml"]] {
+            let result = try sandbox.lade(command)
+            #expect(result.status != 0, "\(command[0])")
+            #expect(result.stderr.contains("pagesCount") && result.stderr.contains("derived"), "\(command[0]): \(result.stderr)")
+        }
+        #expect(try Self.wrongCounts(sandbox.url("books.sqlite")) == 0)
+        // An export's records carry pagesCount; imported again (autoMatch), it is not written.
+        let exported = try sandbox.lade(["export", "books.sqlite", "--model", "SampleModel2.json", "--format", "csv", "--out", "export"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let csv = try String(contentsOf: sandbox.url("export/Book.csv"), encoding: .utf8)
+        #expect(csv.contains("pagesCount"), "\(csv)")
+        try sandbox.write("books.csv", "title,pagesCount\ntitle A,9999\n")
+        try sandbox.write("job.yaml", """
+            kind: import
+            model: SampleModel2.json
+            store: { path: books.sqlite }
+            source: books.csv
+            entity: Book
+            key: title
+            mode: update
+
+            """ + (ImportSandbox.writer.map { "writer: \($0)\n" } ?? ""))
+        let (run, _) = try sandbox.run()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Self.wrongCounts(sandbox.url("books.sqlite")) == 0)
+        #expect(try StoreReading.integer(sandbox.url("books.sqlite"), "SELECT MAX(ZPAGESCOUNT) FROM ZBOOK") == 1)
+    }
+
+    @Test("lade check compares stored derived counts with what they count (SQLite and PostgreSQL)")
+    func checkFindsWrongCounts() throws {
+        let sandbox = try ImportSandbox()
+        try sandbox.write("SampleModel2.json", try SampleModel2.model().jsonData())
+        let server = try PostgresTestServer.fromEnvironment()
+        let schema = server.newSchemaName("derived_check")
+        defer { try? server.dropSchema(schema) }
+        let sqlite = sandbox.url("books.sqlite")
+        try Self.twoBooks(sqlite, type: .sqlite)
+        try Self.twoBooks(URL(string: server.storeURL(schema: schema))!, type: .postgresql)
+        for store in [sqlite.path, server.storeURL(schema: schema)] {
+            let clean = try sandbox.lade(["check", store, "--model", "SampleModel2.json"])
+            #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+        }
+        try SQLiteConnection(path: sqlite.path, mode: .readWrite(create: false)).execute("UPDATE ZBOOK SET ZPAGESCOUNT = 9999 WHERE ZTITLE = 'title A'")
+        _ = try server.psql("UPDATE \(PostgresTestServer.quotedIdentifier(schema)).\"ZBOOK\" SET \"ZPAGESCOUNT\" = 9999 WHERE \"ZTITLE\" = 'title A'")
+        for store in [sqlite.path, server.storeURL(schema: schema)] {
+            let checked = try sandbox.lade(["check", store, "--model", "SampleModel2.json"])
+            #expect(checked.status != 0, "\(store)")
+            #expect(checked.stdout.contains("derivedValue: Book.pagesCount") && checked.stdout.contains("holds 9999 where pages.@count is 1"), "\(checked.stdout)\(checked.stderr)")
+        }
+    }
+}

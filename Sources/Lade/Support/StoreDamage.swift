@@ -37,6 +37,10 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
         /// commit: a run killed before that leaves them missing (the next run builds them).
         /// The store's answers are the same without them, only slower.
         case missingIndex
+        /// Derived attributes (`relationship.@count`) whose stored value is not what they
+        /// derive from: Core Data's triggers keep them, so a write that got past them (or set
+        /// one from a source) left it wrong, and every reader takes it as the truth.
+        case derivedValue
     }
 
     public let kind: Kind

@@ -154,7 +154,10 @@ package struct ImportPlan: Sendable {
         }
         guard step.autoMatch else { return plans }
         let listed = Set(step.fields.map(\.attribute))
-        for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined {
+        // A derived attribute is never matched: the store computes it (an export's column of it,
+        // imported again, is left alone).
+        for attribute in model.attributes(of: entity.name) where !listed.contains(attribute.name) && !attribute.isTransient && attribute.type != .undefined
+            && attribute.derivationExpression == nil {
             let candidates = ImportPlan.columnSpellings(of: attribute.name).map { fields.index(of: FieldPath(components: [$0])) }
             let field = FieldSettings(attribute: attribute.name, origin: .field(FieldPath(components: [attribute.name])), dateFormat: nil,
                                       timeZone: .utc, empty: nil, listed: false, location: step.location)
@@ -174,6 +177,12 @@ package struct ImportPlan: Sendable {
             throw JobError(file: field.location, field: "fields.\(field.attribute)", isRelationship
                 ? "'\(field.attribute)' is a relationship: wire it under 'relationships:' with from/match"
                 : "\(entity.name) has no attribute '\(field.attribute)'; its attributes are \(model.attributes(of: entity.name).map(\.name).joined(separator: ", "))")
+        }
+        if let derivation = attribute.derivationExpression {
+            // The store computes it (Core Data's triggers): a value from the source would be
+            // kept until the next change of what it derives from, and read as the truth.
+            throw JobError(file: field.location, field: "fields.\(field.attribute)",
+                           "'\(attribute.name)' is a derived attribute (\(derivation)): the store computes it from what it derives from, and never takes it from a source; remove it from fields")
         }
         let converter = try ValueConverter(attribute: attribute, field: field, nulls: step.source.nulls)
         switch field.origin {

@@ -456,6 +456,25 @@ extension PostgreSQLStore: PersistentStore {
                     if case .damaged(let damage) = error.kind { found += damage } else { throw error }
                 }
             }
+            // `relationship.@count` values that are not the count (as the SQLite check compares them).
+            try withConnection { connection in
+                for derived in model.derivedAttributes {
+                    guard let count = schema.countDerivation(for: derived, in: model) else { continue }
+                    let (source, parameter) = (prefix + postgreSQLQuoted(count.sourceTable), prefix + postgreSQLQuoted(count.parameterTable))
+                    let (value, key) = (postgreSQLQuoted(count.valueColumn), postgreSQLQuoted(count.foreignKey))
+                    let actual = "(SELECT count(d.\(key)) FROM \(parameter) d WHERE d.\(key) = s.\"Z_PK\")"
+                    let result = try connection.execute("""
+                        SELECT count(*) OVER (), s."Z_PK", s.\(value), \(actual) FROM \(source) s
+                        WHERE s."Z_ENT" IN (\(count.entityNumbers.map(String.init).joined(separator: ", "))) AND s.\(value) IS DISTINCT FROM \(actual)
+                        ORDER BY s."Z_PK" LIMIT 1
+                        """)
+                    guard result.count == 1, let number = result.integer(0, 0) else { continue }
+                    found.append(StoreDamage(
+                        .derivedValue, place: "\(derived.entity).\(derived.attribute.name)", count: Int(number),
+                        example: "Z_PK \(result.text(0, 1) ?? "?") holds \(result.text(0, 2) ?? "NULL") where \(derived.attribute.derivationExpression ?? "its derivation") is \(result.text(0, 3) ?? "?")",
+                        problem: "derived \(number == 1 ? "value that is" : "values that are") not what \(number == 1 ? "it derives" : "they derive") from (\(derived.attribute.derivationExpression ?? ""))"))
+                }
+            }
         }
         return found
     }

@@ -25,12 +25,32 @@ extension SQLiteStore {
                 found += try uniquenessDamage(connection)
                 found += try inverseDamage(connection)
                 found += try missingIndexDamage(connection)
+                found += try derivedValueDamage(connection)
             }
             return found
         }
     }
 
     // MARK: Parts
+
+    /// `relationship.@count` values that are not the count, as Core Data's triggers compute it
+    /// (every row of the counted table whose key names the object). Other forms are computed by
+    /// triggers Lade runs but does not make; it does not second-guess them.
+    private func derivedValueDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        var found: [StoreDamage] = []
+        for derived in model.derivedAttributes {
+            guard let count = schema.countDerivation(for: derived, in: model) else { continue }
+            let kinds = count.entityNumbers.map(String.init).joined(separator: ", ")
+            let actual = "(SELECT COUNT(d.\(count.foreignKey)) FROM \(count.parameterTable) d WHERE d.\(count.foreignKey) = s.Z_PK)"
+            guard let (number, key) = try countAndFirst("SELECT COUNT(*), MIN(s.Z_PK) FROM \(count.sourceTable) s WHERE s.Z_ENT IN (\(kinds)) AND s.\(count.valueColumn) IS NOT \(actual)", connection) else { continue }
+            let row = try connection.rows("SELECT s.\(count.valueColumn), \(actual) FROM \(count.sourceTable) s WHERE s.Z_PK = \(key)").first ?? []
+            found.append(StoreDamage(
+                .derivedValue, place: "\(derived.entity).\(derived.attribute.name)", count: Int(number),
+                example: "Z_PK \(key) holds \(row.first.map(SQLiteValueCoding.shown) ?? "?") where \(derived.attribute.derivationExpression ?? "its derivation") is \(row.dropFirst().first.map(SQLiteValueCoding.shown) ?? "?")",
+                problem: "derived \(number == 1 ? "value that is" : "values that are") not what \(number == 1 ? "it derives" : "they derive") from (\(derived.attribute.derivationExpression ?? ""))"))
+        }
+        return found
+    }
 
     /// Indexes of the layout the file lacks, one finding per table.
     private func missingIndexDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
