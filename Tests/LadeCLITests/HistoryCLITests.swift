@@ -157,3 +157,25 @@ struct HistoryCLITests {
         #expect(xml.status == 64, "\(xml.stderr)")
     }
 }
+
+extension HistoryCLITests {
+    @Test("a store that keeps history but lacks ATRANSACTION or ACHANGE is refused for writing, naming the table, and lade check reports it", arguments: ["ATRANSACTION", "ACHANGE"])
+    func missingHistoryTableRefused(table: String) throws {
+        let sandbox = try sandbox()
+        let made = try sandbox.lade(["init", "made.sqlite", "--model", "model.json", "--history"])
+        #expect(made.status == 0, "\(made.stderr)")
+        try SQLiteConnection(path: sandbox.url("made.sqlite").path, mode: .readWrite(create: false)).execute("DROP TABLE \(table)")
+        try sandbox.job(importJob(store: "{ path: made.sqlite }", writer: "auto"), named: "made.yaml")
+        let run = try sandbox.run("made.yaml").result
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("history table missing") && run.stderr.contains(table), "\(run.stderr)")
+        #expect(try StoreReading.integer(sandbox.url("made.sqlite"), "SELECT COUNT(*) FROM ZFEEDBACK") == 0, "rows written without history")
+        let checked = try sandbox.lade(["check", "made.sqlite", "--model", "model.json"])
+        #expect(checked.status != 0)
+        #expect(checked.stdout.contains("historyTables") && checked.stdout.contains(table), "\(checked.stdout)\(checked.stderr)")
+        // lade history names the one table that is gone, not all three.
+        let listed = try sandbox.lade(["history", "made.sqlite"])
+        #expect(listed.status != 0)
+        #expect(listed.stderr.contains("its \(table) table is missing"), "\(listed.stderr)")
+    }
+}

@@ -41,6 +41,9 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
         /// derive from: Core Data's triggers keep them, so a write that got past them (or set
         /// one from a source) left it wrong, and every reader takes it as the truth.
         case derivedValue
+        /// A store that keeps persistent history lacks some of its tables (`ATRANSACTION`,
+        /// `ACHANGE`, `ATRANSACTIONSTRING`): its writes would go unrecorded.
+        case historyTables
     }
 
     public let kind: Kind

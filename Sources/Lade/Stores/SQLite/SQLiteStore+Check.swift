@@ -26,6 +26,7 @@ extension SQLiteStore {
                 found += try inverseDamage(connection)
                 found += try missingIndexDamage(connection)
                 found += try derivedValueDamage(connection)
+                if let damage = SQLiteHistory.missingTablesDamage(tables: try connection.tableNames(), entityNumbers: storedEntityNames.keys) { found.append(damage) }
             }
             return found
         }

@@ -20,6 +20,19 @@ package enum SQLiteHistory {
     /// Whether a store with these tables keeps history: all three are there.
     static func isTracked(tables: Set<String>) -> Bool { tables.isSuperset(of: Self.tables) }
 
+    /// The damage of a store that keeps history (one of its tables, or a history entity's
+    /// `Z_PRIMARYKEY` row, is there) but lacks some of its tables: writing it would record no
+    /// history, silently, where Core Data's clients expect every change. Nil when it has all
+    /// three or none.
+    static func missingTablesDamage(tables: Set<String>, entityNumbers: some Collection<Int64>) -> StoreDamage? {
+        let present = tables.intersection(Self.tables)
+        let keeps = !present.isEmpty || entityNumbers.contains { primaryKeyRows.map(\.0).contains($0) }
+        guard keeps, present != Self.tables else { return nil }
+        let missing = Self.tables.subtracting(present).sorted()
+        return StoreDamage(.historyTables, place: "persistent history", count: missing.count, example: missing.joined(separator: ", "),
+                           problem: "history \(missing.count == 1 ? "table" : "tables") missing from a store that keeps history (\(present.isEmpty ? "its Z_PRIMARYKEY names the history entities" : "it has \(present.sorted().joined(separator: ", "))")): every write would go unrecorded. Restore the store from a copy, or lade convert it to a new store, which is made without history")
+    }
+
     /// The tables' columns as Core Data declares them, `ACHANGE` with a `ZTOMBSTONE<n>` column
     /// per slot `model` needs (a PostgreSQL store types them from these, as its other columns).
     static func tableColumns(for model: ManagedObjectModel) -> [(table: String, columns: [(name: String, type: String)])] {

@@ -231,6 +231,9 @@ package final class SQLiteStore: @unchecked Sendable {
                     if case .text(let name) = row[1] { return name.uppercased() } else { return nil } })
             }) { throw refusal }
             if !readOnly {
+                if let damage = SQLiteHistory.missingTablesDamage(tables: tables, entityNumbers: storedEntityNames.keys) {
+                    throw StoreError.damaged([damage], path: path)
+                }
                 try connection.execute("PRAGMA journal_mode = WAL")
                 try Self.prepareDerivedAttributes(schema: schema, model: model, connection: connection)
                 history = try HistoryRecorder.attach(to: connection, schema: schema, model: model, tables: tables)
