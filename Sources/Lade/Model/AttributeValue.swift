@@ -104,6 +104,10 @@ extension AttributeValue {
     /// A floating-point value read from text is rounded to the nearest one the type holds, as
     /// Core Data does; but a number beyond the type's range (which would become infinity, or
     /// `inf` written out) or so small it becomes zero is not kept at all, and refused.
+    /// NaN and the infinities, spelt as `lade export` writes them (and JSON tools commonly do):
+    /// the value itself, not a number that overflowed (`1e999` is still refused).
+    static let nonFinite: [String: Double] = ["NaN": .nan, "Infinity": .infinity, "-Infinity": -.infinity]
+
     static func checkKept<F: BinaryFloatingPoint>(_ value: F, text: String, largest: String, smallest: String, _ fail: (String) -> ValueParseError) throws {
         if value.isInfinite {
             throw fail("out of range: a \(F.self == Float.self ? "Float" : "Double") holds at most ±\(largest)")
@@ -166,12 +170,14 @@ extension AttributeValue {
             }
             self = .integer(value)
         case .double:
+            if let special = AttributeValue.nonFinite[trimmed] { self = .double(special); return }
             guard let value = Double(trimmed), !value.isNaN else {
                 throw fail("expected a number")
             }
             try AttributeValue.checkKept(value, text: trimmed, largest: "1.7976931348623157e308", smallest: "4.9e-324", fail)
             self = .double(value)
         case .float:
+            if let special = AttributeValue.nonFinite[trimmed] { self = .float(Float(special)); return }
             guard let value = Float(trimmed), !value.isNaN else { throw fail("expected a number") }
             try AttributeValue.checkKept(value, text: trimmed, largest: "3.4028235e38", smallest: "1.4e-45", fail)
             self = .float(value)

@@ -16,8 +16,43 @@ package enum ISO8601Date {
         return text.withUTF8 { parse(bytes: $0) }
     }
 
+    /// What `parseKept` makes of a text.
+    package enum Parsed: Equatable {
+        case date(Date)
+        /// A date, but the double Core Data keeps a date in (seconds since 2001) holds another
+        /// instant to the microsecond: `kept` (`9999-12-31T23:59:59.999999Z` is kept as
+        /// `10000-01-01T00:00:00Z`).
+        case notKept(kept: Date)
+        case invalid
+    }
+
+    /// As `parse`, also telling a date the store's double cannot hold to the microsecond (to
+    /// the precision the text gives, at most microseconds) from one it holds: such a value is
+    /// refused, never rounded into another instant.
+    package static func parseKept(_ text: String) -> Parsed {
+        var text = text
+        return text.withUTF8 { bytes in
+            var exact: (seconds: Int64, micros: Int64) = (0, 0)
+            guard let date = parse(bytes: bytes, exact: &exact) else { return .invalid }
+            // Seconds since 2001, split exactly: the whole part, and the fraction in microseconds.
+            let stored = date.timeIntervalSinceReferenceDate
+            let whole = stored.rounded(.down)
+            guard let wholeSeconds = Int64(exactly: whole) else { return .notKept(kept: date) }
+            let storedMicros = wholeSeconds * 1_000_000 + Int64(((stored - whole) * 1_000_000).rounded())
+            let exactMicros = (exact.seconds - 978_307_200) * 1_000_000 + exact.micros
+            return storedMicros == exactMicros ? .date(date) : .notKept(kept: date)
+        }
+    }
+
     /// Parses the whole of `bytes`; nil unless every byte is part of the date.
     package static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var exact: (seconds: Int64, micros: Int64) = (0, 0)
+        return parse(bytes: bytes, exact: &exact)
+    }
+
+    /// `exact`: the instant as whole seconds since 1970 and microseconds (the text's fraction
+    /// rounded to the microsecond), computed in integers.
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, exact: inout (seconds: Int64, micros: Int64)) -> Date? {
         var index = 0
         let count = bytes.count
         func digits(_ n: Int) -> Int? {
@@ -40,6 +75,7 @@ package enum ISO8601Date {
               (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
         else { return nil }
         var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        exact = (Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400, 0)
         guard index < count else { return Date(timeIntervalSince1970: seconds) }
         guard bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t") || bytes[index] == UInt8(ascii: " ") else { return nil }
         index += 1
@@ -53,19 +89,26 @@ package enum ISO8601Date {
                 index += 1
                 var numerator = 0.0
                 var denominator = 1.0
+                var micros: Int64 = 0
                 let start = index
                 while index < count, bytes[index] >= 48, bytes[index] <= 57 {
                     if denominator < 1e15 {
                         numerator = numerator * 10 + Double(bytes[index] - 48)
                         denominator *= 10
                     }
+                    let place = index - start
+                    if place < 6 { micros = micros * 10 + Int64(bytes[index] - 48) }
+                    if place == 6, bytes[index] >= 53 { micros += 1 }  // the seventh digit rounds
                     index += 1
                 }
                 guard index > start else { return nil }
+                for _ in min(index - start, 6)..<6 { micros *= 10 }
+                exact.micros = micros
                 fraction = numerator / denominator
             }
         }
         seconds += Double(hour * 3600 + minute * 60 + second) + fraction
+        exact.seconds += Int64(hour * 3600 + minute * 60 + second)
         guard index < count else { return Date(timeIntervalSince1970: seconds) }
         switch bytes[index] {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
@@ -81,6 +124,7 @@ package enum ISO8601Date {
                 offsetMinutes = value
             }
             seconds -= sign * Double(offsetHours * 3600 + offsetMinutes * 60)
+            exact.seconds -= Int64(sign) * Int64(offsetHours * 3600 + offsetMinutes * 60)
         default:
             return nil
         }

@@ -46,7 +46,7 @@ public enum BulkInsert {
             for index in values.indices {
                 guard case .some(.some(let given)) = values[index] else { continue }
                 switch given {
-                case .decimal:
+                case .decimal, .double, .float:
                     if sqliteRefusal == nil, let reason = SQLiteValueCoding.refusal(given) { sqliteRefusal = (index, reason) }
                 case .string:
                     if postgreSQLRefusal == nil, let reason = PostgreSQLValueCoding.refusal(given) { postgreSQLRefusal = (index, reason) }

@@ -107,7 +107,12 @@ package final class ValueConverter: @unchecked Sendable {
         let trimmed = AttributeValue.trimmingEdgeWhitespace(text)
         switch dateFormat {
         case .iso8601?, nil:
-            if let date = ISO8601Date.parse(trimmed) { return .value(.date(date)) }
+            switch ISO8601Date.parseKept(trimmed) {
+            case .date(let date): return .value(.date(date))
+            case .notKept(let kept):
+                return .failure("'\(Self.clip(text))' cannot be kept exactly: Core Data keeps a date as seconds since 2001 in a double, which holds this one as \(ISO8601Date.format(kept, fractionalSeconds: true)); give it with fewer fractional digits")
+            case .invalid: break
+            }
             let hint = Double(trimmed) != nil ? " (for a number of seconds since 1970 say date: unix, for milliseconds date: unix-ms)" : ""
             return .failure("'\(Self.clip(text))' is not an ISO 8601 date such as 2024-03-01T12:30:00Z\(hint)")
         case .unixSeconds?, .unixMilliseconds?:

@@ -39,10 +39,19 @@ enum SQLiteValueCoding {
     static let decimalDigitsKept = 15
 
     /// Whether some value of `type` cannot be kept exactly (`refusal` says which): Decimals only.
-    static func mayRefuse(_ type: AttributeType) -> Bool { type == .decimal }
+    static func mayRefuse(_ type: AttributeType) -> Bool { type == .decimal || type == .double || type == .float }
 
     /// Why the store cannot keep `value` exactly; nil when it can.
     static func refusal(_ value: AttributeValue?) -> String? {
+        let isNaN = switch value {
+        case .double(let number)?: number.isNaN
+        case .float(let number)?: number.isNaN
+        default: false
+        }
+        if isNaN {
+            // sqlite3_bind_double stores a NaN as NULL (https://www.sqlite.org/c3ref/bind_blob.html).
+            return "is NaN, which a SQLite store keeps as NULL; keep it in an XML, binary or PostgreSQL store, or give a number"
+        }
         guard case .decimal(let decimal)? = value else { return nil }
         let digits = DecimalText.significantDigits(of: decimal)
         guard digits > decimalDigitsKept, DecimalText.doubleReadingBack(as: decimal) == nil else { return nil }
