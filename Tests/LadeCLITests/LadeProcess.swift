@@ -58,7 +58,7 @@ final class LadeChild {
     let stderrFile: URL
     let started = Date()
 
-    init(_ arguments: [String], in directory: URL = LadeProcess.root) throws {
+    init(_ arguments: [String], in directory: URL = LadeProcess.root, environment: [String: String] = [:]) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("lade-child-\(UUID().uuidString)")
         stdoutFile = base.appendingPathExtension("out")
         stderrFile = base.appendingPathExtension("err")
@@ -66,6 +66,7 @@ final class LadeChild {
         process.executableURL = LadeProcess.binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         process.standardInput = FileHandle.nullDevice

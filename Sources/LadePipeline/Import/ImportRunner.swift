@@ -64,6 +64,7 @@ public final class ImportRunner {
         let session = ImportSession(job: job, stack: try setup.open(job, contextName: "lade import"), policy: .run(job),
                                     progressInterval: options.progressInterval, progressOutput: options.progressOutput)
         defer { session.close() }
+        session.verifyLock = { try lock.verify() }
         var report = ImportReport(
             status: .completed, job: job.file, source: step.source.displayPath, store: job.store.displayName, entity: plan.entity.name,
             counts: ImportCounts(), rows: 0, resumedAtLine: nil, batches: 0, commits: 0, resets: 0, seconds: 0,

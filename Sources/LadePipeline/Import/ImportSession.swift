@@ -111,6 +111,9 @@ final class ImportSession {
     private var batchStates: [Int: BatchState] = [:]
     private var stateAtCommit = BatchState(point: .start, running: ImportCounts(), counts: ImportCounts(), rejectsLength: 0)
 
+    /// Asked before each commit: throws when the run's lock is no longer held (`StoreLock.verify`).
+    var verifyLock: (() throws -> Void)?
+
     init(job: Job, stack: ImportStack.Stack, policy: CommitPolicy, progressInterval: TimeInterval?, progressOutput: ProgressReporter.Output?) {
         self.job = job
         context = stack.context
@@ -301,6 +304,7 @@ final class ImportSession {
     /// returned. Under `.once` (all or nothing) a refusal is thrown as it is.
     private func commit(complete: Bool) throws -> [RejectedRow]? {
         guard let writer else { preconditionFailure("commit before read()") }
+        try verifyLock?()
         var ending: [RejectedRow]?
         var complete = complete
         while true {

@@ -102,7 +102,7 @@ public final class SeedRunner {
         }
         report.storeCreated = !exists
         do {
-            let outcome = try seed(setup, flag: flag, signals: signals, report: report)
+            let outcome = try seed(setup, flag: flag, signals: signals, report: report, lock: lock)
             if outcome.status != .seeded && report.storeCreated { removeStore() }
             return finish(outcome)
         } catch {
@@ -115,7 +115,7 @@ public final class SeedRunner {
 
     /// Every step read on the reader thread and written through one `ImportSession` that
     /// commits once (`CommitPolicy.once`), with the flag.
-    private func seed(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport) throws -> SeedReport {
+    private func seed(_ setup: ImportStack, flag: String, signals: StopSignals?, report: SeedReport, lock: StoreLock) throws -> SeedReport {
         var report = report
         let model = setup.model
         let stack = try setup.open(job, contextName: "lade seed")
@@ -126,6 +126,7 @@ public final class SeedRunner {
         try ImportStack.setPageCache(of: stack.store, job: job, writer: report.writer ?? .objects)
         let session = ImportSession(job: job, stack: stack, policy: .once, progressInterval: options.progressInterval, progressOutput: options.progressOutput)
         session.signals = signals
+        session.verifyLock = { try lock.verify() }
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }

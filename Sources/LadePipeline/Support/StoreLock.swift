@@ -86,6 +86,16 @@ public final class StoreLock: @unchecked Sendable {
         _ = note.withCString { pwrite(descriptor, $0, strlen($0), 0) }
     }
 
+    /// For a PostgreSQL store's lock: throws `store.connection` when its session ended (another
+    /// run may hold the lock now), so the run stops before it commits; nothing for a lock file,
+    /// which the process holds until it ends.
+    package func verify() throws {
+        guard let serverLock else { return }
+        do { try serverLock.verify() } catch {
+            throw StoreError(.connection, path: path, "this run's lock on the server (one run per job) was lost: its session ended (terminated, or the server restarted), so another run may be writing; the run stops before its next commit, keeping what it committed; run it again")
+        }
+    }
+
     private init(path: String, descriptor: Int32) {
         self.path = path
         self.descriptor = descriptor

@@ -7,6 +7,11 @@ import Foundation
 /// scope (a job's checkpoint key), so different jobs on one store, and one job on different
 /// stores, never exclude each other.
 ///
+/// The lock's session sits idle while the run works on its own connection, so it turns off
+/// `idle_session_timeout` for itself (a role's or server's setting would end it, and free the
+/// lock while the run goes on); a session ended all the same (`pg_terminate_backend`, a server
+/// restart) is found by `verify()`, which a run calls before each commit and stops on.
+///
 /// Related PostgreSQL documentation:
 /// <https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS>
 package final class PostgreSQLAdvisoryLock: @unchecked Sendable {
@@ -22,6 +27,8 @@ package final class PostgreSQLAdvisoryLock: @unchecked Sendable {
     package init(location: PostgreSQLLocation, scope: String) throws {
         keys = (Self.digest(location.schema), Self.digest(scope))
         let connection = try PostgreSQLConnection(location)
+        // Servers before 14 have no such setting: nothing there ends an idle session.
+        _ = try? connection.execute("SET idle_session_timeout = 0")
         let taken = try connection.execute("SELECT pg_try_advisory_lock($1::int4, $2::int4)", [.integer(Int64(keys.0)), .integer(Int64(keys.1))]).text(0, 0)
         guard taken == "t" else {
             let holder = try? connection.execute("""
@@ -34,6 +41,20 @@ package final class PostgreSQLAdvisoryLock: @unchecked Sendable {
             })
         }
         self.connection = connection
+    }
+
+    /// Lost: the lock's session ended (terminated, timed out, the server restarted), so another
+    /// run may hold the lock now.
+    package struct Lost: Error, Sendable {}
+
+    /// Throws `Lost` unless this session still holds the lock (one round trip on its connection).
+    package func verify() throws {
+        guard let connection, connection.isAlive else { throw Lost() }
+        let held = try? connection.execute("""
+            SELECT count(*) FROM pg_catalog.pg_locks
+            WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = ($1::int4)::oid AND objid = ($2::int4)::oid AND objsubid = 2 AND granted
+            """, [.integer(Int64(keys.0)), .integer(Int64(keys.1))]).integer(0, 0)
+        guard held == 1 else { throw Lost() }
     }
 
     /// Releases the lock (closing its connection).
