@@ -26,8 +26,13 @@ struct History: ParsableCommand {
         defaultSubcommand: HistoryList.self)
 }
 
-/// A token or an ISO 8601 date, as `--after` and `--before` take them.
+/// A token or an ISO 8601 date, as `--after` and `--before` take them. Both options read the
+/// next argument as their value even when it starts with `-`, so `--before -1` is refused for
+/// what it says, not as a missing value.
 private func parseBound(_ text: String, option: String) throws -> PersistentHistory.Bound {
+    if let number = Int64(text), number < 0 {
+        throw ValidationError("\(option) takes a transaction token (a whole number, 0 or more: the first transaction's is 1) or an ISO 8601 date, not '\(text)': a negative token names no transaction; see the tokens with lade history STORE")
+    }
     guard let bound = HistoryListing.bound(text) else {
         throw ValidationError("\(option) takes a transaction token (a whole number) or an ISO 8601 date, not '\(text)'")
     }
@@ -42,7 +47,7 @@ struct HistoryList: ParsableCommand {
     @Argument(help: ArgumentHelp("The SQLite store file, or a PostgreSQL store URL.", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("Only transactions after this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only transactions after this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))
     var after: String?
 
     @Flag(help: "Print a JSON array.")
@@ -75,7 +80,7 @@ struct HistoryDelete: ParsableCommand {
     @Argument(help: ArgumentHelp("The SQLite store file, or a PostgreSQL store URL.", valueName: "STORE"))
     var store: String
 
-    @Option(help: ArgumentHelp("Delete transactions before this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Delete transactions before this token (a number) or date (ISO 8601).", valueName: "TOKEN|DATE"))
     var before: String
 
     func validate() throws {

@@ -113,6 +113,22 @@ struct HistoryCLITests {
         #expect(bad.status == 64, "\(bad.stderr)")
     }
 
+    @Test("a negative token is read as the option's value (not as an option) and refused saying tokens start at 1; nothing is deleted")
+    func negativeToken() throws {
+        let sandbox = try sandbox()
+        #expect(try sandbox.lade(["init", "made.sqlite", "--model", "model.json", "--history"]).status == 0)
+        try sandbox.job(importJob(store: "{ path: made.sqlite }", writer: "auto"), named: "made.yaml")
+        #expect(try sandbox.run("made.yaml").result.status == 0)
+        for command in [["history", "delete", "made.sqlite", "--before", "-1"], ["history", "made.sqlite", "--after", "-1"],
+                        ["history", "delete", "made.sqlite", "--before=-1"]] {
+            let result = try sandbox.lade(command)
+            #expect(result.status == 64, "\(command): \(result.stderr)")
+            #expect(!result.stderr.contains("Missing value"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("'-1'") && result.stderr.contains("token"), "\(command): \(result.stderr)")
+        }
+        #expect(try HistoryRows.transactions(sandbox.url("made.sqlite")).map(\.number) == [1, 2, 3])
+    }
+
     @Test("lade history delete takes the store's lock as every writing command does: while another run holds it, it exits 75 and deletes nothing")
     func deleteWaitsForTheLock() throws {
         let sandbox = try sandbox()
