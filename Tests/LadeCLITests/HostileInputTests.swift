@@ -218,6 +218,17 @@ struct HostileInputTests {
         #expect(read.status == 0, "\(read.stderr)")
     }
 
+    @Test("meta set --json-values with a null inside a value says a property list cannot hold null, at which path; nothing is written")
+    func nullInsideMetadata() throws {
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox)
+        let before = try digest(sandbox.store)
+        let run = try lade(sandbox, ["meta", "set", "catalog.sqlite", "a={\"a\":[1,null]}", "--json-values"])
+        expectRefused(run, naming: ["null", "property list", "a.a[1]"], "null inside a value")
+        #expect(!run.stderr.contains("not JSON"), "\(run.stderr)")
+        #expect(try digest(sandbox.store) == before)
+    }
+
     // MARK: Predicates
 
     @Test("MATCHES with a pattern that backtracks badly answers every row, or refuses naming the pattern")

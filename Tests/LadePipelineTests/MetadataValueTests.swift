@@ -31,4 +31,26 @@ struct MetadataValueTests {
     func pair() throws {
         #expect(try StoreMetadataEditor.assignment("k=\"\\ud83d\\ude00\"", json: true).value == .string("\u{1F600}"))
     }
+
+    @Test("a null inside a JSON value is valid JSON a property list cannot hold: refused saying so, at its path, never as 'not JSON'",
+          arguments: [
+            ("a={\"a\":[1,null]}", "a.a[1]"), ("b=[null]", "b[0]"), ("c={\"x y\":{\"z\":null}}", "c[\"x y\"].z"),
+          ])
+    func nestedNull(_ argument: String, _ path: String) throws {
+        #expect {
+            try StoreMetadataEditor.assignment(argument, json: true)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("null") && text.contains("property list") && text.contains(path) && !text.contains("not JSON")
+        }
+    }
+
+    @Test("a null as the whole value says to delete the key instead")
+    func topLevelNull() throws {
+        #expect {
+            try StoreMetadataEditor.assignment("k=null", json: true)
+        } throws: { error in
+            "\(error)".contains("lade meta delete") && !"\(error)".contains("not JSON")
+        }
+    }
 }

@@ -67,7 +67,9 @@ public enum StoreMetadataEditor {
     }
 
     /// Parses `KEY=VALUE`: the value as a string, or with `json` as JSON (integers, reals,
-    /// true/false, strings, arrays and objects; null is refused: delete the key instead).
+    /// true/false, strings, arrays and objects). JSON a property list cannot hold is refused
+    /// saying so, apart from text that is not JSON: null (delete the key instead; inside a value,
+    /// named by its path, `KEY.a[1]`), and nesting deeper than metadata is read back.
     public static func assignment(_ argument: String, json: Bool) throws -> (key: String, value: PropertyListValue) {
         guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
             throw AssignmentError(argument: argument, reason: "give KEY=VALUE")
@@ -76,10 +78,10 @@ public enum StoreMetadataEditor {
         let text = String(argument[argument.index(after: equals)...])
         guard json else { return (key, .string(text)) }
         do {
-            return (key, try JSONMetadataReader.value(text))
+            return (key, try JSONMetadataReader.value(text, key: key))
         } catch let error as JSONMetadataReader.Failure {
-            let hint = text == "null" ? "" : " (write a string as \"text\" in quotes, or leave out --json-values)"
-            throw AssignmentError(argument: argument, reason: text == "null" ? error.reason : "the value is not JSON: \(error.reason)\(hint)")
+            guard !error.isJSON else { throw AssignmentError(argument: argument, reason: error.reason) }
+            throw AssignmentError(argument: argument, reason: "the value is not JSON: \(error.reason) (write a string as \"text\" in quotes, or leave out --json-values)")
         }
     }
 
@@ -111,13 +113,26 @@ public enum StoreMetadataEditor {
 /// `2e3`) are reals, others integers (reals when beyond 64 bits). Foundation's decoders do not
 /// tell `1.0` from `1`, hence this small reader.
 struct JSONMetadataReader {
-    struct Failure: Error { let reason: String }
+    struct Failure: Error {
+        let reason: String
+        /// The text is JSON, but a value a property list cannot hold (null, nesting too deep).
+        var isJSON = false
+    }
+
+    /// One step from the metadata key down to a value: a key of an object, or a place in an array.
+    private enum Step {
+        case key(String)
+        case index(Int)
+    }
 
     private let bytes: [UInt8]
     private var index = 0
+    /// The metadata key the value goes under, and the steps from it to the value being read.
+    private let key: String
+    private var steps: [Step] = []
 
-    static func value(_ text: String) throws -> PropertyListValue {
-        var reader = JSONMetadataReader(bytes: Array(text.utf8))
+    static func value(_ text: String, key: String = "value") throws -> PropertyListValue {
+        var reader = JSONMetadataReader(bytes: Array(text.utf8), key: key)
         // The metadata dictionary the value goes into is the first level.
         let value = try reader.value(depth: 1)
         reader.skipSpace()
@@ -125,7 +140,25 @@ struct JSONMetadataReader {
         return value
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    private init(bytes: [UInt8], key: String) {
+        self.bytes = bytes
+        self.key = key
+    }
+
+    /// Where the value being read is, as JavaScript names it: `KEY.name[1]`, `KEY["a b"]`.
+    private var path: String {
+        steps.reduce(key) { path, step in
+            switch step {
+            case .index(let position): return path + "[\(position)]"
+            case .key(let name):
+                let isIdentifier = name.first.map { $0 == "_" || $0.isLetter } == true && name.allSatisfy { $0 == "_" || $0.isLetter || $0.isNumber }
+                guard !isIdentifier else { return path + "." + name }
+                let quoted = (try? JSONSerialization.data(withJSONObject: name, options: [.fragmentsAllowed, .withoutEscapingSlashes]))
+                    .map { String(decoding: $0, as: UTF8.self) } ?? "\"\(name)\""
+                return path + "[" + quoted + "]"
+            }
+        }
+    }
 
     private mutating func skipSpace() {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
@@ -145,7 +178,7 @@ struct JSONMetadataReader {
         skipSpace()
         guard index < bytes.count else { throw Failure(reason: "no value") }
         if bytes[index] == UInt8(ascii: "{") || bytes[index] == UInt8(ascii: "["), depth >= PropertyListValue.maximumDepth {
-            throw Failure(reason: "arrays and objects nest deeper than \(PropertyListValue.maximumDepth - 1) levels at byte \(index + 1); metadata holds at most \(PropertyListValue.maximumDepth), its own dictionary included")
+            throw Failure(reason: "arrays and objects nest deeper than \(PropertyListValue.maximumDepth - 1) levels at byte \(index + 1); metadata holds at most \(PropertyListValue.maximumDepth), its own dictionary included", isJSON: true)
         }
         switch bytes[index] {
         case UInt8(ascii: "{"):
@@ -159,7 +192,9 @@ struct JSONMetadataReader {
                 let key = try string()
                 skipSpace()
                 try expect(":")
+                steps.append(.key(key))
                 items[key] = try value(depth: depth + 1)
+                steps.removeLast()
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 try expect("}")
@@ -171,7 +206,9 @@ struct JSONMetadataReader {
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
             while true {
+                steps.append(.index(items.count))
                 items.append(try value(depth: depth + 1))
+                steps.removeLast()
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 try expect("]")
@@ -187,7 +224,10 @@ struct JSONMetadataReader {
             return .bool(false)
         case UInt8(ascii: "n"):
             try expect("null")
-            throw Failure(reason: "null is not a metadata value; use lade meta delete to remove a key")
+            guard !steps.isEmpty else {
+                throw Failure(reason: "null is not a metadata value (a property list has no null); use lade meta delete to remove a key", isJSON: true)
+            }
+            throw Failure(reason: "null at \(path) cannot be stored: the store's metadata is a property list, which has no null; leave that element out, or give it a value", isJSON: true)
         default:
             let start = index
             while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
