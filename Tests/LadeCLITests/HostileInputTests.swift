@@ -335,6 +335,64 @@ struct HostileInputTests {
         #expect(check.stdout.contains("ZSUPPLIER: 3 rows whose Z_ENT names no concrete entity of the model (first: Z_PK 2, Z_ENT 42)"), "\(check.stdout)")
     }
 
+    /// Rewrites the plist of `store`'s `Z_METADATA` row with Foundation's own plist coder, as a
+    /// hand or another tool would, with `change` applied.
+    func rewriteMetadata(_ store: URL, _ change: (inout [String: Any]) -> Void) throws {
+        let connection = try SQLiteConnection(path: store.path, mode: .readWrite(create: false))
+        guard case .blob(let plist)? = try connection.rows("SELECT Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1").first?[0],
+              var metadata = try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] else {
+            throw StoreReadingError("no Z_PLIST in \(store.path)")
+        }
+        change(&metadata)
+        let data = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)
+        try connection.prepare("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1").run([.blob(data)])
+    }
+
+    @Test("a store whose metadata holds a key of the wrong type (NSStoreUUID a number, NSStoreModelVersionHashes a string) is refused by every command, naming the key, the type found and the type expected; nothing is written")
+    func mistypedMetadata() throws {
+        let cases: [(key: String, value: Any, found: String, expected: String)] = [
+            ("NSStoreUUID", 42, "an integer", "a string"),
+            ("NSStoreModelVersionHashes", "oops", "a string", "a dictionary"),
+        ]
+        for (key, value, found, expected) in cases {
+            let sandbox = try ImportSandbox()
+            try suppliersStore(sandbox)
+            try rewriteMetadata(sandbox.store) { $0[key] = value }
+            let before = try digest(sandbox.store)
+            try sandbox.write("more.csv", "code,name\nZED,Zed\n")
+            try sandbox.job("source: more.csv\nentity: Supplier\nkey: code\n", named: "more.yaml")
+            let model = ImportSandbox.catalogModel.path
+            let commands: [[String]] = [
+                ["fetch", "catalog.sqlite", "--entity", "Supplier"],
+                ["fetch", "catalog.sqlite", "--model", model, "--entity", "Supplier"],
+                ["inspect", "catalog.sqlite"],
+                ["export", "catalog.sqlite", "--format", "ndjson", "--out", "export"],
+                ["convert", "catalog.sqlite", "copy.xml"],
+                ["convert", "catalog.sqlite", "copy.sqlite", "--model", model],
+                ["run", "more.yaml"],
+                ["meta", "get", "catalog.sqlite"],
+                ["meta", "set", "catalog.sqlite", "a=b"],
+            ]
+            for command in commands {
+                let run = try lade(sandbox, command)
+                expectRefused(run, naming: ["catalog.sqlite", key, found, expected], "\(key): \(command.prefix(2).joined(separator: " "))")
+            }
+            #expect(try digest(sandbox.store) == before, "\(key): the store changed")
+            for name in ["copy.xml", "copy.sqlite", "export"] {
+                #expect(!FileManager.default.fileExists(atPath: sandbox.url(name).path), "\(key): \(name) was written")
+            }
+        }
+        // Nor does lade meta set write such metadata into a sound store.
+        let sandbox = try ImportSandbox()
+        try suppliersStore(sandbox)
+        let before = try digest(sandbox.store)
+        for (assignment, expected) in [("NSStoreModelVersionHashes=oops", "a dictionary"), ("NSStoreModelVersionHashesVersion=3", "an integer")] {
+            let run = try lade(sandbox, ["meta", "set", "catalog.sqlite", assignment])
+            expectRefused(run, naming: [String(assignment.prefix(while: { $0 != "=" })), "a string", expected], assignment)
+        }
+        #expect(try digest(sandbox.store) == before)
+    }
+
     @Test("a model Xcode compiles with defaultValueString NO on an Integer 64 imports, and lade run and lade seed print the warning")
     func integerDefaultNO() throws {
         let sandbox = try ImportSandbox()

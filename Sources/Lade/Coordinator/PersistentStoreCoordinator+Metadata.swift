@@ -43,6 +43,10 @@ extension PersistentStoreCoordinator {
                 .reservedMetadataKey, path: url.path,
                 "\(key) belongs to the stack and cannot be \(change) (it is \(current[key].map(describe) ?? "absent")); start from the store's current metadata and change only other keys")
         }
+        // What the stack reads back is written only as the type Core Data keeps it as.
+        if let problem = StoreMetadata.mistypedKey(in: metadata) {
+            throw StoreError(.reservedMetadataKey, path: url.path, "the metadata would hold \(problem); the stack reads that key, so it is written only as that type: give it so, or leave it as it is")
+        }
         try resolved.writeMetadata(metadata, at: url)
     }
 

@@ -64,7 +64,10 @@ extension StoreType {
         switch self {
         case .sqlite: return try SQLiteStore.readMetadata(at: url)
         case .postgresql: return try PostgreSQLStore.readMetadata(at: try Self.postgreSQLLocation(url))
-        case .xml, .binary: return try atomicFileFormat!.readMetadata(at: url)
+        case .xml, .binary:
+            let metadata = try atomicFileFormat!.readMetadata(at: url)
+            try StoreMetadata.checkTypes(metadata, path: url.path, place: "the file's metadata")
+            return metadata
         case .inMemory: throw Self.noFile(url)
         }
     }

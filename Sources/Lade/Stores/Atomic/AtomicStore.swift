@@ -90,6 +90,7 @@ package class AtomicStore: PersistentStore, @unchecked Sendable {
     /// Takes loaded contents after checking that they are a store of this type made from `model`.
     init(type: String, url: URL?, model: ManagedObjectModel, readOnly: Bool, contents: AtomicStoreContents, format: AtomicStoreFileFormat.Type? = nil) throws {
         let path = url?.path ?? type
+        try StoreMetadata.checkTypes(contents.metadata, path: path, place: "the file's metadata")
         guard let identifier = contents.identifier else {
             throw StoreError(.notAStore, path: path, "the store has no NSStoreUUID")
         }

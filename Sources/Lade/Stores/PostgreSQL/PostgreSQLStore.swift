@@ -271,6 +271,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
         guard let plist = result.bytes(0, 1), let decoded = try? PropertyListValue.decode(plist), var metadata = decoded.dictionaryValue else {
             throw StoreError(.notAStore, path: location.redacted, "Z_METADATA.Z_PLIST is not a property list dictionary")
         }
+        try StoreMetadata.checkTypes(metadata, path: location.redacted, place: "Z_METADATA.Z_PLIST")
         if names.contains(checkpointTable) {
             let rows = try connection.execute("SELECT \"Z_KEY\", \"Z_PLIST\" FROM \(postgreSQLQuoted(location.schema)).\"\(checkpointTable)\"")
             for row in 0..<rows.count {

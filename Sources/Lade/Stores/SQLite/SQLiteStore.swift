@@ -322,6 +322,7 @@ package final class SQLiteStore: @unchecked Sendable {
         guard case .blob(let plist) = row[1], let decoded = try? PropertyListValue.decode(plist), let metadata = decoded.dictionaryValue else {
             throw StoreError(.notAStore, path: path, "Z_METADATA.Z_PLIST is not a property list dictionary")
         }
+        try StoreMetadata.checkTypes(metadata, path: path, place: "Z_METADATA.Z_PLIST")
         return (uuid, metadata)
     }
 
