@@ -5,7 +5,8 @@ import LadeTestSupport
 
 /// A pattern outside the native engine's subset is ICU's to match, and ICU gives up on some
 /// texts (catastrophic backtracking) and then answers "no match" in silence. Such a value is
-/// neither a match nor a mismatch: it is refused as undecided, never as breaking the pattern.
+/// neither a match nor a mismatch: it is accepted (an import warns), never refused as breaking
+/// the pattern.
 @Suite("Patterns ICU cannot decide for a value")
 struct UndecidedPatternTests {
     /// Lookahead takes the pattern to ICU; `(a+)+c` backtracks exponentially before `a+b` is tried.
@@ -25,18 +26,17 @@ struct UndecidedPatternTests {
         })
     }
 
-    @Test("the attribute validator refuses an undecided value by a rule of its own, naming the pattern")
+    @Test("the attribute validator accepts a value the pattern could not be decided for (never a mismatch), and answers the values ICU decides")
     func validator() throws {
         let validator = AttributeValidator(AttributeDescription(name: "code", type: .string, regularExpression: Self.pattern))
         #expect(validator.violation(of: .string("aab")) == nil)
+        #expect(validator.violation(of: .string("aaab")) == nil)
         #expect(validator.violation(of: .string("b"))?.rule == .pattern)
-        let violation = try #require(validator.violation(of: .string(Self.undecided)))
-        #expect(violation.rule.rawValue == "patternUndecided")
-        #expect(violation.message.contains("/\(Self.pattern)/") && violation.message.contains("could not be decided"), "\(violation.message)")
-        #expect(!violation.message.contains("does not match"))
+        let violation = validator.violation(of: .string(Self.undecided))
+        #expect(violation == nil, "an undecided value was refused: \(violation?.message ?? "")")
     }
 
-    @Test("a save names the attribute and says the value could not be checked against the pattern")
+    @Test("a save keeps a value the pattern could not be decided for")
     func save() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -47,11 +47,7 @@ struct UndecidedPatternTests {
         try context.performAndWait {
             let item = try context.insertObject(forEntityName: "Item")
             try item.setValue(Self.undecided, forKey: "code")
-            #expect(performing: { try context.save() }, throws: { error in
-                guard let validation = error as? ObjectValidationError, validation.failures.count == 1 else { return false }
-                let failure = validation.failures[0]
-                return failure.property == "code" && failure.rule.rawValue == "patternUndecided" && "\(validation)".contains("/\(Self.pattern)/")
-            })
+            try context.save()
         }
     }
 }

@@ -9,9 +9,6 @@ public struct ObjectValidationError: Error, Sendable, CustomStringConvertible {
         /// A value the store cannot keep exactly (in SQLite, a Decimal of more than 15
         /// significant digits that no double reads back as).
         case precision
-        /// A string the attribute's regular expression could not be decided for: neither a
-        /// match nor a mismatch is known (ICU gave up), so it is refused, saying so.
-        case patternUndecided
         /// A composite value with an element its composite lacks, or an element's value of
         /// another type than the element's.
         case compositeElement

@@ -156,9 +156,9 @@ struct XcodeModelReader {
         attribute.compositeName = node["composite"]
         if let pattern = attribute.regularExpression, let compiled = try? RegularExpression(pattern), !compiled.isNative {
             // Validation still follows the pattern, through ICU; ICU gives up on values that
-            // need too much backtracking and the value then fails, so the user is told.
+            // need too much backtracking, and such a value is accepted unchecked, so the user is told.
             warnings.append(ModelProblem(file: file, line: node.line, entity: entity, property: name,
-                                         message: "the regular expression \(compiled) uses constructs Lade's linear-time engine does not run (lookaround, backreferences, \\p{…}, …): values are validated by ICU, which rejects a value it gives up on after heavy backtracking"))
+                                         message: "the regular expression \(compiled) uses constructs Lade's linear-time engine does not run (lookaround, backreferences, \\p{…}, …): values are validated by ICU, and a value it gives up on after heavy backtracking is accepted unchecked (an import warns)"))
         }
         let isDate = type == .date
         attribute.defaultValue = value(node, isDate ? "defaultDateTimeInterval" : "defaultValueString", as: type, entity: entity, label: "default value")

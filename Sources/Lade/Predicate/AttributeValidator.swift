@@ -12,11 +12,14 @@ import Foundation
 /// ```
 ///
 /// A value the regular expression cannot be decided for (ICU, matching a pattern outside the
-/// linear-time engine's subset, gives up on it) breaks `.patternUndecided`, not `.pattern`:
+/// linear-time engine's subset, gives up on it after 10 million steps) breaks no rule: neither a
+/// match nor a mismatch is known, so it is accepted, never refused as a mismatch. ``verdict(of:)``
+/// says so, for an importer to warn:
 ///
 /// ```swift
-/// code.violation(of: .string(String(repeating: "a", count: 30) + "b"))
-/// // .patternUndecided: could not be decided against the pattern /(?=a)((a+)+c|a+b)/: ICU, …
+/// code.verdict(of: .string(String(repeating: "a", count: 30) + "b"))
+/// // .undecided("could not be decided against the pattern /(?=a)((a+)+c|a+b)/: ICU, …")
+/// code.violation(of: .string(String(repeating: "a", count: 30) + "b"))   // nil
 /// ```
 public final class AttributeValidator: Sendable {
     public let attribute: AttributeDescription
@@ -58,11 +61,27 @@ public final class AttributeValidator: Sendable {
         public var description: String { message }
     }
 
+    /// What `value` comes to against the rules.
+    public enum Verdict: Sendable, Equatable {
+        case meets
+        case breaks(Violation)
+        /// The value breaks no rule it could be checked against, and the pattern could not be
+        /// decided for it (why): it is accepted.
+        case undecided(String)
+    }
+
     /// The first rule `value` breaks, or nil when it meets them all (nil meets the rules of an
-    /// optional attribute).
+    /// optional attribute). A value the pattern could not be decided for meets them.
     public func violation(of value: AttributeValue?) -> Violation? {
+        if case .breaks(let violation) = verdict(of: value) { return violation }
+        return nil
+    }
+
+    /// Whether `value` meets the rules, breaks one (the first), or could not be decided against
+    /// the pattern (and is then accepted).
+    public func verdict(of value: AttributeValue?) -> Verdict {
         guard let value else {
-            return isOptional ? nil : Violation(rule: .required, message: "is required")
+            return isOptional ? .meets : .breaks(Violation(rule: .required, message: "is required"))
         }
         if minValue != nil || maxValue != nil {
             let measured: AttributeValue
@@ -82,46 +101,53 @@ public final class AttributeValidator: Sendable {
                 }
             }
             if let minimum = minValue, let order = ModelValidator.compare(measured, minimum) ?? ValueComparison.compare(measured, minimum), order < 0 {
-                return Violation(rule: .minimum, message: "\(what()) is below the minimum \(minimum.canonicalText)")
+                return .breaks(Violation(rule: .minimum, message: "\(what()) is below the minimum \(minimum.canonicalText)"))
             }
             if let maximum = maxValue, let order = ModelValidator.compare(measured, maximum) ?? ValueComparison.compare(measured, maximum), order > 0 {
-                return Violation(rule: .maximum, message: "\(what()) is above the maximum \(maximum.canonicalText)")
+                return .breaks(Violation(rule: .maximum, message: "\(what()) is above the maximum \(maximum.canonicalText)"))
             }
         }
         // The whole value must match, as NSPredicate's MATCHES (ICU's matches()) decides it.
         // The expression used where it is stored (`expression?.`): `if let` copied it per value.
+        var undecided: String?
         if case .string(let text) = value, let expression {
             do {
                 if try !expression.matchesWholeExactly(text) {
-                    return Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/")
+                    return .breaks(Violation(rule: .pattern, message: "does not match the pattern /\(pattern)/"))
                 }
             } catch {
-                // Neither a match nor a mismatch: refused, and said to be undecided.
+                // Neither a match nor a mismatch: accepted, and said to be undecided.
                 let why = (error as? RegularExpressionError)?.reason ?? "\(error)"
-                return Violation(rule: .patternUndecided, message: "could not be decided against the pattern /\(pattern)/: \(why)")
+                undecided = "could not be decided against the pattern /\(pattern)/: \(why)"
             }
         }
         if let elements, case .composite(let values) = value {
-            return elementViolation(values, elements)
+            let verdict = elementVerdict(values, elements)
+            if case .breaks = verdict { return verdict }
+            if case .undecided = verdict, undecided == nil { return verdict }
         }
-        return nil
+        return undecided.map { .undecided($0) } ?? .meets
     }
 
-    /// The first element of a composite value that breaks a rule, named in the message.
-    private func elementViolation(_ values: [String: AttributeValue], _ elements: [String: AttributeValidator]) -> Violation? {
+    /// The first element of a composite value that breaks a rule, named in the message; else
+    /// the first the pattern could not be decided for.
+    private func elementVerdict(_ values: [String: AttributeValue], _ elements: [String: AttributeValidator]) -> Verdict {
         for name in values.keys.sorted() where elements[name] == nil {
             let known = elements.keys.sorted().joined(separator: ", ")
-            return Violation(rule: .compositeElement, message: "has element '\(name)', which composite '\(attribute.compositeName ?? "")' does not have (it has \(known.isEmpty ? "none" : known))")
+            return .breaks(Violation(rule: .compositeElement, message: "has element '\(name)', which composite '\(attribute.compositeName ?? "")' does not have (it has \(known.isEmpty ? "none" : known))"))
         }
+        var undecided: String?
         for name in elements.keys.sorted() {
             let element = elements[name]!
             if let value = values[name], !value.fits(element.attribute.type) {
-                return Violation(rule: .compositeElement, message: "element '\(name)' holds \(value.canonicalText), not a \(element.attribute.type.rawValue) value")
+                return .breaks(Violation(rule: .compositeElement, message: "element '\(name)' holds \(value.canonicalText), not a \(element.attribute.type.rawValue) value"))
             }
-            if let violation = element.violation(of: values[name]) {
-                return Violation(rule: violation.rule, message: "element '\(name)' \(violation.message)")
+            switch element.verdict(of: values[name]) {
+            case .meets: break
+            case .breaks(let violation): return .breaks(Violation(rule: violation.rule, message: "element '\(name)' \(violation.message)"))
+            case .undecided(let why): undecided = undecided ?? "element '\(name)' \(why)"
             }
         }
-        return nil
+        return undecided.map { .undecided($0) } ?? .meets
     }
 }

@@ -15,7 +15,8 @@ public struct ImportOptions: Sendable {
     /// Where progress goes (see `ProgressReporter`); nil: nowhere.
     public var progressOutput: ProgressReporter.Output?
     /// Told each warning about the job's model (what it accepted only as Apple's model
-    /// compiler does), once, before anything is imported; the CLI prints them.
+    /// compiler does), once, before anything is imported, and of values accepted though their
+    /// attribute's pattern could not be decided for them (the first 10); the CLI prints them.
     public var onWarning: (@Sendable (String) -> Void)?
 
     public init(force: Bool = false, progressInterval: TimeInterval? = nil, handlesSignals: Bool = true, onWarning: (@Sendable (String) -> Void)? = nil) {
@@ -83,6 +84,7 @@ public final class ImportRunner {
         // Only now: opening a FIFO (and reading a CSV header) waits for a writer, and until a
         // batch is under way SIGINT and SIGTERM should end the process as they normally do.
         session.signals = options.handlesSignals ? StopSignals.install(onSignal: options.onStopSignal) : nil
+        session.onWarning = options.onWarning
         try session.openRejects(kind: rejectsKind, source: step.source.displayPath)
         (report.writer, report.writerReason) = try Self.chooseWriter(job: job, plan: plan, model: model)
         try ImportStack.setPageCache(of: session.store, job: job, writer: report.writer)

@@ -71,6 +71,11 @@ final class ImportSession {
     /// `.once`), and the load stops. Set once reading is about to start, so that until then they
     /// end the process as they normally do.
     var signals: StopSignals?
+    /// Told of the first `namedUndecidedValues` values accepted though their attribute's
+    /// pattern could not be decided for them, then once that there were more.
+    var onWarning: (@Sendable (String) -> Void)?
+    static let namedUndecidedValues = 10
+    private var undecidedValues = 0
     /// The stop signal received, if any (and if the session honours them).
     var stopSignal: Int32? { signals?.received }
     private let progressInterval: TimeInterval?
@@ -260,6 +265,14 @@ final class ImportSession {
     /// Adds a written batch to the ledger, the counts and the position.
     private func record(_ batch: MappedBatch, rejected: [RejectedRow], counts batchCounts: inout ImportCounts, writer: ImportWriter) throws {
         try rejects?.append(rejected)
+        for warning in batch.undecided {
+            undecidedValues += 1
+            if undecidedValues <= Self.namedUndecidedValues {
+                onWarning?(warning)
+            } else if undecidedValues == Self.namedUndecidedValues + 1 {
+                onWarning?("more values could not be decided against their attribute's pattern and were accepted unchecked; only the first \(Self.namedUndecidedValues) are named")
+            }
+        }
         batchCounts.rejected = rejected.count
         runningCounts.add(batchCounts)
         counts.add(batchCounts)

@@ -58,6 +58,9 @@ package struct MappedBatch: Sendable {
     /// Positions in `rows` in key order (see `BatchWriter.keyOrder`): worked out on the
     /// reader's thread, so the writer's thread only writes.
     package var keyOrder: [Int]
+    /// One line per value accepted though its attribute's pattern could not be decided for it
+    /// (`AttributeValidator.Verdict.undecided`), naming the source, line and attribute.
+    package var undecided: [String] = []
 }
 
 /// Maps records to rows on the reader's thread, so the writer's thread only does object work.
@@ -88,7 +91,10 @@ package struct RowMapper {
     /// first; nil at the end of the source. Errors as the reader's.
     package func nextBatch(from reader: RecordReader, maxRecords: Int) throws -> MappedBatch? {
         var mapping = BatchMapping(capacity: min(maxRecords, 8_192))
-        guard let text = try reader.nextBatch(maxRecords: maxRecords, each: { record in mapping.add(map(record), record.rawRange) }) else { return nil }
+        guard let text = try reader.nextBatch(maxRecords: maxRecords, each: { record in
+            let outcome = map(record, undecided: &mapping.undecided)
+            mapping.add(outcome, record.rawRange)
+        }) else { return nil }
         return mapping.finish(raw: text.raw, endPoint: text.endPoint, recordCount: text.recordCount, bytesRead: reader.bytesRead,
                               keyed: !plan.keyIndices.isEmpty)
     }
@@ -99,6 +105,7 @@ package struct RowMapper {
         var rows: [MappedRow] = []
         var rejects: [RejectedRow] = []
         var rejectRanges: [Range<Int>] = []
+        var undecided: [String] = []
 
         init(capacity: Int) { rows.reserveCapacity(capacity) }
 
@@ -114,7 +121,7 @@ package struct RowMapper {
         consuming func finish(raw: [UInt8], endPoint: ResumePoint, recordCount: Int, bytesRead: Int64, keyed: Bool) -> MappedBatch {
             for index in rejects.indices { rejects[index].raw = RowMapper.rawText(raw, rejectRanges[index]) }
             return MappedBatch(rows: rows, rejects: rejects, raw: raw, endPoint: endPoint, recordCount: recordCount, bytesRead: bytesRead,
-                               keyOrder: BatchWriter.keyOrder(rows, keyed: keyed))
+                               keyOrder: BatchWriter.keyOrder(rows, keyed: keyed), undecided: undecided)
         }
     }
 
@@ -156,12 +163,13 @@ package struct RowMapper {
     }
 
     /// A record as a row (its values, key and links), or the first reason it is rejected.
-    private func map(_ record: Record) -> Result<MappedRow, RejectedRow> {
+    /// A value accepted undecided is told in `undecided`.
+    private func map(_ record: Record, undecided: inout [String]) -> Result<MappedRow, RejectedRow> {
         if let problem = record.problem {
             return .failure(RejectedRow(line: record.line, recordIndex: record.recordIndex, column: nil, field: nil, value: nil, reason: problem.description, raw: ""))
         }
         var values: [AttributeValue??] = []
-        if let rejected = mapValues(record, into: &values) { return .failure(rejected) }
+        if let rejected = mapValues(record, into: &values, undecided: &undecided) { return .failure(rejected) }
         var key = KeyList()
         if let rejected = mapKey(record, values: values, into: &key) { return .failure(rejected) }
         var links: [KeyList?] = []
@@ -172,7 +180,7 @@ package struct RowMapper {
 
     /// Each attribute's value (by position in `plan.attributes`): a constant, or the first of
     /// its fields the record has, converted and checked; nil when that is all right, else why not.
-    private func mapValues(_ record: Record, into values: inout [AttributeValue??]) -> RejectedRow? {
+    private func mapValues(_ record: Record, into values: inout [AttributeValue??], undecided: inout [String]) -> RejectedRow? {
         values.reserveCapacity(plan.attributes.count)
         // Each attribute's plan used in place (`attributes[position].…`): a copy of it, made
         // per attribute and row, retained and released its converter's and validator's fields.
@@ -196,9 +204,15 @@ package struct RowMapper {
             case .absent:
                 values.append(.none)
             case .value(let value):
-                if let violation = attributes[position].validator.violation(of: value) {
+                switch attributes[position].validator.verdict(of: value) {
+                case .meets: break
+                case .breaks(let violation):
                     // A missing required value on update leaves the stored one; clearing it is the error.
                     return rejection(record, sourceIndex, source, "\(attributes[position].attribute.name) \(violation.message)" + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
+                case .undecided(let why):
+                    // Neither a match nor a mismatch is known: the row goes on, and the run says so.
+                    undecided.append("\(plan.step.source.displayPath):\(record.line): \(attributes[position].attribute.name) \(why); the value was accepted unchecked"
+                                     + (value.map { " (value: \(ValueConverter.clip($0.canonicalText)))" } ?? ""))
                 }
                 if let value, let store = attributes[position].refusingStore, let refusal = store.refusal(of: value) {
                     return rejection(record, sourceIndex, source, "\(attributes[position].attribute.name) \(refusal) (value: \(ValueConverter.clip(value.canonicalText)))")

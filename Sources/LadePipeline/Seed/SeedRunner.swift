@@ -11,7 +11,8 @@ public struct SeedOptions: Sendable {
     public var progressOutput: ProgressReporter.Output?
     /// Told of each SIGINT/SIGTERM while the seed honours them (see `StopSignals.Handler`).
     public var onStopSignal: StopSignals.Handler?
-    /// Told each warning about the job's model, once, before anything is loaded (as `lade run`'s).
+    /// Told each warning about the job's model, once, before anything is loaded, and of values
+    /// accepted undecided against their pattern (as `lade run`'s).
     public var onWarning: (@Sendable (String) -> Void)?
     /// Runs between the first look at the flag and taking the lock (tests: another run's window).
     var beforeLock: (@Sendable () throws -> Void)?
@@ -127,6 +128,7 @@ public final class SeedRunner {
         let session = ImportSession(job: job, stack: stack, policy: .once, progressInterval: options.progressInterval, progressOutput: options.progressOutput)
         session.signals = signals
         session.verifyLock = { try lock.verify() }
+        session.onWarning = options.onWarning
         return try context.performAndWait { () throws -> SeedReport in
             // Objects hold each other and their context: let them all go, and the store with them.
             defer { context.reset() }
