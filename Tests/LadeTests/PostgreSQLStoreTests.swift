@@ -193,6 +193,13 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    @Test("schema= is percent-decoded only, as libpq reads a query (RFC 3986): + stays +")
+    func schemaPlus() throws {
+        #expect(try PostgreSQLLocation("postgresql://app@db/catalog?schema=c++").schema == "c++")
+        #expect(try PostgreSQLLocation("postgresql://app@db/catalog?schema=a+b%2Bc").schema == "a+b+c")
+        #expect(try PostgreSQLLocation("postgresql://app@db/catalog?schema=a%20b").schema == "a b")
+    }
+
     @Test("a server that is down, or refuses the login, is a clear connection error naming the store without its password")
     func connectionFailures() throws {
         let server = try PostgresTestServer.fromEnvironment()

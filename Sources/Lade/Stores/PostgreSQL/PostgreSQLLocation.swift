@@ -63,7 +63,8 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
             guard key.removingPercentEncoding == "schema" else { kept.append(parameter); continue }
             guard schema == nil else { throw Self.invalid(redacted, "names schema= twice; a store is one schema") }
             let raw = parameter.dropFirst(key.count + 1)
-            guard let decoded = String(raw).replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+            // Percent-decoding only, as libpq reads a query (RFC 3986): `+` is `+`, not a space.
+            guard let decoded = String(raw).removingPercentEncoding else {
                 throw Self.invalid(redacted, "has a schema name whose percent-encoding is broken")
             }
             schema = decoded
