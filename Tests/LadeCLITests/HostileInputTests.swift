@@ -229,6 +229,68 @@ struct HostileInputTests {
         #expect(try digest(sandbox.store) == before)
     }
 
+    /// The first piece of `secret` (three characters or longer, not all URL delimiters) that
+    /// `shown` holds and the text around the secret in `written` does not.
+    static func leakedPiece(of secret: String, in shown: String, written: String) -> String? {
+        let characters = Array(secret)
+        let context = written.replacingOccurrences(of: secret, with: "\u{0}")
+        for length in stride(from: characters.count, through: 3, by: -1) {
+            for start in 0...(characters.count - length) {
+                let piece = String(characters[start..<start + length])
+                if shown.contains(piece) && !context.contains(piece) && !piece.allSatisfy({ "@/?#%".contains($0) }) { return piece }
+            }
+        }
+        return nil
+    }
+
+    @Test("a password written raw in a store URL (@ : / % ? & # unencoded) shows in no part on the command line, from a job, or in a report")
+    func rawPasswordInURL() throws {
+        let sandbox = try ImportSandbox()
+        let password = "p@ss:w/rd%?&x#y"
+        let written = [
+            "postgresql://user:\(password)@127.0.0.1:1/db?schema=s",
+            "postgresql://user:\(password)@127.0.0.1:1/db",
+            "postgresql://user@127.0.0.1:1/db?schema=s&password=\(password)",
+            "postgresql://user@127.0.0.1:1/db?password=\(password)&schema=s",
+            "host=127.0.0.1 port=1 password=\(password) dbname=db",
+        ]
+        try sandbox.write("s.csv", "code,name\nA,a\n")
+        for (index, url) in written.enumerated() {
+            var outputs: [(String, String)] = []
+            for command in [["inspect", url], ["fetch", url, "--entity", "Supplier"], ["meta", "get", url]] {
+                let run = try lade(sandbox, command)
+                expectBounded(run, "\(command[0]) \(url)")
+                #expect(run.status != 0, "\(command[0]) \(url) succeeded")
+                outputs.append(("\(command[0]) \(url)", run.stdout + run.stderr))
+            }
+            let escaped = url.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            try sandbox.job("source: s.csv\nentity: Supplier\nkey: code\nstore: { url: \"\(escaped)\" }\nonError: { policy: skip, rejects: rejects\(index).ndjson }\n",
+                            named: "job\(index).yaml")
+            for command in [["validate", "job\(index).yaml"], ["run", "job\(index).yaml", "--report", "report\(index).json"]] {
+                let run = try lade(sandbox, command)
+                expectBounded(run, "\(command[0]) \(url)")
+                #expect(run.status != 0, "\(command[0]) \(url) succeeded")
+                outputs.append(("\(command[0]) job with \(url)", run.stdout + run.stderr))
+            }
+            for name in ["report\(index).json", "rejects\(index).ndjson"] {
+                if let text = try? String(contentsOf: sandbox.url(name), encoding: .utf8) { outputs.append((name, text)) }
+            }
+            for (what, text) in outputs {
+                let leaked = Self.leakedPiece(of: password, in: text, written: url)
+                #expect(leaked == nil, "\(what) shows '\(leaked ?? "")' of the password: \(text)")
+            }
+        }
+    }
+
+    @Test("an empty password in a store URL (user:@host) carries none: the command line takes it")
+    func emptyPasswordInURL() throws {
+        let sandbox = try ImportSandbox()
+        let run = try lade(sandbox, ["inspect", "postgresql://user:@127.0.0.1:1/db?schema=s&connect_timeout=5"])
+        expectBounded(run, "empty password")
+        #expect(run.status == 69, "\(run.status): \(run.stderr)")
+        #expect(!run.stderr.contains("carries a password"), "\(run.stderr)")
+    }
+
     // MARK: Predicates
 
     @Test("MATCHES with a pattern that backtracks badly answers every row, or refuses naming the pattern")

@@ -193,6 +193,83 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    /// Passwords with every character a URL gives a meaning to, written raw (unencoded) as a
+    /// hand would write them; the first is issue 43's.
+    static let rawPasswords = ["p@ss:w/rd%?&x#y", "Zq/Kv?Wm#Jx@Hy", "Fo&schema=x;Gb", "Qx Wz'Vb\\Nu=Ty", "@@//??##%%"]
+
+    /// The URLs, query strings and connection strings a raw `password` can be written in.
+    static func spellings(of password: String) -> [String] {
+        [
+            "postgresql://app:\(password)@db.example:5433/catalog?schema=feed",
+            "postgresql://app:\(password)@db.example/catalog?schema=feed&sslmode=require",
+            "postgres://app:\(password)@db.example",
+            "postgresql://app:\(password)@/catalog?host=/run/postgresql&schema=feed",
+            "postgresql://me@corp:\(password)@db.example/catalog?schema=feed",
+            "postgresql://app@db.example/catalog?schema=feed&password=\(password)",
+            "postgresql://app@db.example/catalog?password=\(password)&schema=feed",
+            "postgresql://app@db.example/catalog?PassWord=\(password)&schema=feed",
+            "postgresql://app@db.example/catalog?pass%77ord=\(password)&schema=feed",
+            "host=db.example password=\(password) dbname=catalog",
+            "host=db.example password = '\(password.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'"))' dbname=catalog",
+        ]
+    }
+
+    /// The first piece of `secret` (three characters or longer, not all URL delimiters) that
+    /// `shown` holds and `context` (the text around the secret, and what is shown for the same
+    /// URL with a plain password: Lade's own words) does not.
+    static func leaks(_ secret: String, in shown: String, context: String) -> String? {
+        let characters = Array(secret)
+        for length in stride(from: characters.count, through: 3, by: -1) {
+            for start in 0...(characters.count - length) {
+                let piece = String(characters[start..<start + length])
+                if shown.contains(piece) && !context.contains(piece) && !piece.allSatisfy({ "@/?#%".contains($0) }) { return piece }
+            }
+        }
+        return nil
+    }
+
+    /// What is shown of `url`: its redacted form, and the location's description or error.
+    static func shown(_ url: String) -> [String] {
+        var shown = [PostgreSQLLocation.redact(url)]
+        do {
+            let location = try PostgreSQLLocation(url)
+            shown += [location.redacted, location.description]
+        } catch {
+            shown.append("\(error)")
+        }
+        return shown
+    }
+
+    @Test("a password written raw (@ : / % ? & # unencoded) shows in no part in the redacted URL, the location's errors or the store's name, however the URL is written")
+    func rawPasswordRedacted() throws {
+        let plain = Self.spellings(of: "Plain123")
+        for password in Self.rawPasswords {
+            for (index, url) in Self.spellings(of: password).enumerated() {
+                let context = url.replacingOccurrences(of: password, with: "\u{0}") + Self.shown(plain[index]).joined(separator: "\n")
+                for text in Self.shown(url) {
+                    let leaked = Self.leaks(password, in: text, context: context)
+                    #expect(leaked == nil, "\(url) shown as \(text): leaks '\(leaked ?? "")'")
+                }
+                #expect(PostgreSQLLocation.redact(url) != url, "\(url): nothing redacted")
+            }
+        }
+    }
+
+    @Test("an empty password (user:@host, password=) carries no password; a non-empty one does")
+    func emptyPassword() throws {
+        for url in ["postgresql://app:@db.example/catalog?schema=feed", "postgresql://app@db.example/catalog?password=&schema=feed",
+                    "postgresql://app@db.example/catalog?schema=feed&password="] {
+            let location = try PostgreSQLLocation(url)
+            #expect(!location.hasPassword, "\(url)")
+            #expect(location.redacted == url, "\(url) shown as \(location.redacted)")
+            #expect(PostgreSQLLocation.redact(url) == url, "\(url) redacted as \(PostgreSQLLocation.redact(url))")
+        }
+        for url in ["postgresql://app:x@db.example/catalog?schema=feed", "postgresql://app@db.example/catalog?password=x&schema=feed"] {
+            #expect(try PostgreSQLLocation(url).hasPassword, "\(url)")
+            #expect(PostgreSQLLocation.redact(url) != url, "\(url)")
+        }
+    }
+
     @Test("schema= is percent-decoded only, as libpq reads a query (RFC 3986): + stays +")
     func schemaPlus() throws {
         #expect(try PostgreSQLLocation("postgresql://app@db/catalog?schema=c++").schema == "c++")

@@ -125,6 +125,9 @@ extension Job {
         if StoreLocation.isServerURL(pathText) {
             throw pathNode.error("a postgresql:// URL goes in 'url', not 'path': store: { type: postgresql, url: \"…\" }")
         }
+        if StoreLocation.isConnectionString(pathText) {
+            throw pathNode.error("the path \(PostgreSQLLocation.redact(pathText)) \(StoreLocation.connectionStringRefusal)")
+        }
         if named == .postgresql {
             throw pathNode.error("a postgresql store is named by its 'url' (postgresql://USER@HOST:PORT/DATABASE?schema=NAME), not a 'path'")
         }

@@ -28,6 +28,9 @@ public struct StoreLocation: Sendable, Equatable {
     /// current directory).
     public init(_ text: String, filePath: (String) -> URL = { URL(fileURLWithPath: $0) }) throws {
         guard PostgreSQLLocation.isPostgreSQLURL(text) else {
+            if PostgreSQLLocation.isConnectionString(text) {
+                throw StoreError(.invalidLocation, path: PostgreSQLLocation.redact(text), Self.connectionStringRefusal)
+            }
             url = filePath(text)
             displayName = text
             serverType = nil
@@ -53,7 +56,7 @@ public struct StoreLocation: Sendable, Equatable {
         self.url = url
         displayName = Self.displayName(of: url)
         serverType = PersistentStoreCoordinator.StoreType(locationOf: url)
-        hasPassword = serverType != nil && PostgreSQLLocation.redact(url.absoluteString) != url.absoluteString
+        hasPassword = serverType != nil && PostgreSQLLocation.carriesPassword(url.absoluteString)
     }
 
     /// Whether there is a store here: a file, or a schema holding a store's tables (asked of
@@ -78,11 +81,22 @@ public struct StoreLocation: Sendable, Equatable {
     /// Whether `text` names a server store (by its scheme), valid or not.
     public static func isServerURL(_ text: String) -> Bool { PostgreSQLLocation.isPostgreSQLURL(text) }
 
-    /// Whether `text` names a server store with a password in it (checked without parsing, so
-    /// a URL that is wrong in other ways is still caught).
+    /// Whether `text` names a server store with a password in it (an empty one is none), or is a
+    /// libpq connection string with one; checked without libpq, so a URL that is wrong in other
+    /// ways is still caught.
     public static func carriesPassword(_ text: String) -> Bool {
-        isServerURL(text) && PostgreSQLLocation.redact(text) != text
+        PostgreSQLLocation.carriesPassword(text)
     }
+
+    /// Whether `text` is a libpq `key=value` connection string (`host=db dbname=…`), which names
+    /// no store here (and is never taken for a file's name, which messages would show).
+    public static func isConnectionString(_ text: String) -> Bool {
+        PostgreSQLLocation.isConnectionString(text)
+    }
+
+    /// Why a connection string is refused where a store is named.
+    static let connectionStringRefusal = "is a libpq key=value connection string; Lade names a PostgreSQL store by URL, postgresql://USER@HOST:PORT/DATABASE?schema=NAME, "
+        + "with its password in ~/.pgpass or PGPASSWORD (a file whose name starts so is named ./NAME)"
 
     /// How messages show the store at `url`: a file's path, a server URL with any password as `***`.
     public static func displayName(of url: URL) -> String {

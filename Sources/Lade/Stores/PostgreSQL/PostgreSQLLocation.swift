@@ -9,8 +9,10 @@ import Foundation
 /// Lade's: one PostgreSQL schema is one store, so one database holds many stores; it must be
 /// named (a store never lands in `public` by accident).
 ///
-/// A password in the URL is kept for libpq and never shown: ``redacted`` is the form every
-/// message, report and `description` uses.
+/// A password in the URL is kept for libpq and never shown, in whole or in part, however it is
+/// written: ``redacted`` is the form every message, report and `description` uses (see
+/// `PostgreSQLLocation+Passwords.swift`). A URL whose password's end libpq could read elsewhere
+/// than Lade (`@ / ? # &` written raw in it) is refused.
 ///
 /// ```swift
 /// let store = try PostgreSQLLocation("postgresql://app@db.internal/catalog?schema=feed&sslmode=require")
@@ -24,7 +26,8 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
     package let connectionURL: String
     /// The schema that holds the store's tables (never quoted here; SQL quotes it).
     package let schema: String
-    /// Whether the URL itself carries a password (the user part, or `password=`).
+    /// Whether the URL itself carries a password (the user part, or `password=`; an empty one
+    /// is none).
     package let hasPassword: Bool
     /// The URL with any password replaced by `***`.
     package let redacted: String
@@ -51,6 +54,11 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         if text.utf8.contains(0) || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw Self.invalid(redacted, "holds a control character; write the URL on one line, with special characters percent-encoded")
         }
+        if PasswordReading(text).isAmbiguous {
+            throw Self.invalid(redacted, "cannot be read one way only: an @ follows a / ? # or another @, or a password= value holds & or #, so where a password ends (and the host begins) cannot be told, "
+                + "and libpq would take part of it for a host, port or parameter and show it; percent-encode @ / ? # & in a user name, password or query value (%40 %2F %3F %23 %26), "
+                + "and better leave the password out of the URL: ~/.pgpass or PGPASSWORD")
+        }
         if text.contains("#") {
             throw Self.invalid(redacted, "has a fragment (#…), which a connection URL cannot have; percent-encode # as %23")
         }
@@ -75,7 +83,7 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         try Self.checkSchemaName(schema, in: redacted)
         self.schema = schema
         connectionURL = String(parts[0]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
-        hasPassword = try Self.parsedPassword(connectionURL, shown: redacted) != nil
+        hasPassword = try Self.parsedPassword(connectionURL, shown: redacted, secrets: Self.passwords(in: text)) != nil
     }
 
     package var description: String { redacted }
@@ -84,7 +92,7 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
     package func hash(into hasher: inout Hasher) { hasher.combine(given) }
 
     /// The password libpq reads from the URL, for taking it out of messages.
-    package var password: String? { try? Self.parsedPassword(connectionURL, shown: redacted) }
+    package var password: String? { try? Self.parsedPassword(connectionURL, shown: redacted, secrets: []) }
 
     /// Refuses a schema name PostgreSQL would change or refuse: empty, longer than 63 bytes (cut
     /// short in silence), NUL (never in a name), `pg_…` (reserved for the system).
@@ -101,11 +109,15 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// libpq's reading of the URL (its error when it cannot read it), and the password in it.
-    private static func parsedPassword(_ url: String, shown: String) throws -> String? {
+    /// libpq's reading of the URL (its error when it cannot read it, without `secrets`), and the
+    /// password in it (nil for none or an empty one).
+    private static func parsedPassword(_ url: String, shown: String, secrets: [String]) throws -> String? {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(url, &error) else {
-            let message = error.map { String(cString: $0) } ?? "libpq cannot read it"
+            // libpq quotes the token it cannot read, which may be (part of) the password.
+            let message = secrets.sorted { $0.count > $1.count }.reduce(error.map { String(cString: $0) } ?? "libpq cannot read it") {
+                $0.replacingOccurrences(of: $1, with: "***")
+            }
             if let error { PQfreemem(error) }
             throw invalid(shown, "cannot be read as a libpq URL: \(message.trimmingCharacters(in: .whitespacesAndNewlines)) (see https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNSTRING)")
         }
@@ -113,7 +125,7 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         var option = options
         while let keyword = option.pointee.keyword {
             if String(cString: keyword) == "password", let value = option.pointee.val {
-                return String(cString: value)
+                return value.pointee == 0 ? nil : String(cString: value)
             }
             option += 1
         }
@@ -141,24 +153,6 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
             option += 1
         }
         return result
-    }
-
-    /// `text` with the password of its user part and any `password=` parameter shown as `***`.
-    package static func redact(_ text: String) -> String {
-        var result = text
-        if let schemeEnd = result.range(of: "://") {
-            let authorityEnd = result[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? result.endIndex
-            let authority = result[schemeEnd.upperBound..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                result.replaceSubrange(result.index(after: colon)..<at, with: "***")
-            }
-        }
-        guard let question = result.firstIndex(of: "?") else { return result }
-        let query = result[result.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
-            let key = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            return key.removingPercentEncoding?.lowercased() == "password" ? key + "=***" : String(parameter)
-        }
-        return result[...question] + query.joined(separator: "&")
     }
 
     /// `message` with this URL's password (if any) shown as `***`, for text that came from the
