@@ -90,7 +90,7 @@ extension PostgreSQLLocation {
                     if end != token.end { isAmbiguous = true }
                     index = end
                 } else {
-                    seen.append(token.key)
+                    seen.append(token.key.lowercased())
                     index = token.end
                 }
             }
