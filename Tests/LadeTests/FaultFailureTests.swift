@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import Lade
 
-/// A fault whose store read fails is an error kept by the context, never values read as empty
-/// and saved as if they were the object's.
+/// A fault whose store read fails, or whose row is gone, is an error (kept by the context when
+/// the accessor cannot throw), never values read as empty and saved as if they were the object's.
 @Suite("Faults whose store read fails")
 struct FaultFailureTests {
     /// A store with one product in one category; returns their IDs.
@@ -73,16 +73,60 @@ struct FaultFailureTests {
         }
     }
 
-    @Test("an object deleted elsewhere is not a failure: its fault reads empty, as before")
-    func deletedElsewhere() throws {
+    /// Troubleshooting Core Data, "Fault cannot be fulfilled": "The object that Core Data is
+    /// trying to realize has been deleted from the persistent store."
+    @Test("Faulting and Uniquing / Troubleshooting Core Data: firing a fault whose row another context deleted is an error (\"Core Data could not fulfill a fault\"), not an object with empty values")
+    func deletedByAnotherContext() throws {
+        let stack = try TestStack()
+        let ids = try filled(stack)
+        let context = stack.context()
+        try context.performAndWait {
+            let product = context.object(with: ids.product)
+            let category = context.object(with: ids.category)
+            try category.setValue("Hardware", forKey: "name")
+            let other = stack.context()
+            try other.performAndWait {
+                let gone = try other.existingObject(with: ids.product)
+                try gone.setObject(nil, forKey: "category")
+                other.delete(gone)
+                try other.save()
+            }
+            #expect(product.value(forKey: "name") == nil)
+            let failure = try #require(context.faultFailure, "firing the fault of a deleted object is a failure the context keeps")
+            #expect(failure.code == "context.faultNotFulfilled", "\(failure)")
+            #expect(failure.description.contains("could not fulfill a fault"), "\(failure)")
+            #expect(product.isFault, "a fault that could not be fulfilled stays a fault")
+            let refused = #expect(throws: ContextError.self, "no save while a value read as nil may be written") { try context.save() }
+            #expect(refused?.code == "context.faultNotFulfilled")
+        }
+        #expect(try stack.sql("SELECT ZNAME FROM ZCATEGORY") == [[.text("Tools")]], "nothing was written")
+        context.performAndWait {
+            context.rollback()
+            #expect(context.faultFailure == nil)
+        }
+    }
+
+    @Test("Troubleshooting Core Data: the throwing ways to fire a fault whose row another process deleted throw \"could not fulfill a fault\" and leave the context able to save")
+    func deletedByAnotherProcess() throws {
         let stack = try TestStack()
         let ids = try filled(stack)
         let context = stack.context()
         try context.performAndWait {
             let product = context.object(with: ids.product)
             try SQLiteConnection(path: stack.url.path, mode: .readWrite(create: false)).execute("DELETE FROM ZPRODUCT")
-            #expect(product.value(forKey: "name") == nil)
-            #expect(context.faultFailure == nil)
+            let fired = #expect(throws: ContextError.self) { try product.fulfillFault() }
+            #expect(fired?.code == "context.faultNotFulfilled" && fired?.description.contains("could not fulfill a fault") == true, "\(String(describing: fired))")
+            #expect(product.isFault)
+            let lookedUp = #expect(throws: ContextError.self) { try context.existingObject(with: ids.product) }
+            #expect(lookedUp?.code == "context.objectNotFound")
+            let setError = #expect(throws: ContextError.self, "a setter has nothing to change") { try product.setValue("New", forKey: "name") }
+            #expect(setError?.code == "context.faultNotFulfilled", "\(String(describing: setError))")
+            #expect(!product.hasChanges && context.updatedObjects.isEmpty)
+            #expect(context.faultFailure == nil, "an error thrown to the caller is the caller's to handle")
+            let category = try context.existingObject(with: ids.category)
+            try category.setValue("Hardware", forKey: "name")
+            try context.save()
         }
+        #expect(try stack.sql("SELECT ZNAME FROM ZCATEGORY") == [[.text("Hardware")]])
     }
 }

@@ -16,6 +16,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// A fault could not be fired because the store failed; the context refuses to save until
     /// it is reset or rolled back.
     case faultFailed(ManagedObjectID, reason: String)
+    /// A fault whose row is gone: the object was deleted by another context or process (or by
+    /// the parent context) after this one got it. The Programming Guide's "Core Data could not
+    /// fulfill a fault" (Troubleshooting Core Data); its remedy: discard the object.
+    case faultNotFulfilled(ManagedObjectID)
     /// A relationship between objects of two stores, which Core Data refuses too.
     case crossStoreRelationship(ManagedObjectID, relationship: String, destination: ManagedObjectID)
     /// A `StoreTransaction` on a store that cannot hold saves open (not SQLite).
@@ -39,6 +43,8 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
         case .storeTransactionUnsupported(let why): why
         case .storeTransactionEnded: "the store transaction is over (committed, rolled back, or failed and rolled back): begin another"
         case .faultFailed(let id, let reason): "\(id) could not be read from its store (\(reason)); its values are unknown, so nothing is saved: reset or roll back the context and try again"
+        case .faultNotFulfilled(let id):
+            "could not fulfill a fault: \(id) was deleted from its store (by another context or process) after this context got it; discard the object (a context that met this while reading a value saves nothing until it is reset or rolled back)"
         }
     }
 }
@@ -70,6 +76,7 @@ extension ContextError: LadeError {
         case .mergeConflict: "save.conflict"
         case .uniquenessViolation: "save.notUnique"
         case .faultFailed: "context.faultFailed"
+        case .faultNotFulfilled: "context.faultNotFulfilled"
         case .crossStoreRelationship: "context.crossStore"
         case .storeTransactionUnsupported: "context.storeTransactionUnsupported"
         case .storeTransactionEnded: "context.storeTransactionEnded"

@@ -120,6 +120,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// `Bool`, `Date`, `Data`, `UUID` or `URL` for attributes (`[String: Any]` of those for a
     /// composite attribute; set one with `[String: AttributeValue]`); `ManagedObject` for to-one,
     /// `Set<ManagedObject>` for to-many and `[ManagedObject]` for ordered to-many relationships.
+    ///
+    /// Reading fires the object's fault. When that fails (the object was deleted by another
+    /// context or process, or the store could not be read) the answer is nil, the error stays in
+    /// the context's `faultFailure` and the context refuses to save; `fulfillFault()` throws it
+    /// instead.
     public func value(forKey key: String) -> Any? {
         guard let context = checkedContext(), let model = Optional(context.model) else { return nil }
         if model.attribute(key, of: layout.name) != nil {
@@ -163,7 +168,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Writing
 
     /// Sets an attribute or relationship, checking the key and the value's type against the
-    /// model. Setting a relationship keeps its inverse in step.
+    /// model. Setting a relationship keeps its inverse in step. An attribute or to-one setter
+    /// fires the object's fault first and throws what `fulfillFault()` throws, changing nothing.
     public func setValue(_ value: Any?, forKey key: String) throws {
         guard let context = checkedContext() else { throw ContextError.objectHasNoContext(objectID) }
         let model = context.model
@@ -243,7 +249,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if let value, !value.fits(types[index]) {
             throw ContextError.wrongType(entity: layout.name, key: layout.attributes[index].name, expected: types[index].rawValue, got: value.canonicalText)
         }
-        fireFault()
+        try fulfillFault()
         if values.isEmpty { values = [AttributeValue?](repeating: nil, count: types.count) }
         let old = values[index]
         guard old != value else { return }
@@ -284,7 +290,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.layout.name)
             }
         }
-        fireFault()
+        try fulfillFault()
         let old = toOneObject(at: index)
         guard old !== destination else { return }
         setToOneRaw(at: index, key, destination)
@@ -456,21 +462,45 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return context
     }
 
-    /// Loads the object's data from its snapshot, or from the store when it has none.
-    func fireFault() {
+    /// Fires the fault now, as the first use of a property would: loads the object's values
+    /// from its snapshot, or else from its parent context or store. Does nothing for an object
+    /// already loaded, or new.
+    ///
+    /// The accessors that cannot throw (`value(forKey:)` and the like) answer nil for an object
+    /// whose fault cannot be fired and leave the error in the context's `faultFailure`, which
+    /// refuses to save until `reset()` or `rollback()`. Call this first to get the error here
+    /// instead (the context keeps nothing):
+    /// ```swift
+    /// do {
+    ///     try product.fulfillFault()
+    ///     print(product["name"] as? String ?? "")
+    /// } catch ContextError.faultNotFulfilled {
+    ///     // Deleted by another context or process: drop every reference to `product`.
+    /// }
+    /// ```
+    /// The object stays a fault when this throws.
+    ///
+    /// - Throws: `ContextError.faultNotFulfilled` when the object's row is gone (deleted by
+    ///   another context or process: the Programming Guide's "Core Data could not fulfill a
+    ///   fault", Troubleshooting Core Data), `.faultFailed` when the store could not be read.
+    public func fulfillFault() throws(ContextError) {
         guard !isMaterialized, !isInserted else { return }
-        if snapshot == nil, let context = managedObjectContext {
-            let failedBefore = context.faultFailure != nil
-            context.loadSnapshot(for: self)
-            // A read that failed leaves the object a fault (read again when next used); the
-            // context keeps the error and refuses to save.
-            if !failedBefore && context.faultFailure != nil { return }
-        }
+        if snapshot == nil, let context = checkedContext() { try context.fulfill(self) }
         materialize()
     }
 
-    /// Fills the object's values from its snapshot (a missing snapshot leaves it empty: the
-    /// object was deleted elsewhere).
+    /// `fulfillFault()` for the accessors that cannot throw: a fault that cannot be fired stays
+    /// a fault (tried again when next used), and its context keeps the error and refuses to save.
+    func fireFault() {
+        do {
+            try fulfillFault()
+        } catch {
+            managedObjectContext?.noteFaultFailure(error)
+        }
+    }
+
+    /// Fills the object's values from its snapshot (none without one: an object that has left
+    /// its context reads empty).
     func materialize() {
         isMaterialized = true
         guard let snapshot, let context = managedObjectContext else { return }

@@ -56,9 +56,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var inserted: OrderedSet<ManagedObject> = []
     private var updated: OrderedSet<ManagedObject> = []
     private var deleted: OrderedSet<ManagedObject> = []
-    /// The first fault that could not be fired because the store failed (not because the
-    /// object is gone), kept until `reset()` or `rollback()`: `save()` refuses while it is set,
-    /// so values a failed read left empty are never written as if they were the object's.
+    /// The first fault an accessor that cannot throw (`value(forKey:)`, the subscript,
+    /// `attributeValue(forKey:)`, `object(forKey:)`, `objects(forKey:)`) could not fire: the store
+    /// failed (`.faultFailed`), or the object's row is gone, deleted by another context or
+    /// process (`.faultNotFulfilled`, the guide's "Core Data could not fulfill a fault"). Kept
+    /// until `reset()` or `rollback()`: `save()` refuses while it is set, so the nil such an
+    /// accessor gave in place of a value is never written as if it were the object's.
+    ///
+    /// Core Data raises an exception there, which Swift cannot catch; Lade's accessors answer
+    /// nil and leave the error here. Where a caller wants the error at the point of use, the
+    /// throwing ways fire a fault and throw instead, keeping nothing: `fulfillFault()`,
+    /// `existingObject(with:)` and the setters.
     public private(set) var faultFailure: ContextError?
     /// By layout identity (the layout kept alongside, so the identity stays its own): a save
     /// asks for every object it checks, and hashing an entity's name each time cost more.
@@ -147,14 +155,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return registeredObject(for: id)
     }
 
-    /// The object with this ID, loaded; throws when the store has no such object.
+    /// The object with this ID, loaded; throws `objectNotFound` when the store has no such
+    /// object, and `faultFailed` when the store could not be read (neither kept by the context:
+    /// the caller has the error).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         let object = object(with: id)
         if object.isInserted { return object }
         if !object.isMaterialized && object.snapshot == nil {
-            let failedBefore = faultFailure != nil
-            loadSnapshot(for: object)
-            if !failedBefore, let faultFailure { throw faultFailure }
+            do {
+                try fulfill(object)
+            } catch {
+                // (A `catch` with the case as pattern crashes Swift 6.3's SILGen on a typed throw.)
+                if case .faultNotFulfilled = error { throw ContextError.objectNotFound(id) }
+                throw error
+            }
         }
         guard object.snapshot != nil else { throw ContextError.objectNotFound(id) }
         return object
@@ -313,31 +327,32 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // MARK: Faults
 
-    func loadSnapshot(for object: ManagedObject) {
-        if let parent {
-            let id = object.objectID
-            do {
-                object.snapshot = try parent.performAndWait { try parent.currentRow(for: id) }
-            } catch {
-                noteFaultFailure(id, error)
-            }
-            return
-        }
-        guard !object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { return }
+    /// Reads the row a fault stands for, from the parent or the store, into its snapshot.
+    /// - Throws: `ContextError.faultNotFulfilled` when there is no such row (deleted by another
+    ///   context or process, or by the parent; never saved), `.faultFailed` when the store could
+    ///   not be read, `.noCoordinator`.
+    func fulfill(_ object: ManagedObject) throws(ContextError) {
+        let id = object.objectID
+        var row: StoreRow?
         do {
-            // No row: the object was deleted elsewhere (its values stay empty, as Core Data's
-            // refreshed objects do); a failed read is kept and refuses the next save.
-            if let row = try coordinator.rows(for: [object.objectID]).first {
-                object.snapshot = row
+            if let parent {
+                row = try parent.performAndWait { try parent.currentRow(for: id) }
+            } else if !id.isTemporaryID {
+                guard let persistentStoreCoordinator else { throw ContextError.noCoordinator }
+                row = try persistentStoreCoordinator.rows(for: [id]).first
             }
+        } catch let error as ContextError {
+            throw error
         } catch {
-            noteFaultFailure(object.objectID, error)
+            throw .faultFailed(id, reason: "\(error)")
         }
+        guard let row else { throw .faultNotFulfilled(id) }
+        object.snapshot = row
     }
 
-    /// Keeps the first failed fault (see `faultFailure`).
-    private func noteFaultFailure(_ id: ManagedObjectID, _ error: Error) {
-        if faultFailure == nil { faultFailure = .faultFailed(id, reason: "\(error)") }
+    /// Keeps the first fault a non-throwing accessor could not fire (see `faultFailure`).
+    func noteFaultFailure(_ failure: ContextError) {
+        if faultFailure == nil { faultFailure = failure }
     }
 
     /// A to-many relationship's destinations from the parent or the store; nil when the store
@@ -353,7 +368,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             let ids = try coordinator.relatedObjectIDs(of: object.objectID, relationship: key)
             return OrderedSet(ids.map { registeredObject(for: $0) })
         } catch {
-            noteFaultFailure(object.objectID, error)
+            noteFaultFailure(.faultFailed(object.objectID, reason: "\(error)"))
             return nil
         }
     }
@@ -616,7 +631,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let saved = (values: object.values, toOne: object.toOneObjects, toMany: object.toMany, links: object.linkChanges)
         object.turnIntoFault()
         object.snapshot = nil
-        loadSnapshot(for: object)
+        do {
+            try fulfill(object)
+        } catch {
+            // Gone: the object's next use reports it; a failed read is kept, as a fault's is.
+            if case .faultFailed = error { noteFaultFailure(error) }
+        }
         if changes.isEmpty {
             updated.remove(object)
             return
