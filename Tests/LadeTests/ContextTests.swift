@@ -523,6 +523,50 @@ struct ContextTests {
         }
     }
 
+    /// Troubleshooting Core Data, "+entityForName: could not locate an NSManagedObjectModel":
+    /// "make sure that the managed object context has an associated coordinator". Without one
+    /// the context has no model: every request is an error the caller can handle, not a trap.
+    @Test("Troubleshooting Core Data (could not locate an NSManagedObjectModel): a context with no coordinator throws on insert, fetch and save, and never traps")
+    func noCoordinator() throws {
+        let stack = try TestStack()
+        let saver = stack.context()
+        let id = try saver.performAndWait {
+            let product = try TestStack.product("NC-1", in: saver)
+            try saver.save()
+            return product.objectID
+        }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = context
+        func expectNoCoordinator(_ what: String, _ body: () throws -> Void) {
+            let error = #expect(throws: ContextError.self, "\(what)") { try body() }
+            #expect(error?.code == "context.noCoordinator", "\(what): \(String(describing: error))")
+        }
+        for context in [context, child] {
+            context.performAndWait {
+                expectNoCoordinator("insert") { try context.insertObject(forEntityName: "Product") }
+                expectNoCoordinator("fetch") { _ = try context.fetch(FetchRequest(entityName: "Product")) }
+                expectNoCoordinator("fetch IDs") { _ = try context.fetchObjectIDs(FetchRequest(entityName: "Product")) }
+                expectNoCoordinator("fetch dictionaries") { _ = try context.fetchDictionaries(FetchRequest(entityName: "Product")) }
+                expectNoCoordinator("count") { _ = try context.count(for: FetchRequest(entityName: "Product")) }
+                expectNoCoordinator("existing object") { _ = try context.existingObject(with: id) }
+                expectNoCoordinator("save") { try context.save() }
+                expectNoCoordinator("batch insert") { _ = try context.execute(BatchInsertRequest(entityName: "Supplier", objects: [["code": .string("S")]])) }
+                expectNoCoordinator("batch update") { _ = try context.execute(BatchUpdateRequest(entityName: "Product", propertiesToUpdate: ["stock": .integer(1)])) }
+                expectNoCoordinator("batch delete") { _ = try context.execute(BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Product"))) }
+            }
+        }
+        // The guide says not to set a context's coordinator to nil; doing it anyway is an error too.
+        let dropped = stack.context()
+        try dropped.performAndWait {
+            let product = try TestStack.product("NC-2", in: dropped)
+            dropped.persistentStoreCoordinator = nil
+            expectNoCoordinator("save after the coordinator was set to nil") { try dropped.save() }
+            expectNoCoordinator("insert after the coordinator was set to nil") { try dropped.insertObject(forEntityName: "Product") }
+            #expect(product.value(forKey: "sku") as? String == "NC-2", "the objects it holds still read")
+        }
+    }
+
     @Test("the registry of objects drops released ones as it grows, before and after a reset (memory stays flat in a long run)")
     func registryStaysFlat() throws {
         let stack = try TestStack()

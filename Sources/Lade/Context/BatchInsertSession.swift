@@ -168,7 +168,7 @@ extension ManagedObjectContext {
     /// taking its write lock until `commit` or `rollback`. See `BatchInsertSession`.
     public func beginBatchInsert(entityName: String) throws -> BatchInsertSession {
         assertOnQueue()
-        _ = try model.requireEntity(entityName)
+        _ = try requireModel().requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
         guard let bulk = store.bulkInserting else {
             throw BatchInsertSession.Unsupported(reason: "batch insert sessions write stores that take rows in bulk (SQLite, PostgreSQL); this store (\(store.type)) writes its whole file at each save")

@@ -9,7 +9,7 @@ extension ManagedObjectContext {
     /// (`mergeChanges(fromRemoteContextSave:into:)`).
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         assertOnQueue()
-        let entity = try model.requireEntity(request.entityName)
+        let entity = try requireModel().requireEntity(request.entityName)
         guard !entity.isAbstract else { throw ContextError.abstractEntity(entity.name) }
         let writer = try coordinator().batchInserter(forEntity: entity.name, authorship: historyAuthorship)
         var result = BatchInsertResult()
@@ -34,6 +34,7 @@ extension ManagedObjectContext {
     /// Runs a batch update (see `BatchUpdateRequest`) in each store holding the entity.
     public func execute(_ request: BatchUpdateRequest) throws -> BatchResult {
         assertOnQueue()
+        let model = try requireModel()
         _ = try model.requireEntity(request.entityName)
         // Every new value is checked against every entity the update reaches.
         let entities = request.includesSubentities ? model.hierarchy(from: request.entityName).map(\.name) : [request.entityName]
@@ -58,6 +59,7 @@ extension ManagedObjectContext {
     public func execute(_ request: BatchDeleteRequest) throws -> BatchResult {
         assertOnQueue()
         let fetch = request.fetchRequest
+        let model = try requireModel()
         _ = try model.requireEntity(fetch.entityName)
         // Deny is refused up front for every entity the delete may reach, as Core Data does.
         var reachable = Set(fetch.includesSubentities ? model.hierarchy(from: fetch.entityName).map(\.name) : [fetch.entityName])

@@ -36,8 +36,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Nil by default: no undo bookkeeping, as Core Data on iOS.
     public var undoManager: ContextUndoManager?
 
+    /// Set it once, before use. Set to nil (which the guide advises against: let the context
+    /// go instead), the context keeps its model, so the objects it holds still read, and every
+    /// request (insert, fetch, save, a batch request) throws `ContextError.noCoordinator`.
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
-        didSet { modelStorage = persistentStoreCoordinator?.managedObjectModel }
+        didSet {
+            if let persistentStoreCoordinator { modelStorage = persistentStoreCoordinator.managedObjectModel }
+        }
     }
 
     /// A parent context: saving this context pushes its changes into the parent (not to the
@@ -86,8 +91,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// The model of the context's objects. Every way to get an object starts with
+    /// `requireModel()`, so an object's context always has one (`object(with:)` alone cannot
+    /// throw, and traps without a coordinator, as Core Data's raises).
     var model: ManagedObjectModel {
         guard let modelStorage else { preconditionFailure("\(ContextError.noCoordinator)") }
+        return modelStorage
+    }
+
+    /// The model, for a request that starts from nothing (an insert, a fetch, a batch request,
+    /// a save): without a coordinator, `noCoordinator` where `model` would trap (Troubleshooting
+    /// Core Data: "make sure that the managed object context has an associated coordinator").
+    func requireModel() throws -> ManagedObjectModel {
+        guard persistentStoreCoordinator != nil, let modelStorage else { throw ContextError.noCoordinator }
         return modelStorage
     }
 
@@ -150,6 +166,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The object with this ID in this context, as a fault if it is not loaded (uniquing: one
     /// object per ID per context). It is not checked against the store until used.
+    /// A context without a coordinator has no model to make it with: that traps, as in Core
+    /// Data; `existingObject(with:)` throws `ContextError.noCoordinator` instead.
     public func object(with id: ManagedObjectID) -> ManagedObject {
         assertOnQueue()
         return registeredObject(for: id)
@@ -159,6 +177,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// object, and `faultFailed` when the store could not be read (neither kept by the context:
     /// the caller has the error).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        _ = try requireModel()
         let object = object(with: id)
         if object.isInserted { return object }
         if !object.isMaterialized && object.snapshot == nil {
@@ -219,6 +238,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @discardableResult
     public func insertObject(forEntityName name: String) throws -> ManagedObject {
         assertOnQueue()
+        let model = try requireModel()
         // The layout alone (one lookup, no copy of the entity's description per object).
         guard let layout = model.layout(of: name) else { throw UnknownEntityError(name, in: model) }
         guard !layout.entity.isAbstract else { throw ContextError.abstractEntity(name) }
@@ -413,6 +433,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The objects a request matches, as faults unless `returnsObjectsAsFaults` is false.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         assertOnQueue()
+        let model = try requireModel()
         _ = try model.requireEntity(request.entityName)
         // Every store whose configuration has the entity; their rows are merged in memory.
         let coordinator = try coordinator()
@@ -496,6 +517,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// How many objects a request matches.
     public func count(for request: FetchRequest) throws -> Int {
         assertOnQueue()
+        _ = try requireModel()
         if request.includesPendingChanges && (!pendingObjects(for: request).isEmpty || parent != nil) {
             return try fetch(request).count
         }
@@ -747,6 +769,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// so that fixing them and saving again writes those only.
     public func save() throws {
         assertOnQueue()
+        _ = try requireModel()
         if let faultFailure { throw faultFailure }
         guard hasChanges else {
             // Metadata staged on the coordinator is written even when no object changed.

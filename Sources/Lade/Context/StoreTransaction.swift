@@ -126,7 +126,7 @@ extension ManagedObjectContext {
     /// when nothing the saves write can break a uniqueness constraint.
     public func beginStoreTransaction(entityName: String, undoableSaves: Bool = true) throws -> StoreTransaction {
         assertOnQueue()
-        _ = try model.requireEntity(entityName)
+        _ = try requireModel().requireEntity(entityName)
         let store = try coordinator().store(forEntity: entityName)
         guard let held = store.heldSaves else {
             throw ContextError.storeTransactionUnsupported("store transactions hold the saves of stores that can keep them uncommitted (SQLite); this store (\(store.type)) writes its whole file at each save")
