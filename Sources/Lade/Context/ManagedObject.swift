@@ -24,7 +24,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity's properties in the order `values` and `toOneObjects` keep them.
     public let layout: EntityLayout
     /// The state last read from or written to the store (nil for a new object).
-    var snapshot: StoreRow?
+    var snapshot: StoreRow? {
+        didSet { undoEpoch &+= 1 }
+    }
+    /// Advanced whenever the object's saved state is replaced (its snapshot set) or it changes in
+    /// a way no undo records: an undo brings a key back to unchanged only within the epoch of
+    /// the change it undoes (`unchangedMark(for:)`).
+    var undoEpoch = 0
     var isMaterialized = false
     /// Attribute values by position in `layout.attributes`; empty while a fault.
     var values: [AttributeValue?] = []
@@ -331,6 +337,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if case .loaded(let now)? = toMany[key], now != wanted, try toManySlot(key).isOrdered {
             toMany[key] = .loaded(wanted)
             markChanged(key)
+            undoEpoch &+= 1   // no undo records the new order
         }
     }
 
@@ -454,6 +461,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         managedObjectContext?.objectDidChange(self)
     }
 
+    /// Taken when an undo is registered for a change of `key`, before the change: the epoch when
+    /// the key was unchanged (as saved), nil when it was changed already (or the object is new).
+    /// Undoing that change restores the saved value if the epoch is still the same.
+    func unchangedMark(for key: String) -> Int? {
+        isInserted || changedKeys.contains(key) ? nil : undoEpoch
+    }
+
     // MARK: Faulting
 
     func checkedContext() -> ManagedObjectContext? {
@@ -538,6 +552,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Forgets loaded values, keeping only the identity (refresh without merging).
     func turnIntoFault() {
+        undoEpoch &+= 1
         isMaterialized = false
         values = []
         toOneObjects = []

@@ -320,7 +320,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func registerUndo(_ object: ManagedObject, key: String, oldValue: UndoValue?) {
         guard let undoManager else { return }
-        undoManager.register { [weak object] in
+        let mark = object.unchangedMark(for: key)
+        undoManager.register { [weak self, weak object] in
             guard let object else { return }
             if object.model?.attribute(key, of: object.layout.name) != nil {
                 if case .attribute(let value)? = oldValue {
@@ -333,16 +334,33 @@ public final class ManagedObjectContext: @unchecked Sendable {
             } else {
                 object.setToOneRaw(key, nil)
             }
+            self?.undid(key, of: object, unchangedMark: mark)
         }
     }
 
     func registerUndoLink(_ object: ManagedObject, key: String, destination: ManagedObject, added: Bool) {
         guard let undoManager else { return }
-        undoManager.register { [weak object, weak destination] in
+        // Taken before the change (`toManyAdd`/`toManyRemove` mark the key after registering).
+        let mark = object.unchangedMark(for: key)
+        undoManager.register { [weak self, weak object, weak destination] in
             guard let object, let destination, let index = object.layout.relationshipIndex(of: key) else { return }
             let slot = object.layout.relationshipSlots[index]
             if added { object.toManyRemove(destination, key, slot) } else { object.toManyAdd(destination, key, slot) }
+            self?.undid(key, of: object, unchangedMark: mark)
         }
+    }
+
+    /// After an undo put `key` back as it was before a change: when it was unchanged then, and
+    /// nothing has replaced the object's saved state since (`unchangedMark(for:)`), it is
+    /// unchanged again. An object with no change left leaves `updatedObjects`, and the context
+    /// holds it weakly again (the guide's "Strong References in Change and Undo Management": "If
+    /// the calls to undo cause all changes to be undone on a particular object, the object's
+    /// strong reference will revert back to a weak reference"), so a save writes nothing for it.
+    private func undid(_ key: String, of object: ManagedObject, unchangedMark: Int?) {
+        guard let unchangedMark, unchangedMark == object.undoEpoch, object.managedObjectContext === self, !object.isInserted else { return }
+        object.changedKeys.remove(key)
+        object.linkChanges[key] = nil
+        if object.changedKeys.isEmpty && object.linkChanges.isEmpty { updated.remove(object) }
     }
 
     // MARK: Faults
