@@ -470,6 +470,66 @@ struct ContextTests {
         }
     }
 
+    /// Ensuring Data Is Up to Date, "Merging Changes with Transient Properties", with the guide's
+    /// own example: Sarit Smith becomes Fiona in one context while another changes her last name
+    /// and keeps a cached transient full name; refreshObject:mergeChanges:YES takes firstName from
+    /// the store and restores the changed lastName and the transient fullName to their
+    /// prerefresh values.
+    @Test("Ensuring Data Is Up to Date: refresh(mergeChanges: true) keeps transient values and unsaved changes; other values come from the store")
+    func refreshKeepsTransientsAndChanges() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Person", attributes: [
+            AttributeDescription(name: "firstName", type: .string),
+            AttributeDescription(name: "lastName", type: .string),
+            AttributeDescription(name: "fullName", type: .string, isTransient: true),
+        ])])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: directory.appendingPathComponent("people.sqlite"))
+        func context() -> ManagedObjectContext {
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return context
+        }
+        let one = context(), two = context()
+        let id = try one.performAndWait {
+            let person = try one.insertObject(forEntityName: "Person")
+            try person.setValue("Sarit", forKey: "firstName")
+            try person.setValue("Smith", forKey: "lastName")
+            try one.save()
+            return person.objectID
+        }
+        try two.performAndWait {
+            let person = try two.existingObject(with: id)
+            // The transient cached and a save made since: the cache is no unsaved change.
+            try person.setValue("Sarit Smith", forKey: "fullName")
+            try two.save()
+            #expect(!person.hasChanges)
+            two.refresh(person, mergeChanges: true)
+            #expect(person["fullName"] as? String == "Sarit Smith", "a transient value survives a refresh with no unsaved change")
+        }
+        try one.performAndWait {
+            try one.existingObject(with: id).setValue("Fiona", forKey: "firstName")
+            try one.save()
+        }
+        try two.performAndWait {
+            let person = try two.existingObject(with: id)
+            try person.setValue("Jones", forKey: "lastName")
+            try person.setValue("Sarit Jones", forKey: "fullName")
+            two.refresh(person, mergeChanges: true)
+            #expect(person["firstName"] as? String == "Fiona", "not changed here: the store's value")
+            #expect(person["lastName"] as? String == "Jones", "changed here: kept")
+            #expect(person["fullName"] as? String == "Sarit Jones", "transient: its prerefresh value")
+            #expect(two.updatedObjects == [person])
+            try two.save()
+        }
+        let reader = context()
+        try reader.performAndWait {
+            let person = try reader.existingObject(with: id)
+            #expect(person["firstName"] as? String == "Fiona" && person["lastName"] as? String == "Jones", "the refreshed object saves over the store's newer row without a conflict")
+        }
+    }
+
     @Test("a uniqueness constraint broken at save names the entity and the constraint")
     func uniqueness() throws {
         let stack = try TestStack()

@@ -662,37 +662,54 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.managedObjectContext = nil
     }
 
-    /// Reloads an object from the store. Without `mergeChanges` its unsaved changes are
-    /// dropped; with it they are kept on top of the store's current values.
+    /// Brings an object up to date with its store (the guide's "Ensuring Data Is Up to Date",
+    /// Core Data's `refreshObject:mergeChanges:`).
+    ///
+    /// Without `mergeChanges` the object turns into a fault: its unsaved changes are dropped, its
+    /// strong references to related objects broken, and its values read again when next used.
+    /// With `mergeChanges` its values are read from the store now, then its unsaved changes and
+    /// its transient values are put back on top ("Merging Changes with Transient Properties":
+    /// transient properties "are restored to their prerefresh value"), so a save writes only its
+    /// own changes, over the store's current version. A merging refresh that cannot read the
+    /// row leaves the object as it was: a failed read is kept in `faultFailure`, as a fault's is;
+    /// a row that is gone turns an unchanged object into a fault, whose next use reports it.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue()
         guard object.managedObjectContext === self, !object.isInserted else { return }
-        let changes = mergeChanges ? object.changedKeys : []
-        let saved = (values: object.values, toOne: object.toOneObjects, toMany: object.toMany, links: object.linkChanges)
-        object.turnIntoFault()
-        object.snapshot = nil
-        do {
-            try fulfill(object)
-        } catch {
-            // Gone: the object's next use reports it; a failed read is kept, as a fault's is.
-            if case .faultFailed = error { noteFaultFailure(error) }
-        }
-        if changes.isEmpty {
+        guard mergeChanges, object.isMaterialized || object.hasChanges else {
+            object.turnIntoFault()
+            object.snapshot = nil
             updated.remove(object)
             return
         }
+        do {
+            try fulfill(object)
+        } catch {
+            if case .faultFailed = error {
+                noteFaultFailure(error)
+            } else if !object.hasChanges {
+                object.turnIntoFault()
+                object.snapshot = nil
+            }
+            return
+        }
+        let saved = (values: object.values, toOne: object.toOneObjects, toMany: object.toMany, links: object.linkChanges, changes: object.changedKeys)
+        let layout = object.layout
+        let transients = layout.attributes.filter(\.isTransient).map(\.name) + layout.relationships.filter(\.isTransient).map(\.name)
+        object.turnIntoFault()
         object.materialize()
-        for key in changes {
-            if let index = object.layout.attributeIndex(of: key) {
+        for key in saved.changes.union(transients) {
+            if let index = layout.attributeIndex(of: key) {
                 object.setStoredValue(index < saved.values.count ? saved.values[index] : nil, key)
             }
-            if let index = object.layout.relationshipIndex(of: key) {
+            if let index = layout.relationshipIndex(of: key) {
                 object.setToOneObject(index < saved.toOne.count ? saved.toOne[index] : nil, key)
                 if let many = saved.toMany[key] { object.toMany[key] = many }
                 if let links = saved.links[key] { object.linkChanges[key] = links }
             }
         }
-        object.changedKeys = changes
+        object.changedKeys = saved.changes
+        if saved.changes.isEmpty { updated.remove(object) }
     }
 
     // MARK: Permanent IDs
