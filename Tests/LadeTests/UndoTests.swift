@@ -128,4 +128,34 @@ struct UndoTests {
         }
         #expect(try stack.sql("SELECT ZNAME FROM ZPRODUCT") == [[.text("Other, renamed")]])
     }
+
+    @Test("a relationship set outside an undo group is one undo step, its inverse with it, as an attribute set is")
+    func relationshipSetIsOneUndoStep() throws {
+        let stack = try TestStack()
+        let context = stack.context()
+        try context.performAndWait {
+            let product = try TestStack.product("U-1", in: context, name: "One")
+            let tools = try TestStack.category("Tools", in: context)
+            let supplier = try context.insertObject(forEntityName: "Supplier")
+            try supplier.setValue("S-1", forKey: "code")
+            try context.save()
+            context.undoManager = ContextUndoManager()
+
+            try product.setValue(tools, forKey: "category")
+            context.undoManager?.undo()
+            #expect(product["category"] == nil && tools.objects(forKey: "products").isEmpty)
+            #expect(!context.hasChanges, "\(context.updatedObjects)")
+
+            try product.add(supplier, toKey: "suppliers")
+            context.undoManager?.undo()
+            #expect(product.objects(forKey: "suppliers").isEmpty && supplier.objects(forKey: "products").isEmpty)
+            #expect(!context.hasChanges, "\(context.updatedObjects)")
+
+            try product.setValue([supplier], forKey: "suppliers")
+            context.undoManager?.undo()
+            #expect(product.objects(forKey: "suppliers").isEmpty && supplier.objects(forKey: "products").isEmpty)
+            #expect(!context.hasChanges, "\(context.updatedObjects)")
+            #expect(context.undoManager?.canUndo == false, "each set was one step")
+        }
+    }
 }

@@ -192,7 +192,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 case let ordered as OrderedSet<ManagedObject>: objects = Array(ordered)
                 default: throw ContextError.wrongType(entity: layout.name, key: key, expected: "a set or array of \(relationship.destinationEntityName) objects", got: "\(type(of: value!))")
                 }
-                try replaceToMany(key, with: objects)
+                try context.withUndoGroup { try replaceToMany(key, with: objects) }
             } else {
                 guard value == nil || value is ManagedObject else {
                     throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(relationship.destinationEntityName) object", got: "\(type(of: value!))")
@@ -299,10 +299,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         try fulfillFault()
         let old = toOneObject(at: index)
         guard old !== destination else { return }
-        setToOneRaw(at: index, key, destination)
-        if let inverse = slot.inverseName {
-            if let old { old.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
-            if let destination { destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
+        context.withUndoGroup {
+            setToOneRaw(at: index, key, destination)
+            if let inverse = slot.inverseName {
+                if let old { old.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
+                if let destination { destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany) }
+            }
         }
     }
 
@@ -313,18 +315,22 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard destination.layout.name == slot.destinationEntityName || checkedContext()!.model.entity(destination.layout.name, isKindOf: slot.destinationEntityName) else {
             throw ContextError.wrongType(entity: layout.name, key: key, expected: "a \(slot.destinationEntityName) object", got: destination.layout.name)
         }
-        guard toManyAdd(destination, key, slot) else { return }
-        if let inverse = slot.inverseName {
-            destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany)
+        managedObjectContext?.withUndoGroup {
+            guard toManyAdd(destination, key, slot) else { return }
+            if let inverse = slot.inverseName {
+                destination.inverseAdd(self, forKey: inverse, isToMany: slot.inverseIsToMany)
+            }
         }
     }
 
     /// Removes an object from a to-many relationship.
     public func remove(_ destination: ManagedObject, fromKey key: String) throws {
         let slot = try toManySlot(key)
-        guard toManyRemove(destination, key, slot) else { return }
-        if let inverse = slot.inverseName {
-            destination.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany)
+        managedObjectContext?.withUndoGroup {
+            guard toManyRemove(destination, key, slot) else { return }
+            if let inverse = slot.inverseName {
+                destination.inverseRemove(self, forKey: inverse, isToMany: slot.inverseIsToMany)
+            }
         }
     }
 

@@ -310,12 +310,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case object(ManagedObject)
     }
 
-    /// Runs `body` in an undo group of its own unless one is open.
-    private func withUndoGroup(_ body: () -> Void) {
-        guard let undoManager, undoManager.groupingLevel == 0 else { return body() }
+    /// Runs `body` in an undo group of its own unless one is open: a change asked for, with
+    /// the inverse changes it makes, is one undo step.
+    func withUndoGroup<T>(_ body: () throws -> T) rethrows -> T {
+        guard let undoManager, undoManager.groupingLevel == 0 else { return try body() }
         undoManager.beginUndoGrouping()
-        body()
-        undoManager.endUndoGrouping()
+        defer { undoManager.endUndoGrouping() }
+        return try body()
     }
 
     func registerUndo(_ object: ManagedObject, key: String, oldValue: UndoValue?) {

@@ -10,9 +10,10 @@ import Foundation
 /// context.undoManager?.undo()     // the name is back
 /// ```
 ///
-/// A context wraps each change it is asked for (an insert, a delete, a set) in a group of its
-/// own unless a group is already open; `beginUndoGrouping()`/`endUndoGrouping()` make one
-/// group of several.
+/// A context wraps each change it is asked for (an insert, a delete, a set, with the inverse
+/// changes a relationship set makes) in a group of its own unless a group is already open;
+/// `beginUndoGrouping()`/`endUndoGrouping()` make one group of several. Undoing every change of
+/// an object leaves it unchanged: out of `updatedObjects`, held weakly, not written by a save.
 public final class ContextUndoManager {
     typealias Action = () -> Void
 
