@@ -65,12 +65,29 @@ struct Inspect: ParsableCommand {
             never changed. STORE may also be a PostgreSQL URL \
             (postgresql://USER@HOST:PORT/DATABASE?schema=NAME; docs/postgresql.md).
 
+            lade inspect STORE --write-model DIR.xcdatamodel writes the model the store \
+            carries as an Xcode model folder: DIR.xcdatamodel holding a 'contents' file in the \
+            XML Xcode's model editor writes (entities in name order), which Xcode opens and \
+            every lade command takes as --model. So a store whose only model is its \
+            Z_MODELCACHE converts to XML or binary and back (XML and binary stores carry no \
+            model). lade inspect MODEL --write-model DIR.xcdatamodel does the same for any \
+            model lade reads (a Lade JSON model, a .mom or .momd). What Xcode's XML cannot say \
+            is refused, never dropped (a control character in a name or value, more than one \
+            version identifier). Apple's version hashes, which a .momd's VersionInfo.plist or \
+            a store's metadata holds, have no place in a 'contents' file: Xcode computes them \
+            again when it compiles the model, and lade computes its own from the folder. An \
+            existing DIR is refused unless --overwrite, which replaces its 'contents' file \
+            alone (atomically); a new DIR is built beside its path and renamed into place. \
+            Nothing is written over the store or the model read.
+
             Examples:
               lade inspect samples/Catalog.xcdatamodeld
               lade inspect samples/Catalog.xcdatamodeld --model-version Catalog
               lade inspect samples/Catalog.xcdatamodeld --json > catalog.json
               lade inspect out/catalog.sqlite --model samples/Catalog.xcdatamodeld --json
               lade inspect App.sqlite --json
+              lade inspect App.sqlite --write-model App.xcdatamodel
+              lade inspect catalog.json --write-model Catalog.xcdatamodel --overwrite
             """)
 
     @Argument(help: ArgumentHelp("The model to print, or the store to inspect.", valueName: "MODEL|STORE"))
@@ -85,15 +102,35 @@ struct Inspect: ParsableCommand {
     @Flag(name: .customLong("list-versions"), help: "List the versions in a .xcdatamodeld bundle and which one is current.")
     var listVersions = false
 
+    @Option(name: .customLong("write-model"), help: ArgumentHelp("Write the model (the one MODEL holds, or the one STORE carries) as an Xcode model folder: DIR.xcdatamodel with its contents file.", valueName: "DIR.xcdatamodel"))
+    var writeModel: String?
+
+    @Flag(help: "With --write-model, replace the contents file of a model folder already there (by default an existing DIR is refused).")
+    var overwrite = false
+
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
         try StoreArgument.refusePassword(path)
         if model == nil && Inspect.isStore(path) { try modelOptions.refuseWithoutModel() }
+        if overwrite && writeModel == nil { throw ValidationError("--overwrite applies to --write-model's folder") }
+        if let writeModel {
+            guard URL(fileURLWithPath: writeModel).pathExtension == "xcdatamodel" else {
+                throw ValidationError("--write-model names the model folder to make, which Xcode reads only with the .xcdatamodel extension: give DIR.xcdatamodel")
+            }
+            if model != nil {
+                throw ValidationError("--write-model writes the model PATH holds or carries; to write a model file in Xcode's form, give it as PATH (lade inspect MODEL --write-model DIR.xcdatamodel)")
+            }
+            if json || listVersions { throw ValidationError("--write-model writes a model folder and prints no model; leave out \(json ? "--json" : "--list-versions")") }
+        }
     }
 
     func run() throws {
         try reportingFailures {
+            if let writeModel {
+                try write(to: writeModel)
+                return
+            }
             if let model {
                 let store = try StoreArgument.location(path)
                 let report = try StoreReport.reading(
@@ -115,6 +152,32 @@ struct Inspect: ParsableCommand {
             }
             let report = ModelReport(model: try modelOptions.load(path), source: path, versions: versions)
             print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
+        }
+    }
+}
+
+extension Inspect {
+    /// `--write-model`: the model PATH holds, or the model the store at PATH carries, as an
+    /// Xcode model folder; never written over the store or the model it was read from.
+    func write(to folder: String) throws {
+        let model: ManagedObjectModel
+        var reads: [OutputFile.Read]
+        let what: String
+        if Self.isStore(path) {
+            let store = try StoreArgument.location(path)
+            model = try ManagedObjectModel(carriedByStoreAt: store.url)
+            reads = OutputFile.storeFiles(store.url)
+            what = "the model \(store.displayName) carries"
+        } else {
+            model = try modelOptions.load(path)
+            reads = [OutputFile.Read(URL(fileURLWithPath: path), "the model")]
+            if let momd = modelOptions.compiledModelURL { reads.append(OutputFile.Read(momd, "the compiled model (--momd)")) }
+            what = "the model \(path)\(model.versionName.map { " (version \($0))" } ?? "")"
+        }
+        try XcodeModelFolder.write(model, to: URL(fileURLWithPath: folder), overwrite: overwrite, role: "--write-model", reads: reads)
+        print("Wrote \(what) (\(model.entities.count) entit\(model.entities.count == 1 ? "y" : "ies")) to \((folder as NSString).appendingPathComponent("contents"))")
+        if model.entities.contains(where: { $0.appleVersionHash != nil }) {
+            LadeExit.printNote("Apple's version hashes (from \(Self.isStore(path) ? "the store's metadata" : "the compiled model")) are not part of an Xcode model's contents: Xcode computes them again when it compiles the model, and Lade, reading the folder, computes its own")
         }
     }
 }
