@@ -281,3 +281,82 @@ struct XcodeModelWriterCorpusTests {
         #expect(notRead.allSatisfy { $0.hasSuffix(": no model") }, "\(notRead)")
     }
 }
+
+@Suite("Writing an Xcode model folder")
+struct XcodeModelFolderTests {
+    static let model = try! ManagedObjectModel(entities: [EntityDescription(name: "E", attributes: [AttributeDescription(name: "a", type: .string)])])
+
+    @Test("a new folder holds one contents file; nothing temporary is left beside it")
+    func newFolder() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("M.xcdatamodel")
+        let file = try XcodeModelFolder.write(Self.model, to: folder, overwrite: false, role: "--write-model", reads: [])
+        #expect(file.lastPathComponent == "contents")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["contents"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["M.xcdatamodel"])
+        #expect(try ManagedObjectModel(contentsOf: folder).entityNames == ["E"])
+    }
+
+    @Test("a model that cannot be written leaves no folder and nothing temporary")
+    func refusedModel() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "E", userInfo: ["k": "\u{0}"])])
+        #expect(throws: ModelError.self) {
+            try XcodeModelFolder.write(model, to: directory.appendingPathComponent("M.xcdatamodel"), overwrite: false, role: "--write-model", reads: [])
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+    }
+
+    @Test("a path already there is refused unless overwrite, which replaces the contents file alone")
+    func existingFolder() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("M.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try Data("keep".utf8).write(to: folder.appendingPathComponent("other"))
+        let error = try #require(throws: StoreError.self) {
+            try XcodeModelFolder.write(Self.model, to: folder, overwrite: false, role: "--write-model", reads: [])
+        }
+        #expect(error.kind == .alreadyExists)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("contents").path))
+        try XcodeModelFolder.write(Self.model, to: folder, overwrite: true, role: "--write-model", reads: [])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("contents")) == Self.model.xcodeModelContents())
+        #expect(try Data(contentsOf: folder.appendingPathComponent("other")) == Data("keep".utf8))
+        // Never over a file the run reads, even with overwrite.
+        #expect(throws: StoreError.self) {
+            try XcodeModelFolder.write(Self.model, to: folder, overwrite: true, role: "--write-model",
+                                       reads: [OutputFile.Read(folder.appendingPathComponent("contents"), "the model")])
+        }
+    }
+
+    @Test("random names and values of any Unicode either read back as they were or are refused by name (seeded)")
+    func randomText() throws {
+        var random = SeededGenerator(seed: 0x5EED_0043)
+        let pieces: [String] = ["a", "&", "<", ">", "\"", "'", "]]>", "<!--", "\t", "\n", "\r", "\r\n", " ", "é", "e\u{301}",
+                                "\u{1F600}", "\u{7F}", "\u{85}", "\u{2028}", "\u{FFFD}", "&amp;", "&#10;", "%", "$X"]
+        // Characters XML 1.0 has no place for, one piece in 100.
+        let unwritable: [String] = ["\u{0}", "\u{1}", "\u{B}", "\u{C}", "\u{1F}", "\u{FFFE}", "\u{FFFF}"]
+        func text() -> String { (0..<random.int(1...6)).map { _ in random.chance(1) ? random.pick(unwritable) : random.pick(pieces) }.joined() }
+        var readBack = 0, refused = 0
+        for round in 0..<300 {
+            var attribute = AttributeDescription(name: "a", type: .string, defaultValue: .string(text()), regularExpression: random.chance(30) ? text() : nil)
+            attribute.userInfo = [text(): text()]
+            let model = try ManagedObjectModel(
+                entities: [EntityDescription(name: "E", representedClassName: text(), versionHashModifier: random.chance(50) ? text() : nil,
+                                             attributes: [attribute], userInfo: [text(): text()])],
+                fetchRequestTemplates: [FetchRequestTemplate(name: text(), entityName: "E", predicateString: text())],
+                versionIdentifiers: [text()])
+            do {
+                #expect(try xcodeRoundTripDifferences(model) == [], "round \(round)")
+                readBack += 1
+            } catch let error as ModelError {
+                #expect(error.problems.allSatisfy { $0.message.contains("XML 1.0 cannot hold") }, "round \(round): \(error)")
+                refused += 1
+            }
+        }
+        print("random text: \(readBack) models read back, \(refused) refused")
+        #expect(readBack > 100 && refused > 10, "\(readBack) read back, \(refused) refused")
+    }
+}
