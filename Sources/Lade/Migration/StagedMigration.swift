@@ -108,7 +108,7 @@ public struct StagedMigration: Sendable {
             // whose data the target does not keep; no version of the bundle says it may go.
             let dropped = try LightweightMigration(planning: url, from: carried, to: targetModel).dropped
             guard dropped.isEmpty else {
-                throw StoreError(error.kind, path: error.path, error.message + "; the model the store carries (Z_MODELCACHE) cannot stand in as the version that wrote it: migrating from it to \(target) would drop \(dropped.prefix(8).joined(separator: ", "))\(dropped.count > 8 ? " and \(dropped.count - 8) more" : ""), with their data. Add the version that wrote the store to the bundle (then lade migrate finds it), or migrate with a mapping model")
+                throw StoreError(error.kind, path: error.path, error.message + "; the model the store carries (Z_MODELCACHE) cannot stand in as the version that wrote it: migrating from it to \(target) would drop \(dropped.prefix(8).joined(separator: ", "))\(dropped.count > 8 ? " and \(dropped.count - 8) more" : ""), with their data. Add the version that wrote the store to the bundle, or migrate with a mapping model")
             }
             let planner = Planner(url: url, path: [sourceVersion, target], models: [carried, targetModel], batchSize: batchSize)
             steps = try planner.steps(mapped: [], inferring: true)

@@ -112,7 +112,7 @@ extension SQLiteHistory {
             guard present.isEmpty else {
                 // Damage, not a store without history: say which table is gone.
                 let missing = Self.tables.subtracting(present).sorted()
-                throw HistoryError(.notTracked, path: path, "this store keeps persistent history, but its \(missing.joined(separator: " and ")) \(missing.count == 1 ? "table is" : "tables are") missing (it has \(present.sorted().joined(separator: ", "))): its history cannot be read; lade check reports it")
+                throw HistoryError(.notTracked, path: path, "this store keeps persistent history, but its \(missing.joined(separator: " and ")) \(missing.count == 1 ? "table is" : "tables are") missing (it has \(present.sorted().joined(separator: ", "))): its history cannot be read; a check of the store reports it")
             }
             throw HistoryError(.notTracked, path: path, "this store keeps no persistent history (it has no ATRANSACTION, ACHANGE and ATRANSACTIONSTRING tables): only a store created with history tracking has it")
         }

@@ -30,7 +30,7 @@ package enum SQLiteHistory {
         guard keeps, present != Self.tables else { return nil }
         let missing = Self.tables.subtracting(present).sorted()
         return StoreDamage(.historyTables, place: "persistent history", count: missing.count, example: missing.joined(separator: ", "),
-                           problem: "history \(missing.count == 1 ? "table" : "tables") missing from a store that keeps history (\(present.isEmpty ? "its Z_PRIMARYKEY names the history entities" : "it has \(present.sorted().joined(separator: ", "))")): every write would go unrecorded. Restore the store from a copy, or lade convert it to a new store, which is made without history")
+                           problem: "history \(missing.count == 1 ? "table" : "tables") missing from a store that keeps history (\(present.isEmpty ? "its Z_PRIMARYKEY names the history entities" : "it has \(present.sorted().joined(separator: ", "))")): every write would go unrecorded. Restore the store from a copy, or convert it to a new store, which is made without history")
     }
 
     /// The tables' columns as Core Data declares them, `ACHANGE` with a `ZTOMBSTONE<n>` column
