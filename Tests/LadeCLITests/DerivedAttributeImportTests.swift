@@ -74,8 +74,22 @@ struct DerivedAttributeImportTests {
     @Test("into a store Lade made from the model: its triggers keep Book.pagesCount right")
     func ladeStore() throws {
         let sandbox = try ImportSandbox()
+        let ids = try Self.twoBooks(sandbox.url("lade.sqlite"), type: .sqlite)
+        let keys = try SQLiteConnection(path: sandbox.url("lade.sqlite").path, mode: .readOnly).rows("SELECT Z_PK FROM ZBOOK ORDER BY ZTITLE").compactMap { row -> Int64? in
+            if case .integer(let pk) = row[0] { pk } else { nil }
+        }
+        try #require(keys.count == 2)
+        try Self.importPages(sandbox, store: "lade.sqlite", first: (keys[0], ids.0), second: (keys[1], ids.1))
+    }
+}
+
+extension DerivedAttributeImportTests {
+    /// A store Lade made from SampleModel2 at `url` with two books, "title A" and "title B"
+    /// (one page each); their uniqueIDs, in that order.
+    @discardableResult
+    static func twoBooks(_ url: URL, type: PersistentStoreCoordinator.StoreType) throws -> (UUID, UUID) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
-        try coordinator.addPersistentStore(type: .sqlite, at: sandbox.url("lade.sqlite"))
+        try coordinator.addPersistentStore(type: type, at: url)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
         let ids = (UUID(), UUID())
@@ -99,41 +113,7 @@ struct DerivedAttributeImportTests {
             try context.save()
         }
         for store in coordinator.persistentStores { coordinator.remove(store) }
-        let keys = try SQLiteConnection(path: sandbox.url("lade.sqlite").path, mode: .readOnly).rows("SELECT Z_PK FROM ZBOOK ORDER BY ZTITLE").compactMap { row -> Int64? in
-            if case .integer(let pk) = row[0] { pk } else { nil }
-        }
-        try #require(keys.count == 2)
-        try Self.importPages(sandbox, store: "lade.sqlite", first: (keys[0], ids.0), second: (keys[1], ids.1))
-    }
-}
-
-extension DerivedAttributeImportTests {
-    /// A store Lade made from SampleModel2 with two books (one page each), on SQLite or at `url`.
-    static func twoBooks(_ url: URL, type: PersistentStoreCoordinator.StoreType) throws {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try SampleModel2.model())
-        try coordinator.addPersistentStore(type: type, at: url)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
-        try context.performAndWait {
-            let author = try context.insertObject(forEntityName: "Author")
-            try author.setValue("Ada", forKey: "alias")
-            try author.setValue(36, forKey: "age")
-            for title in ["title A", "title B"] {
-                let book = try context.insertObject(forEntityName: "Book")
-                try book.setValue(UUID(), forKey: "uniqueID")
-                try book.setValue(title, forKey: "title")
-                try book.setValue(Decimal(10), forKey: "price")
-                try book.setValue(Data([0]), forKey: "cover")
-                try book.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "publishedAt")
-                try book.setObject(author, forKey: "author")
-                let page = try context.insertObject(forEntityName: "Page")
-                try page.setValue(1, forKey: "number")
-                try page.setValue(Data([1]), forKey: "content")
-                try page.setObject(book, forKey: "book")
-            }
-            try context.save()
-        }
-        for store in coordinator.persistentStores { coordinator.remove(store) }
+        return ids
     }
 
     @Test("a job that maps a derived attribute is refused (validate and run), naming it; an export imported again leaves the derived values the store computes", .serialized)
