@@ -155,4 +155,29 @@ struct PostgreSQLImportTests {
         #expect(try Self.checksum(server, schema: schema) == expected)
         #expect(try Self.value(server, "SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\" WHERE \"Z_OPT\" <> 1") == "0", "no row written twice")
     }
+
+    @Test("lade convert SQLite → PostgreSQL cut off by the server's stop is store.connection, exit 69, saying the server went away and nothing was changed; the schema stays empty")
+    func convertCutOffByServerStop() throws {
+        let cluster = try PrivatePostgresCluster()
+        defer { cluster.stop() }
+        let server = cluster.server
+        let sandbox = try ImportSandbox()
+        // A SQLite source big enough that the conversion is still writing when the server stops.
+        let count = Self.rows * 25
+        _ = try sandbox.write("products.csv", Self.csv(first: 0, count: count, stockBase: 0))
+        try sandbox.job(GeneratedProducts.job(source: "products.csv", batchSize: 5_000))
+        let imported = try sandbox.lade(["run", "job.yaml"])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let schema = server.newSchemaName("convert_cut")
+        let child = try LadeChild(["convert", "catalog.sqlite", server.storeURL(schema: schema), "--progress", "0.01"], in: sandbox.directory)
+        try #require(child.wait(until: { child.stderr.contains("convert: ") }), "the conversion ended before the stop: \(child.stderr.suffix(300))")
+        try cluster.stopImmediately()
+        let status = child.finish()
+        #expect(status == 69, "exit \(status): \(child.stderr.suffix(400))")
+        let error = child.stderr.components(separatedBy: "\n").last { $0.hasPrefix("lade: error: ") } ?? ""
+        #expect(error.contains("[store.connection]") && error.contains("lost") && error.contains("nothing"), "\(child.stderr.suffix(400))")
+        #expect(!error.contains("SQLSTATE )"), "\(error)")
+        try cluster.restart()
+        #expect(try Self.value(server, "SELECT count(*) FROM pg_tables WHERE schemaname = \(PostgresTestServer.quotedLiteral(schema))") == "0", "the conversion was one transaction")
+    }
 }

@@ -216,6 +216,10 @@ package final class PostgreSQLConnection: @unchecked Sendable {
             let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(of: handle)
             let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))).map { " (\(String(cString: $0)))" } ?? ""
             PQclear(result)
+            // An error without SQLSTATE is libpq's own. A write to a socket the server closed
+            // (EPIPE: "server closed the connection unexpectedly") leaves the status OK until
+            // libpq next reads, so it reads now: a lost connection then shows as one.
+            if state.isEmpty { _ = PQconsumeInput(handle) }
             if PQstatus(handle) != CONNECTION_OK || state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" {
                 throw StoreError(.connection, path: location.redacted, "the connection to the server was lost: \(location.redacting(primary)); nothing of the unfinished transaction was kept: run again when the server is back")
             }
