@@ -497,4 +497,40 @@ struct PostgreSQLCLITests {
             #expect(!again.stderr.contains("NOTICE") && !again.stdout.contains("NOTICE"), "\(again.stderr)")
         }
     }
+
+    @Test("two lade init at once on one new schema: one makes the store, the other waits and says it already exists (never the server's pg_namespace unique violation)")
+    func twoInitsAtOnce() throws {
+        for attempt in 0..<5 {
+            try withSchema("cli_init_race") { schema in
+                let store = server.storeURL(schema: schema)
+                let children = try (0..<2).map { _ in try LadeChild(["init", store, "--model", "samples/Catalog.xcdatamodeld"]) }
+                let statuses = children.map { $0.finish() }
+                let errors = children.map(\.stderr)
+                #expect(statuses.sorted() == [0, 1], "attempt \(attempt): \(statuses) \(errors)")
+                for error in errors where !error.isEmpty {
+                    #expect(error.contains("[store.alreadyExists]") && !error.contains("pg_namespace"), "attempt \(attempt): \(error)")
+                }
+            }
+        }
+    }
+
+    @Test("two lade run at once into one new schema: one makes the store, the other waits and imports into it; both succeed")
+    func twoRunsCreateOneStore() throws {
+        let sandbox = try ImportSandbox()
+        for worker in 0..<2 {
+            _ = try sandbox.write("products-\(worker).csv", PostgreSQLImportTests.csv(first: worker * 100, count: 100, stockBase: worker * 1000))
+        }
+        for attempt in 0..<5 {
+            try withSchema("cli_run_race") { schema in
+                for worker in 0..<2 {
+                    try sandbox.job(PostgreSQLImportTests.job(url: server.storeURL(schema: schema), source: "products-\(worker).csv"), named: "job-\(worker).yaml")
+                }
+                let children = try (0..<2).map { try LadeChild(["run", "job-\($0).yaml"], in: sandbox.directory) }
+                let statuses = children.map { $0.finish() }
+                #expect(statuses == [0, 0], "attempt \(attempt): \(statuses) \(children.map(\.stderr))")
+                #expect(try server.psql("SELECT count(*) FROM \(PostgresTestServer.quotedIdentifier(schema)).\"ZPRODUCT\"") == "200", "attempt \(attempt)")
+            }
+        }
+    }
+
 }

@@ -16,7 +16,13 @@ extension PersistentStoreCoordinator {
             do {
                 return try server.openStore(at: url, model: model, readOnly: readOnly, creating: false)
             } catch let error as StoreError where error.kind == .notFound && !readOnly {
-                return try server.openStore(at: url, model: model, readOnly: readOnly, creating: true)
+                do {
+                    return try server.openStore(at: url, model: model, readOnly: readOnly, creating: true)
+                } catch let error as StoreError where error.kind == .alreadyExists {
+                    // Another process made the store meanwhile (the server serialises making
+                    // one): open the store it made.
+                    return try server.openStore(at: url, model: model, readOnly: readOnly, creating: false)
+                }
             }
         }
         let exists = FileManager.default.fileExists(atPath: url.path)

@@ -35,7 +35,11 @@ struct ImportStack {
         // `store: { history: true }`: a new store is made with the history tables; one that is
         // there already is never given them (as no write adds them by accident).
         if reference.history, try !reference.location.exists() {
-            try PersistentStoreCoordinator.createStore(at: reference.url, type: reference.kind, model: model, history: true)
+            do {
+                try PersistentStoreCoordinator.createStore(at: reference.url, type: reference.kind, model: model, history: true)
+            } catch let error as StoreError where error.kind == .alreadyExists {
+                // Another worker made it meanwhile: opened below, and checked for its history.
+            }
         }
         let store = try coordinator.addPersistentStore(type: reference.kind, at: reference.url, migration: migration)
         if reference.history && !store.recordsHistory {

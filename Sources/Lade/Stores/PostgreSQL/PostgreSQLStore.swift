@@ -53,6 +53,9 @@ package final class PostgreSQLStore: @unchecked Sendable {
 
     /// `NSStoreType` of a PostgreSQL store.
     package static let storeType = StoreType.postgresql.rawValue
+    /// The scope of the transaction-level advisory lock under which a store is made (with the
+    /// schema's digest, as `PostgreSQLAdvisoryLock` keys a job's lock).
+    static let creationLockScope = "lade.create"
     /// How many keys a writer takes at a time, at least.
     static let keyBlockSize: Int64 = 1_000
 
@@ -90,12 +93,20 @@ package final class PostgreSQLStore: @unchecked Sendable {
         // A derived attribute the store keeps no triggers for is refused before anything is made.
         _ = try countDerivations(schema: schema, model: model)
         let prefix = postgreSQLQuoted(location.schema) + "."
+        // Two processes making one new store at once (two workers' first `lade run`, two `lade
+        // init`): the second waits here until the first commits, then finds its store below,
+        // where both would otherwise make the schema and one fail on pg_namespace's unique index.
+        try connection.execute("SELECT pg_advisory_xact_lock($1::int4, $2::int4)",
+                               [.integer(Int64(PostgreSQLAdvisoryLock.digest(location.schema))), .integer(Int64(PostgreSQLAdvisoryLock.digest(creationLockScope)))])
         let exists = try connection.execute("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(location.schema)]).integer(0, 0) == 1
         if exists {
             let tables = Set(try connection.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(location.schema)]).column(0))
-                .subtracting(beside).count
-            guard tables == 0 else {
-                throw StoreError(.alreadyExists, path: location.redacted, "the schema \(postgreSQLQuoted(location.schema)) already holds \(tables) table\(tables == 1 ? "" : "s"); a new store needs a schema of its own: name another, or drop this one")
+                .subtracting(beside)
+            if tables.contains("Z_METADATA") && tables.contains("Z_PRIMARYKEY") {
+                throw StoreError(.alreadyExists, path: location.redacted, "a store is already in schema \(postgreSQLQuoted(location.schema)) (made meanwhile by another process, or before); open it, or name another schema")
+            }
+            guard tables.isEmpty else {
+                throw StoreError(.alreadyExists, path: location.redacted, "the schema \(postgreSQLQuoted(location.schema)) already holds \(tables.count) table\(tables.count == 1 ? "" : "s"); a new store needs a schema of its own: name another, or drop this one")
             }
         } else {
             try connection.execute("CREATE SCHEMA \(postgreSQLQuoted(location.schema))")
