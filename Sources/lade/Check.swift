@@ -21,6 +21,8 @@ struct Check: ParsableCommand {
               inverseMismatch    relationships whose inverse does not point back
               missingIndex       indexes of the model's layout not in a SQLite file (a lade run \
             killed while loading a table leaves its fetch indexes out; running the job again builds them)
+              missingTable       tables of the model's layout not in a PostgreSQL store's schema (dropped by hand)
+              missingColumn      columns of the model's layout a PostgreSQL store's table lacks
 
             Fetch, export and convert refuse a store with unknown Z_ENT rows, dangling \
             references or unreadable values rather than skip them or read them as nulls; \

@@ -533,4 +533,21 @@ struct PostgreSQLCLITests {
         }
     }
 
+
+    @Test("lade check on a PostgreSQL store whose entity table was dropped, and a column of another, reports both as damage (exit 1), not the server's 'relation does not exist'")
+    func checkFindsMissingTablesAndColumns() throws {
+        try withSchema("cli_check_layout") { schema in
+            let store = server.storeURL(schema: schema)
+            let made = try LadeProcess.run(["init", store, "--model", "samples/Catalog.xcdatamodeld"])
+            try #require(made.status == 0, "\(made.stderr)")
+            let q = PostgresTestServer.quotedIdentifier(schema)
+            try server.psql("DROP TABLE \(q).\"ZSUPPLIER\"; ALTER TABLE \(q).\"ZPRODUCT\" DROP COLUMN \"ZSTOCK\"")
+            let result = try LadeProcess.run(["check", store, "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("missingTable: ZSUPPLIER"), "\(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("missingColumn: ZPRODUCT") && result.stdout.contains("ZSTOCK"), "\(result.stdout) \(result.stderr)")
+            #expect(!result.stderr.contains("does not exist"), "\(result.stderr)")
+        }
+    }
+
 }

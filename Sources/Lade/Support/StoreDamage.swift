@@ -41,6 +41,11 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
         /// derive from: Core Data's triggers keep them, so a write that got past them (or set
         /// one from a source) left it wrong, and every reader takes it as the truth.
         case derivedValue
+        /// A table of the model's layout (an entity hierarchy's `Z<ENTITY>`, a many-to-many
+        /// join table) that the store lacks: the objects it would hold cannot be read or written.
+        case missingTable
+        /// Columns of the model's layout that a table of the store lacks.
+        case missingColumn
         /// A store that keeps persistent history lacks some of its tables (`ATRANSACTION`,
         /// `ACHANGE`, `ATRANSACTIONSTRING`): its writes would go unrecorded.
         case historyTables

@@ -437,12 +437,15 @@ extension PostgreSQLStore: PersistentStore {
 
     // MARK: Checking
 
-    /// What breaks Core Data's invariants: rows whose `Z_ENT` names no entity of the table's
-    /// hierarchy, and (thorough) values that cannot be read as their attributes' types.
+    /// What breaks Core Data's invariants: tables and columns of the model's layout the schema
+    /// lacks, rows whose `Z_ENT` names no entity of the table's hierarchy, and (thorough) values
+    /// that cannot be read as their attributes' types. A table found lacking is not read further.
     package func damage(thorough: Bool) throws -> [StoreDamage] {
         var found: [StoreDamage] = []
+        var incomplete: Set<String> = []
         try withConnection { connection in
-            for table in schema.tables {
+            (found, incomplete) = try layoutDamage(connection)
+            for table in schema.tables where !incomplete.contains(table.name) {
                 let numbers = model.hierarchy(from: table.rootEntity).compactMap { schema.entity(named: $0.name)?.number }.map(String.init).joined(separator: ",")
                 let result = try connection.execute("SELECT count(*), min(\"Z_PK\") FROM \(prefix)\(postgreSQLQuoted(table.name)) WHERE \"Z_ENT\" IS NULL OR \"Z_ENT\" NOT IN (\(numbers))")
                 if let count = result.integer(0, 0), count > 0 {
@@ -451,7 +454,7 @@ extension PostgreSQLStore: PersistentStore {
             }
         }
         if thorough {
-            for entity in schema.entities {
+            for entity in schema.entities where !incomplete.contains(entity.tableName) {
                 do { try forEachBatch(ofEntity: entity.name, batchSize: 5_000) { _ in } } catch let error as StoreError {
                     if case .damaged(let damage) = error.kind { found += damage } else { throw error }
                 }
@@ -459,7 +462,8 @@ extension PostgreSQLStore: PersistentStore {
             // `relationship.@count` values that are not the count (as the SQLite check compares them).
             try withConnection { connection in
                 for derived in model.derivedAttributes {
-                    guard let count = schema.countDerivation(for: derived, in: model) else { continue }
+                    guard let count = schema.countDerivation(for: derived, in: model),
+                          !incomplete.contains(count.sourceTable), !incomplete.contains(count.parameterTable) else { continue }
                     let (source, parameter) = (prefix + postgreSQLQuoted(count.sourceTable), prefix + postgreSQLQuoted(count.parameterTable))
                     let (value, key) = (postgreSQLQuoted(count.valueColumn), postgreSQLQuoted(count.foreignKey))
                     let actual = "(SELECT count(d.\(key)) FROM \(parameter) d WHERE d.\(key) = s.\"Z_PK\")"
@@ -477,6 +481,35 @@ extension PostgreSQLStore: PersistentStore {
             }
         }
         return found
+    }
+
+    /// The tables, and columns of tables, of the model's layout that the schema lacks (dropped
+    /// or altered by hand); and the names of the tables found lacking, which no query reads.
+    private func layoutDamage(_ connection: PostgreSQLConnection) throws -> ([StoreDamage], Set<String>) {
+        let result = try connection.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1", [.text(location.schema)])
+        var columns: [String: Set<String>] = [:]
+        for row in 0..<result.count {
+            if let table = result.text(row, 0), let column = result.text(row, 1) { columns[table, default: []].insert(column) }
+        }
+        var found: [StoreDamage] = []
+        var incomplete: Set<String> = []
+        let expected = schema.tables.map { ($0.name, $0.columns.map(\.name), "entity table of \(model.hierarchy(from: $0.rootEntity).map(\.name).joined(separator: ", "))") }
+            + schema.joinTables.map { ($0.name, [$0.sourceColumn, $0.destinationColumn] + [$0.sourceOrderColumn, $0.destinationOrderColumn].compactMap { $0 },
+                                      "join table of \($0.relationship.entity).\($0.relationship.name)") }
+        for (table, wanted, role) in expected {
+            guard let present = columns[table] else {
+                incomplete.insert(table)
+                found.append(StoreDamage(.missingTable, place: table, count: 1, example: "\(role), not in schema \(postgreSQLQuoted(location.schema))",
+                                         problem: "table of the model's layout missing (its objects cannot be read or written; restore it from a backup, or convert the store from one)"))
+                continue
+            }
+            let missing = wanted.filter { !present.contains($0) }
+            guard !missing.isEmpty else { continue }
+            incomplete.insert(table)
+            found.append(StoreDamage(.missingColumn, place: table, count: missing.count, example: missing.joined(separator: ", "),
+                                     problem: "column\(missing.count == 1 ? "" : "s") of the model's layout missing (the table's objects cannot be read or written)"))
+        }
+        return (found, incomplete)
     }
 }
 
