@@ -11,7 +11,7 @@ struct Check: ParsableCommand {
             what breaks Core Data's invariants for the model, each reported with a count and \
             the first place it was seen:
               integrity          SQLite's PRAGMA integrity_check (SQLite stores)
-              keyCounter         Z_PRIMARYKEY without an entity's row, or a Z_MAX below a key in use
+              keyCounter         Z_PRIMARYKEY without an entity's row, or a Z_MAX below a key in use (the history entities' too)
               unknownEntity      rows whose Z_ENT names no concrete entity of the model
               wrongType          values that cannot be their attribute's type (text in a number column, …)
               requiredMissing    required attributes and to-one relationships without a value

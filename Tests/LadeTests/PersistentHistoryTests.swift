@@ -272,6 +272,34 @@ struct PersistentHistoryTests {
             == [[.null, .null], [.null, .null], [.integer(101), .integer(103)]])
     }
 
+    @Test("Z_MAX of the history entities set back below the keys in use: the thorough check reports each as keyCounter damage naming its table, and the next save takes keys past the largest instead of failing on UNIQUE")
+    func historyKeyCountersSetBack() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Item", attributes: [AttributeDescription(name: "a", type: .integer64)])])
+        let url = directory.appendingPathComponent("items.sqlite")
+        try PersistentStoreCoordinator.createStore(at: url, type: .sqlite, model: model, history: true)
+        let context = try privateContext(model: model, store: url)
+        context.transactionAuthor = "tester"
+        func insert(_ value: Int64) throws {
+            try context.performAndWait {
+                let item = try context.insertObject(forEntityName: "Item")
+                try item.setAttributeValue(.integer(value), forKey: "a")
+                try context.save()
+            }
+        }
+        try insert(1)
+        try insert(2)
+        try SQLiteConnection(path: url.path, mode: .readWrite(create: false)).execute("UPDATE Z_PRIMARYKEY SET Z_MAX = 0 WHERE Z_ENT IN (16001, 16002, 16003)")
+        let damage = try SQLiteStore(url: url, model: model, readOnly: true).damage(thorough: true).filter { $0.kind == .keyCounter }
+        let examples = damage.map(\.example).joined(separator: "; ")
+        #expect(damage.count == 3, "\(damage)")
+        for table in ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"] { #expect(examples.contains("\(table) holds Z_PK"), "\(examples)") }
+        try insert(3)
+        #expect(try HistoryRows.changes(url).map(\.transaction) == [1, 2, 3])
+        #expect(try SQLiteStore(url: url, model: model, readOnly: true).damage(thorough: true).isEmpty)
+    }
+
     @Test("history is listed after a token or date and pruned before one, as NSPersistentHistoryChangeRequest does", .needsCorpus)
     func listAndPrune() throws {
         let directory = try Fixtures.temporaryDirectory()

@@ -147,6 +147,32 @@ struct PostgreSQLHistoryTests {
         #expect(try PersistentStoreCoordinator.history(ofStoreAt: schema.url).first?.number == 4)
     }
 
+    @Test("Z_MAX of the history entities set back below the keys in use: the thorough check reports each as keyCounter damage, and the next save takes keys past the largest instead of failing on the primary key")
+    func historyKeyCountersSetBack() throws {
+        let schema = try Schema("history_counter")
+        let model = try ManagedObjectModel(entities: [EntityDescription(name: "Item", attributes: [AttributeDescription(name: "a", type: .integer64)])])
+        try PersistentStoreCoordinator.createStore(at: schema.url, type: .postgresql, model: model, history: true)
+        let context = try privateContext(model: model, store: schema.url)
+        context.transactionAuthor = "tester"
+        func insert(_ value: Int64) throws {
+            try context.performAndWait {
+                let item = try context.insertObject(forEntityName: "Item")
+                try item.setAttributeValue(.integer(value), forKey: "a")
+                try context.save()
+            }
+        }
+        try insert(1)
+        try insert(2)
+        try schema.server.psql("UPDATE \(PostgresTestServer.quotedIdentifier(schema.name)).\"Z_PRIMARYKEY\" SET \"Z_MAX\" = 0 WHERE \"Z_ENT\" IN (16001, 16002, 16003)")
+        let damage = try PostgreSQLStore(location: schema.location, model: model, readOnly: true).damage(thorough: true).filter { $0.kind == .keyCounter }
+        let examples = damage.map(\.example).joined(separator: "; ")
+        #expect(damage.count == 3, "\(damage)")
+        for table in ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"] { #expect(examples.contains("\(table) holds Z_PK"), "\(examples)") }
+        try insert(3)
+        #expect(try PersistentStoreCoordinator.history(ofStoreAt: schema.url).count == 3)
+        #expect(try PostgreSQLStore(location: schema.location, model: model, readOnly: true).damage(thorough: true).isEmpty)
+    }
+
     @Test("a store made without history records none, and its history is refused as not tracked")
     func withoutHistory() throws {
         let schema = try Schema("history_none")

@@ -461,6 +461,9 @@ extension PostgreSQLStore: PersistentStore {
             }
             // `relationship.@count` values that are not the count (as the SQLite check compares them).
             try withConnection { connection in
+                if SQLiteHistory.isTracked(tables: try PostgreSQLHistory.tableNames(connection)) {
+                    found += try SQLiteHistory.keyCounterDamage(in: PostgreSQLHistoryDatabase(connection: connection))
+                }
                 for derived in model.derivedAttributes {
                     guard let count = schema.countDerivation(for: derived, in: model),
                           !incomplete.contains(count.sourceTable), !incomplete.contains(count.parameterTable) else { continue }

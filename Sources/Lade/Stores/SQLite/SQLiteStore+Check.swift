@@ -92,6 +92,7 @@ extension SQLiteStore {
                 example: "Z_ENT \(root.number) (\(root.name)): Z_MAX is \(counter.map(SQLiteValueCoding.shown) ?? "missing (no row)"), \(root.tableName) holds Z_PK \(largest)",
                 problem: "key counter below a key in use (new objects would take keys already taken)"))
         }
+        if SQLiteHistory.isTracked(tables: try connection.tableNames()) { found += try SQLiteHistory.keyCounterDamage(in: connection) }
         return found
     }
 

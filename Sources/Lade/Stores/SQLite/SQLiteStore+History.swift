@@ -12,6 +12,39 @@ package enum SQLiteHistory {
     static let tables: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
     static let primaryKeyRows: [(Int64, String)] = [(changeEntity, "CHANGE"), (transactionEntity, "TRANSACTION"), (stringEntity, "TRANSACTIONSTRING")]
 
+    /// The table of a history entity of `primaryKeyRows` (`CHANGE`: `ACHANGE`).
+    static func table(ofEntityNamed name: String) -> String { "A" + name }
+
+    /// The largest `Z_PK` in use in each history table, by entity number (one query).
+    static func largestKeys(in database: some HistoryDatabase) throws -> [Int64: Int64] {
+        let q = historyQuoted
+        let columns = primaryKeyRows.map { "(SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(database.table(table(ofEntityNamed: $0.1))))" }
+        let row = try database.rows("SELECT " + columns.joined(separator: ", "), []).first ?? []
+        var largest: [Int64: Int64] = [:]
+        for (index, (number, _)) in primaryKeyRows.enumerated() where index < row.count {
+            if case .integer(let key) = row[index] { largest[number] = key }
+        }
+        return largest
+    }
+
+    /// History entities whose `Z_MAX` is below a key their table holds (set back by hand, or a
+    /// `Z_PRIMARYKEY` restored from an older copy), as `keyCounter` damage naming the table.
+    /// Writes take keys past the largest in use all the same (`HistoryWriter`).
+    static func keyCounterDamage(in database: some HistoryDatabase) throws -> [StoreDamage] {
+        let q = historyQuoted
+        var counters: [Int64: Int64] = [:]
+        for row in try database.rows("SELECT \(q("Z_ENT")), \(q("Z_MAX")) FROM \(database.table("Z_PRIMARYKEY")) WHERE \(q("Z_ENT")) IN (16001, 16002, 16003)", []) {
+            if case .integer(let number) = row[0], case .integer(let max) = row[1] { counters[number] = max }
+        }
+        let largest = try largestKeys(in: database)
+        return primaryKeyRows.compactMap { number, name in
+            guard let counter = counters[number], let inUse = largest[number], counter < inUse else { return nil }
+            return StoreDamage(.keyCounter, place: "Z_PRIMARYKEY", count: 1,
+                               example: "Z_ENT \(number) (\(name)): Z_MAX is \(counter), \(table(ofEntityNamed: name)) holds Z_PK \(inUse)",
+                               problem: "key counter below a key in use (the next write records its history with keys past the largest; nothing else to do)")
+        }
+    }
+
     /// Whether a `Z_PRIMARYKEY` row is one of the history entities' rather than the model's.
     static func isHistoryEntity(_ number: Int64, name: String) -> Bool {
         primaryKeyRows.contains { $0.0 == number && $0.1 == name }
@@ -331,12 +364,16 @@ private struct HistoryWriter<Database: HistoryDatabase> {
         for row in try database.rows("SELECT \(q("Z_ENT")), \(q("Z_MAX")) FROM \(primaryKeys) WHERE \(q("Z_ENT")) IN (16001, 16002, 16003) ORDER BY \(q("Z_ENT"))\(database.lockingClause)", []) {
             if case .integer(let number) = row[0], case .integer(let max) = row[1] { maxima[number] = max }
         }
-        // A store whose Z_PRIMARYKEY lacks the rows (made by hand): counted from the tables.
-        for (number, name) in SQLiteHistory.primaryKeyRows where maxima[number] == nil {
-            let table = ["CHANGE": "ACHANGE", "TRANSACTION": "ATRANSACTION", "TRANSACTIONSTRING": "ATRANSACTIONSTRING"][name]!
-            guard case .integer(let largest)? = try database.rows("SELECT COALESCE(MAX(\(q("Z_PK"))), 0) FROM \(database.table(table))", []).first?.first else { continue }
-            try database.run("INSERT INTO \(primaryKeys) (\(q("Z_ENT")), \(q("Z_NAME")), \(q("Z_SUPER")), \(q("Z_MAX"))) VALUES (?, ?, 0, ?)", [.integer(number), .text(name), .integer(largest)])
-            maxima[number] = largest
+        // Keys past the largest in use whatever the counters say: a counter set back (by hand,
+        // or a Z_PRIMARYKEY restored from an older copy) would make this write fail on the
+        // table's primary key (`lade check` reports it). A store whose Z_PRIMARYKEY lacks the
+        // rows (made by hand) gets them, counted from the tables.
+        for (number, largest) in try SQLiteHistory.largestKeys(in: database) {
+            if maxima[number] == nil {
+                let name = SQLiteHistory.primaryKeyRows.first { $0.0 == number }!.1
+                try database.run("INSERT INTO \(primaryKeys) (\(q("Z_ENT")), \(q("Z_NAME")), \(q("Z_SUPER")), \(q("Z_MAX"))) VALUES (?, ?, 0, ?)", [.integer(number), .text(name), .integer(largest)])
+            }
+            maxima[number] = max(maxima[number] ?? 0, largest)
         }
         var nextString = maxima[SQLiteHistory.stringEntity] ?? 0
         let strings = database.table("ATRANSACTIONSTRING")
