@@ -550,4 +550,19 @@ struct PostgreSQLCLITests {
         }
     }
 
+
+    @Test("a 100 KB application_name in the store URL is refused up front naming the parameter and PostgreSQL's 63 bytes, not reported as an unreachable or crashed server")
+    func overlongApplicationName() throws {
+        try withSchema("cli_appname") { schema in
+            let url = server.storeURL(schema: schema) + "&application_name=" + String(repeating: "x", count: 100_000)
+            let result = try LadeProcess.run(["meta", "get", url, "NSStoreType"])
+            #expect(result.status != 69 && result.status != 0, "exit \(result.status): \(result.stderr.prefix(400))")
+            #expect(result.stderr.contains("application_name") && result.stderr.contains("63 bytes") && result.stderr.contains("[store.invalidLocation]"), "\(result.stderr.prefix(400))")
+            #expect(!result.stderr.contains("store.connection"), "\(result.stderr.prefix(400))")
+            // 63 bytes is PostgreSQL's own limit, and accepted.
+            let fits = try LadeProcess.run(["init", server.storeURL(schema: schema) + "&application_name=" + String(repeating: "y", count: 63), "--model", "samples/Catalog.xcdatamodeld"])
+            #expect(fits.status == 0, "\(fits.stderr.prefix(400))")
+        }
+    }
+
 }

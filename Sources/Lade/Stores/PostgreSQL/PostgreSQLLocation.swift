@@ -84,6 +84,26 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         self.schema = schema
         connectionURL = String(parts[0]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
         hasPassword = try Self.parsedPassword(connectionURL, shown: redacted, secrets: Self.passwords(in: text)) != nil
+        try Self.checkStartupParameters(Self.options(connectionURL), in: redacted)
+    }
+
+    /// The most bytes of `options` Lade sends: the server refuses a startup packet over 10,000
+    /// bytes (`MAX_STARTUP_PACKET_LENGTH`) by closing the connection, which libpq reports as a
+    /// server that "terminated abnormally".
+    static let optionsBytes = 8_000
+
+    /// Refuses what the server would cut short or refuse when the connection starts, naming the
+    /// parameter and its limit: names longer than PostgreSQL keeps (the server cuts
+    /// `application_name` to 63 bytes in silence, and a user or database name to 63 bytes,
+    /// which then names another), and `options` too long for the startup packet.
+    static func checkStartupParameters(_ options: [String: String], in shown: String) throws {
+        for name in ["user", "dbname", "application_name", "fallback_application_name"] {
+            guard let value = options[name], value.utf8.count > identifierBytes else { continue }
+            throw invalid(shown, "has \(name) of \(value.utf8.count) bytes; PostgreSQL keeps at most \(identifierBytes) bytes (NAMEDATALEN - 1) and would cut it short, or refuse the connection: give at most \(identifierBytes) bytes")
+        }
+        if let value = options["options"], value.utf8.count > optionsBytes {
+            throw invalid(shown, "has options of \(value.utf8.count) bytes; the server refuses a connection whose startup packet holds more than 10,000 bytes: give at most \(optionsBytes) bytes of options, or set the settings with ALTER ROLE … SET")
+        }
     }
 
     package var description: String { redacted }
