@@ -533,7 +533,6 @@ struct PostgreSQLCLITests {
         }
     }
 
-
     @Test("lade check on a PostgreSQL store whose entity table was dropped, and a column of another, reports both as damage (exit 1), not the server's 'relation does not exist'")
     func checkFindsMissingTablesAndColumns() throws {
         try withSchema("cli_check_layout") { schema in
@@ -550,7 +549,6 @@ struct PostgreSQLCLITests {
         }
     }
 
-
     @Test("a 100 KB application_name in the store URL is refused up front naming the parameter and PostgreSQL's 63 bytes, not reported as an unreachable or crashed server")
     func overlongApplicationName() throws {
         try withSchema("cli_appname") { schema in
@@ -565,4 +563,20 @@ struct PostgreSQLCLITests {
         }
     }
 
+    @Test("a database whose encoding is LATIN1 is refused when a store is made or written there, naming the encoding and how to make a UTF8 one; a lade run there is refused so too, not failed by one row with €")
+    func latin1DatabaseRefused() throws {
+        let database = server.newSchemaName("latin1")
+        try server.psql("CREATE DATABASE \(PostgresTestServer.quotedIdentifier(database)) ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+        defer { _ = try? server.psql("DROP DATABASE IF EXISTS \(PostgresTestServer.quotedIdentifier(database))") }
+        let url = server.storeURL(schema: "feed").replacingOccurrences(of: "@/\(server.database)?", with: "@/\(database)?")
+        try #require(url.contains(database))
+        let made = try LadeProcess.run(["init", url, "--model", "samples/Catalog.xcdatamodeld"])
+        #expect(made.status == 1, "exit \(made.status): \(made.stdout) \(made.stderr)")
+        #expect(made.stderr.contains("LATIN1") && made.stderr.contains("UTF8") && made.stderr.contains("CREATE DATABASE"), "\(made.stderr)")
+        let sandbox = try ImportSandbox()
+        _ = try sandbox.write("products.csv", "sku,name,price,stock,category\nA-1,Plain,1.00,1,C1\nA-2,Costs 5 €,2.00,2,C1\n")
+        try sandbox.job(PostgreSQLImportTests.job(url: url, source: "products.csv"))
+        let run = try sandbox.lade(["run", "job.yaml"])
+        #expect(run.status == 1 && run.stderr.contains("LATIN1") && !run.stderr.contains("SQLSTATE 22P05"), "exit \(run.status): \(run.stderr)")
+    }
 }

@@ -123,6 +123,21 @@ package final class PostgreSQLConnection: @unchecked Sendable {
     /// The server process serving this connection (`pg_backend_pid()`).
     package var backendPID: Int32 { PQbackendPID(handle) }
 
+    /// The database's encoding, as the server reported it when the connection started.
+    package var serverEncoding: String {
+        PQparameterStatus(handle, "server_encoding").map { String(cString: $0) } ?? "unknown"
+    }
+
+    /// Refuses to write a store in a database whose encoding is not UTF8. Lade's strings are
+    /// Unicode, as Core Data's are: a LATIN1 (or SQL_ASCII, …) database would refuse a
+    /// character it lacks (`€` in LATIN1) in the middle of a run, failing the whole batch, or
+    /// (SQL_ASCII) keep bytes it never checks. Reading such a store is not refused.
+    package func requireUTF8(_ doing: String) throws {
+        let encoding = serverEncoding
+        guard encoding != "UTF8" else { return }
+        throw StoreError(.invalidLocation, path: location.redacted, "\(doing): the database's encoding is \(encoding), not UTF8; Lade keeps text as Unicode (UTF-8), which a \(encoding) database cannot hold whole (in LATIN1 no €, no ő, no emoji), so it makes and writes stores in UTF8 databases only: create one with CREATE DATABASE name ENCODING 'UTF8' TEMPLATE template0 (with LC_COLLATE and LC_CTYPE 'C' or a UTF-8 locale), and name it in the URL")
+    }
+
     /// Whether the connection still stands (false after the server went away).
     package var isAlive: Bool { PQstatus(handle) == CONNECTION_OK }
 

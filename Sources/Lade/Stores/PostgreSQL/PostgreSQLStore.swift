@@ -87,6 +87,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
     static func create(in connection: PostgreSQLConnection, model: ManagedObjectModel, identifier: String, metadata given: [String: PropertyListValue]?, history: Bool,
                        beside: Set<String> = []) throws {
         let location = connection.location
+        try connection.requireUTF8("cannot make a store here")
         if let refusal = StoreError.refusingComposites(in: model, storeType: storeType, path: location.redacted) { throw refusal }
         let schema = TableLayout(model: model)
         if let refusal = StoreError.refusingUnknownLayouts(of: schema, storeType: storeType, path: location.redacted) { throw refusal }
@@ -216,6 +217,7 @@ package final class PostgreSQLStore: @unchecked Sendable {
             heldSavesBegun = 1
             heldSaves = (1, true)
         }
+        if !readOnly && !staged { try connection.requireUTF8("cannot write this store") }
         let (uuid, metadata) = try Self.readMetadata(connection)
         identifier = uuid
         currentMetadata = metadata
