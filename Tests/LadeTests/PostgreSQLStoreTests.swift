@@ -163,6 +163,16 @@ struct PostgreSQLStoreTests {
         #expect(schemas.split(separator: "\n").count == 2, "public is still there and the hostile name is one schema: \(schemas)")
     }
 
+    @Test("an error without SQLSTATE is libpq's own and says so, never '(SQLSTATE )'")
+    func errorWithoutSQLState() throws {
+        let location = try PostgreSQLLocation("postgresql://app@db/catalog?schema=feed")
+        let error = PostgreSQLError(sqlState: "", message: "another command is already in progress", location: location)
+        for text in [error.description, error.storeError("reading").description] {
+            #expect(text.contains("libpq said: another command is already in progress") && !text.contains("SQLSTATE"), "\(text)")
+        }
+        #expect(PostgreSQLError(sqlState: "42P01", message: "relation does not exist", location: location).description.hasSuffix("the server said: relation does not exist (SQLSTATE 42P01)"))
+    }
+
     @Test("locations: a schema is required, a password is never shown, names PostgreSQL would cut or refuse are refused")
     func locations() throws {
         let withPassword = try PostgreSQLLocation("postgresql://app:s3cr%27et@db.example:5433/catalog?schema=feed&sslmode=require")

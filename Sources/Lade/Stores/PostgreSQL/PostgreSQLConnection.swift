@@ -267,13 +267,16 @@ package struct PostgreSQLError: Error, Sendable {
 
     /// As a store error, with what was being done in front.
     package func storeError(_ doing: String) -> StoreError {
-        StoreError(.postgresql(sqlState: sqlState), path: location.redacted, "\(doing): the server said: \(message) (SQLSTATE \(sqlState))")
+        StoreError(.postgresql(sqlState: sqlState), path: location.redacted, "\(doing): \(said)")
     }
+
+    /// The server's words and SQLSTATE; an error without one is libpq's own, and says so.
+    var said: String { sqlState.isEmpty ? "libpq said: \(message)" : "the server said: \(message) (SQLSTATE \(sqlState))" }
 }
 
 extension PostgreSQLError: LadeError, CustomStringConvertible {
     package var code: String { "store.postgresql" }
-    package var description: String { "\(location.redacted): the server said: \(message) (SQLSTATE \(sqlState))" }
+    package var description: String { "\(location.redacted): \(said)" }
 }
 
 /// The rows of a statement's result, read as text (PostgreSQL's text output).
