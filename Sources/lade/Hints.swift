@@ -17,6 +17,12 @@ enum Hint {
             // A version the bundle lacks (`--to`, `--from`, `--model-version`) names the bundle,
             // whose message lists its versions: no other step to give.
             guard let store = error as? StoreError, !store.path.isEmpty, !isModel(store.path) else { return nil }
+            // The store's own model is what reading it needs; migrate needs the bundle to go to.
+            if store.storeCarriesOtherModel && command != "migrate" {
+                return command == "run" || command == "seed" || command == "validate"
+                    ? "leave `model:` out of the job to use the model the store carries"
+                    : "run without `--model` to use the model the store carries"
+            }
             if StoreLocation.isServerURL(store.path) {
                 // No lade migrate: a PostgreSQL store is not migrated in place yet.
                 return "`lade inspect \(shown(store.path)) --model BUNDLE` says which version wrote it"

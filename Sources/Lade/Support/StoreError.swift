@@ -44,6 +44,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let path: String
     public let message: String
+    /// For `modelMismatch`: the store carries the model it was written with (`Z_MODELCACHE`),
+    /// which is another than the one named; opening it with no model named reads that one.
+    package var storeCarriesOtherModel = false
 
     package init(_ kind: Kind, path: String, _ message: String) {
         self.kind = kind

@@ -351,7 +351,9 @@ package final class SQLiteStore: @unchecked Sendable {
             differing.insert(name)
         }
         var detail = "entity numbering in Z_PRIMARYKEY"
+        let hashesCompared: Bool
         if let hashes = StoreMetadata.entitiesWithDifferentHashes(in: metadata, model: model) {
+            hashesCompared = true
             detail = "version hashes"
             differing.formUnion(hashes)
             if StoreMetadata.hasEarlierLadeHashes(metadata) {
@@ -373,6 +375,7 @@ package final class SQLiteStore: @unchecked Sendable {
         } else {
             // The store carries Apple's hashes and the model has only Lade's: compare what the
             // hashes stand for, the tables and columns.
+            hashesCompared = false
             detail = "tables and columns (the model has no Apple hashes to compare; give its compiled .momd for a full check)"
             for table in schema.tables {
                 let expected = Set(table.columns.map(\.name))
@@ -392,12 +395,34 @@ package final class SQLiteStore: @unchecked Sendable {
             let names = differing.sorted()
             let layout = try layoutDifferences(schema: schema, connection: connection, tables: tables)
             let shown = layout.prefix(6).joined(separator: "; ") + (layout.count > 6 ? "; and \(layout.count - 6) more" : "")
+            let layoutText = layout.isEmpty ? "the tables and columns are the model's" : "tables and columns: \(shown)"
+            // A model without Apple's hashes whose entities are not those of the model the store
+            // carries is another model, not this one uncompiled: no .momd would make it match.
+            if !hashesCompared, let carried = try? ManagedObjectModel.modelCache(ofStoreAt: URL(fileURLWithPath: path)),
+               let entities = entityDifference(carried: carried, named: model) {
+                var error = StoreError(
+                    .modelMismatch(entities: names), path: path,
+                    "the store was written with another model (\(entities); \(layoutText)); the store carries its own model, in Z_MODELCACHE, which is read when no model is named")
+                error.storeCarriesOtherModel = true
+                throw error
+            }
             throw StoreError(
                 .modelMismatch(entities: names), path: path,
-                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", "))"
-                    + (layout.isEmpty ? "; the tables and columns are the model's" : "; tables and columns: \(shown)")
+                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", ")); \(layoutText)"
                     + "); open it with the model version it was made with, or migrate it to this version first")
         }
+    }
+
+    /// The entities one model has and the other lacks, in words (`the store's model has Car,
+    /// which the named model lacks; …`), or nil when both have the same entities.
+    private static func entityDifference(carried: ManagedObjectModel, named: ManagedObjectModel) -> String? {
+        let carriedNames = Set(carried.entityNames), namedNames = Set(named.entityNames)
+        guard carriedNames != namedNames else { return nil }
+        let storeOnly = carriedNames.subtracting(namedNames).sorted(), namedOnly = namedNames.subtracting(carriedNames).sorted()
+        var sides: [String] = []
+        if !storeOnly.isEmpty { sides.append("the store's model has \(storeOnly.joined(separator: ", ")), which the named model lacks") }
+        if !namedOnly.isEmpty { sides.append("the named model has \(namedOnly.joined(separator: ", ")), which the store's lacks") }
+        return sides.joined(separator: "; ")
     }
 
     /// How the store's tables and columns differ from the layout the model implies, one phrase
