@@ -49,4 +49,50 @@ struct ModelErrorMessageTests {
         #expect(error.contains("leave `model:` out of the job"), "\(error)")
         #expect(!error.contains(".momd"), "\(error)")
     }
+
+    @Test("a .mom rewritten as an XML property list (plutil -convert xml1) is read as the keyed archive it is, as its binary form")
+    func xmlPlistMom() throws {
+        let sandbox = try ImportSandbox()
+        let model = try ManagedObjectModel(contentsOf: ImportSandbox.catalogModel)
+        let binary = try sandbox.write("Catalog.mom", try model.archivedModel())
+        // Foundation writes a keyed archive's object references as plutil does: `CF$UID` dictionaries.
+        let archive = try PropertyListSerialization.propertyList(from: try Data(contentsOf: binary), format: nil)
+        let xml = try sandbox.write("CatalogXML.mom", try PropertyListSerialization.data(fromPropertyList: archive, format: .xml, options: 0))
+        #expect(try String(contentsOf: xml, encoding: .utf8).hasPrefix("<?xml"))
+
+        let fromBinary = try LadeProcess.run(["inspect", binary.path, "--json"])
+        try #require(fromBinary.status == 0, "\(fromBinary.stderr)")
+        let fromXML = try LadeProcess.run(["inspect", xml.path, "--json"])
+        try #require(fromXML.status == 0, "\(fromXML.stderr)")
+        func entities(_ json: String) throws -> [[String: Any]] {
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            return try #require(report["entities"] as? [[String: Any]])
+        }
+        let expected = try entities(fromBinary.stdout)
+        #expect(expected.count == model.entities.count)
+        #expect(NSArray(array: try entities(fromXML.stdout)) == NSArray(array: expected))
+    }
+
+    @Test("an XML property list that is no keyed archive, in a .mom, is named so, not refused as model XML with a DTD")
+    func xmlPlistNotArchive() throws {
+        let sandbox = try ImportSandbox()
+        let mom = try sandbox.write("Model.mom", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>colour</key>
+            \t<string>blue</string>
+            </dict>
+            </plist>
+
+            """)
+        let result = try LadeProcess.run(["inspect", mom.path])
+        #expect(result.status == 1)
+        let error = errorLine(result)
+        #expect(error.contains(mom.path), "\(error)")
+        #expect(error.contains("cannot be read as a compiled Core Data model"), "\(error)")
+        #expect(error.contains("not an NSKeyedArchiver archive"), "\(error)")
+        #expect(!error.contains("DTD") && !error.contains("document type"), "\(error)")
+    }
 }

@@ -134,7 +134,9 @@ enum ModelLoader {
         case .failure(let refusal): throw ModelError(file: url.path, "\(refusal)")
         }
         let head = data.prefix(64)
-        if head.starts(with: Array("bplist".utf8)) {
+        // A compiled model is a keyed archive in a property list: binary as Xcode writes it, or
+        // XML after `plutil -convert xml1` (not a model's `contents` XML, whose root is `model`).
+        if head.starts(with: Array("bplist".utf8)) || PropertyListValue.isXMLPropertyList(data) {
             if url.lastPathComponent == "elements" { throw ModelError(file: url.path, legacyAdvice) }
             let name = versionName ?? (url.pathExtension == "mom" ? url.deletingPathExtension().lastPathComponent : nil)
             let model = try CompiledModelReader.read(data, origin: url.path, versionName: name)

@@ -1,7 +1,7 @@
 import Foundation
 
-/// An `NSKeyedArchiver` archive (a binary property list with `$archiver`, `$objects` and
-/// `$top`), read without running any class: what a compiled mapping model (`.cdm`), the
+/// An `NSKeyedArchiver` archive (a binary property list, or its XML form, with `$archiver`,
+/// `$objects` and `$top`), read without running any class: what a compiled mapping model (`.cdm`), the
 /// value expressions of an Xcode mapping model (`xcmapping.xml`'s `valueexpressiondata`), a
 /// compiled managed object model (`.mom`) and a SQLite store's `Z_MODELCACHE` are.
 ///
@@ -48,10 +48,23 @@ struct KeyedArchive {
         self.origin = origin
         self.fail = error
         let plist: PropertyListValue
-        do {
-            plist = try BinaryPropertyListReader.read(data, readingUIDs: true)
-        } catch let error as PropertyListError {
-            throw fail("it is not a readable keyed archive: \(error.description)")
+        // A binary list, as Xcode and Core Data write archives; an XML one (`plutil -convert
+        // xml1`) is the same archive, as NSKeyedUnarchiver reads it.
+        if PropertyListValue.isXMLPropertyList(data) {
+            do {
+                plist = try PropertyListValue.decode(data, readingUIDs: true)
+            } catch let error as PropertyListError {
+                throw fail("it is an XML property list that cannot be read as a keyed archive: \(error.description)")
+            } catch {
+                let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "it is not well formed"
+                throw fail("it is an XML property list that does not parse: \(reason)")
+            }
+        } else {
+            do {
+                plist = try BinaryPropertyListReader.read(data, readingUIDs: true)
+            } catch let error as PropertyListError {
+                throw fail("it is not a readable keyed archive: \(error.description)")
+            }
         }
         guard case .dictionary(let top) = plist, top["$archiver"] == .string("NSKeyedArchiver"),
               case .array(let objects)? = top["$objects"], case .dictionary(let roots)? = top["$top"] else {

@@ -18,6 +18,18 @@ public enum PropertyListValue: Sendable, Hashable {
 
     /// Converts what `PropertyListSerialization` returns.
     public init?(foundation value: Any) {
+        self.init(foundation: value, readingUIDs: false)
+    }
+
+    /// With `readingUIDs`, a keyed archive's object reference (a `CF$UID` dictionary of an XML
+    /// list, which Foundation reads as its private UID class) becomes `["CF$UID": n]`, as
+    /// ``BinaryPropertyListReader`` reads one; without, such a list is not converted.
+    init?(foundation value: Any, readingUIDs: Bool) {
+        if let uid = Self.keyedArchiverUID(value) {
+            guard readingUIDs else { return nil }
+            self = .dictionary(["CF$UID": .integer(Int64(uid))])
+            return
+        }
         switch value {
         case let string as String: self = .string(string)
         case let data as Data: self = .data(data)
@@ -33,14 +45,14 @@ public enum PropertyListValue: Sendable, Hashable {
         case let array as [Any]:
             var items: [PropertyListValue] = []
             for item in array {
-                guard let converted = PropertyListValue(foundation: item) else { return nil }
+                guard let converted = PropertyListValue(foundation: item, readingUIDs: readingUIDs) else { return nil }
                 items.append(converted)
             }
             self = .array(items)
         case let dictionary as [String: Any]:
             var items: [String: PropertyListValue] = [:]
             for (key, item) in dictionary {
-                guard let converted = PropertyListValue(foundation: item) else { return nil }
+                guard let converted = PropertyListValue(foundation: item, readingUIDs: readingUIDs) else { return nil }
                 items[key] = converted
             }
             self = .dictionary(items)
@@ -88,17 +100,37 @@ public enum PropertyListValue: Sendable, Hashable {
     /// Reads a property list in any of its formats (binary, XML). Binary lists are read by
     /// ``BinaryPropertyListReader``, which checks every size and reference a damaged or hostile
     /// file declares.
-    package static func decode(_ data: Data) throws -> PropertyListValue {
-        if BinaryPropertyListReader.isBinaryPropertyList(data) { return try BinaryPropertyListReader.read(data) }
+    /// With `readingUIDs`, a keyed archive's object references are read as `["CF$UID": n]`.
+    package static func decode(_ data: Data, readingUIDs: Bool = false) throws -> PropertyListValue {
+        if BinaryPropertyListReader.isBinaryPropertyList(data) { return try BinaryPropertyListReader.read(data, readingUIDs: readingUIDs) }
         // Foundation reads XML lists recursively: refuse nesting beyond the limit before it does.
         guard xmlNestingDepth(data) <= maximumDepth else {
             throw PropertyListError("a property list nests deeper than \(maximumDepth) levels")
         }
         let object = try PropertyListSerialization.propertyList(from: data, format: nil)
-        guard let value = PropertyListValue(foundation: object) else {
+        guard let value = PropertyListValue(foundation: object, readingUIDs: readingUIDs) else {
             throw CocoaError(.propertyListReadCorrupt)
         }
         return value
+    }
+
+    /// Whether `data` is an XML property list (what `plutil -convert xml1` writes): markup whose
+    /// prolog or root element is `plist`, as opposed to a model's `contents` XML, whose root
+    /// is `model`.
+    package static func isXMLPropertyList(_ data: Data) -> Bool {
+        let head = data.prefix(1024)
+        guard let first = head.firstIndex(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }),
+              head[first] == UInt8(ascii: "<") else { return false }
+        let text = String(decoding: head, as: UTF8.self)
+        return text.contains("<!DOCTYPE plist") || text.contains("<plist")
+    }
+
+    /// The number a keyed archive's object reference holds, as Foundation reads one from an XML
+    /// list (`_NSKeyedArchiverUID`, a class it does not make public: its `value` is read by
+    /// reflection); nil for any other value.
+    private static func keyedArchiverUID(_ value: Any) -> UInt32? {
+        guard String(describing: type(of: value)) == "_NSKeyedArchiverUID" else { return nil }
+        return Mirror(reflecting: value).children.first { $0.label == "value" }?.value as? UInt32
     }
 
     /// The deepest nesting of `<array>` and `<dict>` elements in an XML property list (an upper bound:
