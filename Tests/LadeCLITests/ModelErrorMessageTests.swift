@@ -95,4 +95,32 @@ struct ModelErrorMessageTests {
         #expect(error.contains("not an NSKeyedArchiver archive"), "\(error)")
         #expect(!error.contains("DTD") && !error.contains("document type"), "\(error)")
     }
+
+    /// A `.momd` of two (empty) versions and the `VersionInfo.plist` given.
+    func momd(_ sandbox: ImportSandbox, versionInfo: String) throws -> URL {
+        let bundle = sandbox.url("Model.momd")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        for version in ["Model", "Model 2"] { _ = try sandbox.write("Model.momd/\(version).mom", Data()) }
+        _ = try sandbox.write("Model.momd/VersionInfo.plist", versionInfo)
+        return bundle
+    }
+
+    @Test("a VersionInfo.plist that cannot be read is named, with what is wrong in it, not taken for one naming no current version",
+          arguments: [
+            ("garbage\u{1}\u{2}", "is not a property list"),
+            ("<?xml version=\"1.0\"?><plist version=\"1.0\"><array/></plist>", "is an array, not a dictionary"),
+            ("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>NSManagedObjectModel_CurrentVersionName</key><integer>2</integer></dict></plist>",
+             "NSManagedObjectModel_CurrentVersionName is an integer, not a string"),
+          ])
+    func unreadableVersionInfo(_ text: String, _ wrong: String) throws {
+        let sandbox = try ImportSandbox()
+        let bundle = try momd(sandbox, versionInfo: text)
+        let result = try LadeProcess.run(["inspect", bundle.path])
+        #expect(result.status == 1)
+        let error = errorLine(result)
+        #expect(error.contains(bundle.appendingPathComponent("VersionInfo.plist").path), "\(error)")
+        #expect(error.contains(wrong), "\(error)")
+        #expect(error.contains("rebuild the .momd"), "\(error)")
+        #expect(!error.contains("names no current"), "\(error)")
+    }
 }

@@ -113,7 +113,7 @@ enum ModelLoader {
         guard !names.isEmpty else {
             throw ModelError(file: url.path, "a compiled model (.momd) needs .mom files inside, and this one has none")
         }
-        var current = (try? CompiledModelInfo(momd: url))?.currentVersionName
+        var current = try CompiledModelInfo.currentVersionName(momd: url)
         if current == nil, names.count == 1 { current = names[0] }
         return ModelVersions(names: names, current: current)
     }

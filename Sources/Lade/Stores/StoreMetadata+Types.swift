@@ -60,16 +60,5 @@ extension StoreMetadata {
     }
 
     /// What a property list value is, in words.
-    package static func typeName(of value: PropertyListValue) -> String {
-        switch value {
-        case .string: "a string"
-        case .integer: "an integer"
-        case .real: "a real number"
-        case .bool: "a boolean"
-        case .date: "a date"
-        case .data: "data"
-        case .array: "an array"
-        case .dictionary: "a dictionary"
-        }
-    }
+    package static func typeName(of value: PropertyListValue) -> String { value.typeName }
 }

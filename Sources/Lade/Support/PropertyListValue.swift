@@ -16,6 +16,20 @@ public enum PropertyListValue: Sendable, Hashable {
     case array([PropertyListValue])
     case dictionary([String: PropertyListValue])
 
+    /// What the value is, in words ("a string", "an array"), for errors about a value of the wrong type.
+    package var typeName: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .real: "a real number"
+        case .bool: "a boolean"
+        case .date: "a date"
+        case .data: "data"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        }
+    }
+
     /// Converts what `PropertyListSerialization` returns.
     public init?(foundation value: Any) {
         self.init(foundation: value, readingUIDs: false)
