@@ -123,4 +123,17 @@ struct ModelErrorMessageTests {
         #expect(error.contains("rebuild the .momd"), "\(error)")
         #expect(!error.contains("names no current"), "\(error)")
     }
+
+    @Test("an empty or text .mom is said not to be a compiled model, with the reason and its path",
+          arguments: [("", "the file is empty"), ("hello, model\n", "not a binary property list")])
+    func notACompiledModel(_ text: String, _ reason: String) throws {
+        let sandbox = try ImportSandbox()
+        let mom = try sandbox.write("Model.mom", text)
+        let result = try LadeProcess.run(["inspect", mom.path])
+        #expect(result.status == 1)
+        let error = errorLine(result)
+        #expect(error.contains("\(mom.path): this is not a compiled model"), "\(error)")
+        #expect(error.contains(reason), "\(error)")
+        #expect(!error.contains("neither"), "\(error)")
+    }
 }

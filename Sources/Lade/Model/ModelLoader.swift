@@ -155,7 +155,12 @@ enum ModelLoader {
         case UInt8(ascii: "<"):
             return try XcodeModelReader.read(data, file: url.path, versionName: versionName)
         default:
-            throw ModelError(file: url.path, "this is neither a Core Data model's contents XML nor a Lade JSON model")
+            // A .mom is a compiled model whatever else the bytes might be taken for.
+            if url.pathExtension == "mom" {
+                let reason = data.isEmpty ? "the file is empty" : "it is not a binary property list (a compiled model starts with 'bplist')"
+                throw ModelError(file: url.path, "this is not a compiled model: \(reason); give the .mom Xcode compiled, found in the app's .momd")
+            }
+            throw ModelError(file: url.path, "this is neither a Core Data model's contents XML nor a Lade JSON model" + (data.isEmpty ? ": the file is empty" : ""))
         }
     }
 
