@@ -136,4 +136,19 @@ struct ModelErrorMessageTests {
         #expect(error.contains(reason), "\(error)")
         #expect(!error.contains("neither"), "\(error)")
     }
+
+    @Test("a model with composite attributes is refused for every store type lade makes, suggesting no store it cannot make",
+          arguments: ["sqlite", "xml", "binary"])
+    func compositesRefused(_ type: String) throws {
+        let sandbox = try ImportSandbox()
+        let store = sandbox.url("Model.\(type)").path
+        let result = try LadeProcess.run(["init", store, "--type", type, "--model", CompositeInspectTests.model])
+        #expect(result.status == 1)
+        let error = errorLine(result)
+        #expect(error.contains("Produit.attribute1"), "\(error)")
+        #expect(error.contains("a model without composite attributes"), "\(error)")
+        #expect(error.contains("from Swift code"), "\(error)")
+        #expect(!error.contains("Use an in-memory store"), "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
 }

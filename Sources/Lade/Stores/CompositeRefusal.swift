@@ -8,7 +8,8 @@ extension StoreError {
     /// XML and binary stores refuse them as Core Data does. A SQLite store refuses them too:
     /// which columns Core Data's SQLite store makes for a composite's elements is not known
     /// from any Apple-written store, and a store laid out by guess could be misread by the app.
-    /// An in-memory store writes no file and keeps them.
+    /// An in-memory store writes nothing and keeps them; no command of the CLI makes one, so the
+    /// refusal names it as what Swift code can do, beside the model change anyone can make.
     static func refusingComposites(in model: ManagedObjectModel, storeType: String, path: String) -> StoreError? {
         let paths = model.compositeAttributePaths
         guard !paths.isEmpty else { return nil }
@@ -16,6 +17,6 @@ extension StoreError {
         let why = storeType == StoreMetadata.sqliteStoreType
             ? "Lade does not keep composite attributes in a SQLite store: Core Data's SQLite columns for composite elements are not known from any Apple-written store, and a store laid out by guess could be misread by Core Data"
             : "Core Data keeps composite attributes in SQLite stores only, not in \(storeType) stores"
-        return StoreError(.unsupportedModel, path: path, "the model has \(which); \(why). Use an in-memory store, or a model without composite attributes")
+        return StoreError(.unsupportedModel, path: path, "the model has \(which); \(why). No store Lade writes keeps them (SQLite, XML, binary and PostgreSQL stores all refuse them): use a model without composite attributes, or, from Swift code, keep this model in an in-memory store")
     }
 }
