@@ -30,6 +30,15 @@ struct ModelErrorMessageTests {
         #expect(error.contains("Z_MODELCACHE"), "\(error)")
         #expect(error.contains("without `--model`"), "\(error)")
         #expect(!error.contains(".momd"), "\(error)")
+
+        // lade inspect looks for the bundle's version that wrote the store: none did, and the
+        // closest is another model too.
+        let inspected = try LadeProcess.run(["inspect", store, "--model", other])
+        #expect(inspected.status == 1)
+        let inspectError = errorLine(inspected)
+        #expect(inspectError.contains("written with another model"), "\(inspectError)")
+        #expect(inspectError.contains("without `--model`"), "\(inspectError)")
+        #expect(!inspectError.contains(".momd"), "\(inspectError)")
     }
 
     @Test("a job naming another app's model for a store that carries its own says so, and to leave model: out", .needsCorpus)

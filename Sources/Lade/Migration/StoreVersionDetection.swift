@@ -29,6 +29,9 @@ public struct StoreVersionMatch: Sendable, Equatable {
         public let version: String
         public let differingEntities: [String]
         public let detail: String
+        /// The store carries the model it was written with, and this version is another
+        /// model's (`StoreError.storeCarriesOtherModel`).
+        package var storeCarriesOtherModel = false
     }
 
     /// What the match rests on, for messages: "its version hashes match" or "its tables and
@@ -77,7 +80,8 @@ public struct StoreVersionMatch: Sendable, Equatable {
             } catch let error as StoreError {
                 guard case .modelMismatch(let entities) = error.kind else { throw error }
                 if closest == nil || entities.count < closest!.differingEntities.count {
-                    closest = Closest(version: name, differingEntities: entities, detail: error.message)
+                    closest = Closest(version: name, differingEntities: entities, detail: error.message,
+                                      storeCarriesOtherModel: error.storeCarriesOtherModel)
                 }
             }
         }

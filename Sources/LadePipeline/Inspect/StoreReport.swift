@@ -97,7 +97,9 @@ public struct StoreReport {
     /// that follows its report, naming `path` (default: the report's); nil otherwise.
     package func mismatchError(path: String? = nil) -> StoreError? {
         guard let match = versionMatch, match.version == nil else { return nil }
-        return StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path ?? self.path, match.mismatchDescription)
+        var error = StoreError(.modelMismatch(entities: match.closest?.differingEntities ?? []), path: path ?? self.path, match.mismatchDescription)
+        error.storeCarriesOtherModel = match.closest?.storeCarriesOtherModel ?? false
+        return error
     }
 
     public func text() -> String {
