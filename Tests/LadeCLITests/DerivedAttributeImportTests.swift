@@ -116,7 +116,7 @@ extension DerivedAttributeImportTests {
         return ids
     }
 
-    @Test("a job that maps a derived attribute is refused (validate and run), naming it; an export imported again leaves the derived values the store computes", .serialized)
+    @Test("a job that maps a derived attribute is refused (validate and run), naming it; an export imported again leaves the derived values the store computes")
     func derivedNeverFromSource() throws {
         let sandbox = try ImportSandbox()
         try sandbox.write("SampleModel2.json", try SampleModel2.model().jsonData())

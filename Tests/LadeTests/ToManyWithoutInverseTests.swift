@@ -140,7 +140,7 @@ struct ToManyWithoutInverseTests {
         try context.performAndWait {
             context.reset()
             let all = try context.fetch(FetchRequest(entityName: "Book"))
-            try context.delete(all.first { $0["title"] as? String == "B" }!)
+            context.delete(all.first { $0["title"] as? String == "B" }!)
             try context.save()
         }
         let remaining = try privateContext(model: model, store: store, type: type)
