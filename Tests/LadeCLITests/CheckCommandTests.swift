@@ -136,3 +136,17 @@ struct CheckCommandTests {
         #expect(run.stderr.hasSuffix("[job]\n"), "\(run.stderr)")
     }
 }
+
+extension CheckCommandTests {
+    @Test("a SQLite store with a dropped entity table and a dropped column: lade check reports them (missingTable, missingColumn), not SQLite's 'no such table'")
+    func missingTablesAndColumns() throws {
+        let sandbox = try ImportSandbox()
+        let store = try tools.filledStore(sandbox)
+        try damage(store, ["DROP TABLE ZSUPPLIER", "DROP INDEX IF EXISTS ZPRODUCT_ZSTOCK_INDEX", "ALTER TABLE ZPRODUCT DROP COLUMN ZSTOCK"])
+        let result = try LadeProcess.run(["check", store, "--model", Self.model])
+        #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("missingTable: ZSUPPLIER"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("missingColumn: ZPRODUCT") && result.stdout.contains("ZSTOCK"), "\(result.stdout) \(result.stderr)")
+        #expect(!result.stderr.contains("no such table"), "\(result.stderr)")
+    }
+}

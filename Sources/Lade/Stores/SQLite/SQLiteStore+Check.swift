@@ -16,6 +16,10 @@ extension SQLiteStore {
             if thorough { found += try integrityDamage(connection) }
             // A file SQLite calls damaged may fail any query below; what it found is the answer.
             if !found.isEmpty { return found }
+            // Tables and columns the model's layout has and the file lacks: every query below
+            // would fail on them, so they are the answer.
+            found += try layoutDamage(connection)
+            if !found.isEmpty { return found }
             if thorough { found += try keyCounterDamage(connection) }
             found += try unknownEntityDamage(connection)
             found += try danglingReferenceDamage(connection)
@@ -33,6 +37,30 @@ extension SQLiteStore {
     }
 
     // MARK: Parts
+
+    /// The model's tables (entity and join tables) the file lacks, and columns of them it
+    /// lacks, one finding per table, as the PostgreSQL store's check reports them.
+    private func layoutDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        let tables = try connection.tableNames()
+        var found: [StoreDamage] = []
+        let expected = schema.tables.map { ($0.name, $0.columns.map(\.name), "entity table of \(model.hierarchy(from: $0.rootEntity).map(\.name).joined(separator: ", "))") }
+            + schema.joinTables.map { ($0.name, [$0.sourceColumn, $0.destinationColumn] + [$0.sourceOrderColumn, $0.destinationOrderColumn].compactMap { $0 },
+                                      "join table of \($0.relationship.entity).\($0.relationship.name)") }
+        for (table, wanted, role) in expected {
+            guard tables.contains(table) else {
+                found.append(StoreDamage(.missingTable, place: table, count: 1, example: "\(role), not in the file",
+                                         problem: "table of the model's layout missing (its objects cannot be read or written; restore it from a backup, or convert the store from one)"))
+                continue
+            }
+            let present = Set(try connection.rows("PRAGMA table_info(\(TableLayout.quoted(table)))").compactMap { row -> String? in
+                if case .text(let name) = row[1] { return name.uppercased() } else { return nil } })
+            let missing = wanted.filter { !present.contains($0.uppercased()) }
+            guard !missing.isEmpty else { continue }
+            found.append(StoreDamage(.missingColumn, place: table, count: missing.count, example: missing.joined(separator: ", "),
+                                     problem: "column\(missing.count == 1 ? "" : "s") of the model's layout missing (the table's objects cannot be read or written)"))
+        }
+        return found
+    }
 
     /// `relationship.@count` values that are not the count, as Core Data's triggers compute it
     /// (every row of the counted table whose key names the object). Other forms are computed by
