@@ -557,6 +557,7 @@ struct PostgreSQLCLITests {
             #expect(result.status != 69 && result.status != 0, "exit \(result.status): \(result.stderr.prefix(400))")
             #expect(result.stderr.contains("application_name") && result.stderr.contains("63 bytes") && result.stderr.contains("[store.invalidLocation]"), "\(result.stderr.prefix(400))")
             #expect(!result.stderr.contains("store.connection"), "\(result.stderr.prefix(400))")
+            #expect(result.stderr.utf8.count < 2_000, "the message repeats the 100 KB value: \(result.stderr.utf8.count) bytes")
             // 63 bytes is PostgreSQL's own limit, and accepted.
             let fits = try LadeProcess.run(["init", server.storeURL(schema: schema) + "&application_name=" + String(repeating: "y", count: 63), "--model", "samples/Catalog.xcdatamodeld"])
             #expect(fits.status == 0, "\(fits.stderr.prefix(400))")

@@ -97,6 +97,8 @@ package struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
     /// `application_name` to 63 bytes in silence, and a user or database name to 63 bytes,
     /// which then names another), and `options` too long for the startup packet.
     static func checkStartupParameters(_ options: [String: String], in shown: String) throws {
+        // The URL as shown, cut: the value refused may be 100 KB long.
+        let shown = shown.count > 200 ? String(shown.prefix(200)) + "… (\(shown.utf8.count) bytes)" : shown
         for name in ["user", "dbname", "application_name", "fallback_application_name"] {
             guard let value = options[name], value.utf8.count > identifierBytes else { continue }
             throw invalid(shown, "has \(name) of \(value.utf8.count) bytes; PostgreSQL keeps at most \(identifierBytes) bytes (NAMEDATALEN - 1) and would cut it short, or refuse the connection: give at most \(identifierBytes) bytes")
