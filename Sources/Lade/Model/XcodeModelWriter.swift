@@ -126,26 +126,23 @@ struct XcodeModelWriter {
             }
             if !index.elements.isEmpty { close("fetchIndex", depth: 2) }
         }
-        if !entity.uniquenessConstraints.isEmpty {
-            open("uniquenessConstraints", [], depth: 2, at: place)
-            for constraint in entity.uniquenessConstraints {
-                open("uniquenessConstraint", [], depth: 3, at: place, empty: constraint.isEmpty)
-                for property in constraint { open("constraint", [("value", property)], depth: 4, at: place, empty: true) }
-                if !constraint.isEmpty { close("uniquenessConstraint", depth: 3) }
-            }
-            close("uniquenessConstraints", depth: 2)
-        }
-        if !entity.compoundIndexes.isEmpty {
-            open("compoundIndexes", [], depth: 2, at: place)
-            for index in entity.compoundIndexes {
-                open("compoundIndex", [], depth: 3, at: place, empty: index.isEmpty)
-                for property in index { open("index", [("value", property)], depth: 4, at: place, empty: true) }
-                if !index.isEmpty { close("compoundIndex", depth: 3) }
-            }
-            close("compoundIndexes", depth: 2)
-        }
+        write(entity.uniquenessConstraints, as: ("uniquenessConstraints", "uniquenessConstraint", "constraint"), at: place)
+        write(entity.compoundIndexes, as: ("compoundIndexes", "compoundIndex", "index"), at: place)
         write(entity.userInfo, depth: 2, at: place)
         close("entity", depth: 1)
+    }
+
+    /// Lists of property names (uniqueness constraints, compound indexes) as Xcode nests them:
+    /// `<uniquenessConstraints><uniquenessConstraint><constraint value="…"/>…`; nothing for none.
+    private mutating func write(_ lists: [[String]], as elements: (list: String, item: String, name: String), at place: (String?, String?)) {
+        guard !lists.isEmpty else { return }
+        open(elements.list, [], depth: 2, at: place)
+        for names in lists {
+            open(elements.item, [], depth: 3, at: place, empty: names.isEmpty)
+            for name in names { open(elements.name, [("value", name)], depth: 4, at: place, empty: true) }
+            if !names.isEmpty { close(elements.item, depth: 3) }
+        }
+        close(elements.list, depth: 2)
     }
 
     /// Xcode 15's `<composite>`: its elements as attributes, in the composite's order.

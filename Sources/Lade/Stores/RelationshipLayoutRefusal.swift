@@ -22,20 +22,23 @@ extension StoreError {
     static func refusingMissingRelationshipStorage(of schema: TableLayout, tables: Set<String>, path: String,
                                                    columns: (String) throws -> Set<String>) throws -> StoreError? {
         var missing: [String] = []
+        var entities: Set<String> = []
         var columnsByTable: [String: Set<String>] = [:]
         for owner in schema.ownerKeys {
             guard tables.contains(owner.table) else { continue }  // a missing table is the mismatch check's to report
             if columnsByTable[owner.table] == nil { columnsByTable[owner.table] = try columns(owner.table) }
             guard !columnsByTable[owner.table]!.contains(owner.column.uppercased()) else { continue }
             let earlier = schema.earlierJoinTableName(for: owner).map { tables.contains($0) ? " (it has \($0), the join table Lade used before it kept Core Data's layout: convert it with the Lade version that made it to an XML store, then back with this one)" : "" } ?? ""
+            entities.insert(owner.relationship.entity)
             missing.append("\(owner.table) lacks column \(owner.column), where Core Data keeps \(owner.relationship.entity).\(owner.relationship.name) (a to-many without an inverse)\(earlier)")
         }
         for unknown in schema.unknownLayouts {
             guard let join = schema.joinTable(for: unknown.relationship), !tables.contains(join.name) else { continue }
+            entities.insert(unknown.relationship.entity)
             missing.append("table \(join.name) is missing, and the layout of \(unknown.relationship.entity).\(unknown.relationship.name) in a store Core Data wrote is not known (\(unknown.reason))")
         }
         guard !missing.isEmpty else { return nil }
-        return StoreError(.modelMismatch(entities: Array(Set(schema.ownerKeys.map(\.relationship.entity) + schema.unknownLayouts.map(\.relationship.entity))).sorted()),
+        return StoreError(.modelMismatch(entities: entities.sorted()),
                           path: path, "the store does not keep the model's relationships where Lade reads them: " + missing.joined(separator: "; "))
     }
 }
