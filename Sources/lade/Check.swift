@@ -23,14 +23,24 @@ struct Check: ParsableCommand {
             killed while loading a table leaves its fetch indexes out; running the job again builds them)
               missingTable       tables of the model's layout not in a PostgreSQL store's schema (dropped by hand)
               missingColumn      columns of the model's layout a PostgreSQL store's table lacks
+              missingExternalFile  values kept as external binary data whose file is not in the \
+            store's .NAME_SUPPORT/_EXTERNAL_DATA folder (the store moved without that folder)
+              orphanExternalFile   files in that folder that no row names (a run killed while \
+            writing them); --repair removes them
 
             Fetch, export and convert refuse a store with unknown Z_ENT rows, dangling \
             references or unreadable values rather than skip them or read them as nulls; \
             this command says where all of it is. An XML or binary store whose relationships \
             name objects that are not in the file does not open, and is reported as damaged.
 
+            --repair removes, before the check, what can go without losing data: a SQLite \
+            store's external binary data files that no row names. It opens the store for \
+            writing and holds its write lock meanwhile (a run writing to the store waits). \
+            Everything else found is reported, never changed.
+
             Examples:
               lade check out/catalog.sqlite --model samples/Catalog.xcdatamodeld
+              lade check out/photos.sqlite --repair
               lade check catalog.binary --model samples/Catalog.xcdatamodeld --json
 
             Exit codes: 0 no damage; 1 damage found, or a store that cannot be checked (not a \
@@ -46,6 +56,9 @@ struct Check: ParsableCommand {
     @Flag(help: "Print the result as JSON: {\"store\", \"damaged\", \"problems\": [{kind, place, count, example, problem}]}.")
     var json = false
 
+    @Flag(help: "First remove a SQLite store's external binary data files that no row names (a run killed while writing them leaves such files).")
+    var repair = false
+
     @OptionGroup var modelOptions: ModelOptions
 
     func validate() throws {
@@ -56,7 +69,11 @@ struct Check: ParsableCommand {
     func run() throws {
         let report = try reportingFailures {
             let location = try StoreArgument.location(store)
-            return try CheckReport(checkingStoreAt: location.url, model: try modelOptions.load(model, forStore: store), path: location.displayName)
+            let model = try modelOptions.load(model, forStore: store)
+            let removed = repair ? try CheckReport.repair(storeAt: location.url, model: model) : nil
+            var report = try CheckReport(checkingStoreAt: location.url, model: model, path: location.displayName)
+            report.removedFiles = removed
+            return report
         }
         print(json ? try report.json() : report.text(), terminator: json ? "\n" : "")
         if report.damaged { throw ExitCode.failure }

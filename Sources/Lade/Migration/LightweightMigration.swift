@@ -167,6 +167,10 @@ public struct LightweightMigration: Sendable {
                         step("\(place): added as required without a default value; refused if there are objects, which would have none")
                         continue
                     }
+                    if storeType == .sqlite, attribute.isKeptExternally, attribute.defaultValue != nil {
+                        refuse("attribute \(place): added with a default value and external storage (allowsExternalBinaryDataStorage), which lightweight migration does not write into a SQLite store's existing objects: add it without a default, or use a mapping model")
+                        continue
+                    }
                     step("\(place): added" + (attribute.defaultValue.map { ", existing objects take \($0.canonicalText)" } ?? ""))
                     continue
                 }
@@ -182,6 +186,10 @@ public struct LightweightMigration: Sendable {
                     } else {
                         refuse("attribute \(place): its type changes from \(previous.type.rawValue) to \(attribute.type.rawValue), which lightweight migration does not convert (Integer widening and Integer → Decimal only); use a mapping model")
                     }
+                }
+                if storeType == .sqlite, previous.isKeptExternally != attribute.isKeptExternally {
+                    // The column holds Core Data's external form (a marker, files) or the bytes themselves.
+                    refuse("attribute \(place): \(attribute.isKeptExternally ? "allows" : "no longer allows") external storage (allowsExternalBinaryDataStorage), which changes how a SQLite store keeps every value of it; lightweight migration does not rewrite them: use a mapping model (which writes a new store), or keep the setting")
                 }
                 if previous.isOptional && !attribute.isOptional {
                     if attribute.defaultValue == nil {

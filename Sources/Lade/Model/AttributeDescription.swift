@@ -64,6 +64,13 @@ public struct AttributeDescription: Sendable, Hashable {
         self.userInfo = userInfo
     }
 
+    /// Whether a SQLite store keeps this attribute's values as Core Data's external binary
+    /// data (a marker byte first, long values in files beside the store; `SQLiteExternalData`):
+    /// a stored Binary or Transformable attribute that allows external storage.
+    package var isKeptExternally: Bool {
+        allowsExternalBinaryDataStorage && !isTransient && (type == .binary || type == .transformable)
+    }
+
     /// The type min/max bounds are written in: the attribute's own type for numbers and dates,
     /// a length (Integer 64) for strings and binary data; nil where bounds do not apply.
     package var boundType: AttributeType? {

@@ -69,6 +69,9 @@ public struct ManagedObjectModel: Sendable, Equatable {
 
     /// Every stored derived attribute, by entity (declaring entity only), in model order.
     package var derivedAttributes: [DerivedAttribute] { storage.derivedAttributes }
+    /// Whether some entity has an attribute a SQLite store keeps as external binary data
+    /// (`AttributeDescription.isKeptExternally`).
+    package var keepsExternalBinaryData: Bool { entities.contains { $0.attributes.contains(where: \.isKeptExternally) } }
     private var hashesByName: [String: Data] { storage.hashesByName }
     private var resolved: [String: EntityLayout] { storage.resolved }
 

@@ -178,7 +178,9 @@ package struct StagedFile: Sendable {
             let prefixes = prefixes(of: place.lastPathComponent)
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { continue }
             for name in names.sorted() where prefixes.contains(where: name.hasPrefix) {
-                if unlink(directory.appendingPathComponent(name).path) == 0 { removed.append(name) }
+                let path = directory.appendingPathComponent(name).path
+                // A folder: the support folder of a SQLite store being written (its external binary data).
+                if unlink(path) == 0 || (name.hasSuffix("_SUPPORT") && (try? FileManager.default.removeItem(atPath: path)) != nil) { removed.append(name) }
             }
         }
         return removed

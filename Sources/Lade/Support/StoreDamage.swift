@@ -49,6 +49,14 @@ public struct StoreDamage: Sendable, Equatable, Codable, CustomStringConvertible
         /// A store that keeps persistent history lacks some of its tables (`ATRANSACTION`,
         /// `ACHANGE`, `ATRANSACTIONSTRING`): its writes would go unrecorded.
         case historyTables
+        /// Values of an attribute kept as external binary data whose file (in the store's
+        /// `.<name>_SUPPORT/_EXTERNAL_DATA` folder) is not there or cannot be read: the store
+        /// was moved or copied without its folder.
+        case missingExternalFile
+        /// Files in a SQLite store's `_EXTERNAL_DATA` folder that no row names (a run killed
+        /// between writing a file and committing, or after a commit and before removing a
+        /// replaced value's file); `lade check --repair` removes them.
+        case orphanExternalFile
     }
 
     public let kind: Kind

@@ -15,6 +15,8 @@ public struct CheckReport: Encodable, Sendable, Equatable {
     public let store: String
     public let damaged: Bool
     public let problems: [StoreDamage]
+    /// The files a repair removed before the check (`repair(storeAt:model:)`); nil when none was asked.
+    public var removedFiles: [String]?
 
     package init(store: String, problems: [StoreDamage]) {
         self.store = store
@@ -37,10 +39,21 @@ public struct CheckReport: Encodable, Sendable, Equatable {
         self.init(store: path ?? StoreLocation.displayName(of: url), problems: problems)
     }
 
+    /// Removes what can go without losing data: the external binary data files of a SQLite
+    /// store that no row names (left by a run killed while writing them), with the store's
+    /// write lock held. Returns their names; none for other store types.
+    public static func repair(storeAt url: URL, model: ManagedObjectModel) throws -> [String] {
+        guard url.isFileURL, (try? StoreType(detectingFileAt: url)) == .sqlite else { return [] }
+        return try SQLiteStore(url: url, model: model).removeOrphanExternalFiles()
+    }
+
     /// "STORE: no damage found", or "STORE: damaged (N problems)" and one line per problem.
     public func text() -> String {
-        guard damaged else { return "\(store): no damage found\n" }
-        var out = ["\(store): damaged (\(problems.count) problem\(problems.count == 1 ? "" : "s"))"]
+        let removed = removedFiles.map { names in
+            "\(store): removed \(names.count) external binary data file\(names.count == 1 ? "" : "s") that no row named\n"
+        } ?? ""
+        guard damaged else { return removed + "\(store): no damage found\n" }
+        var out = [removed + "\(store): damaged (\(problems.count) problem\(problems.count == 1 ? "" : "s"))"]
         for item in problems { out.append("  \(item.kind.rawValue): \(item)") }
         return out.joined(separator: "\n") + "\n"
     }

@@ -57,6 +57,12 @@ struct SQLPredicateCompiler {
     }
 
     private var arguments: [SQLiteValue] = []
+    /// Whether the store keeps attributes that allow external storage in Core Data's form (a
+    /// marker first, long values in files: `SQLiteExternalData`): their columns are then only
+    /// tested for nil, as SQL cannot compare the values or order by them.
+    var keepsExternalMarkers = false
+    /// The SQL of such columns met so far.
+    private var externalColumns: Set<String> = []
     /// `FROM` lists: 0 is the main query's, one more per source. Joins go into their alias's list.
     private var fromLists: [[String]] = [[]]
     private var listOfAlias: [String: Int] = [:]
@@ -105,6 +111,7 @@ struct SQLPredicateCompiler {
             guard case .scalar(let column, let kind) = try walk(from: "t0", entity, descriptor.keyPath) else {
                 throw FetchPredicateError.unsupported("sorting by '\(descriptor.keyPath.joined(separator: "."))'")
             }
+            if externalColumns.contains(column) { throw Self.externalRefusal }
             var term = column
             if kind == .text {
                 switch descriptor.comparator {
@@ -298,6 +305,8 @@ struct SQLPredicateCompiler {
         let leftKind = kind(of: left), rightKind = kind(of: right)
         if leftKind == .null || rightKind == .null {
             let other = leftKind == .null ? right : left
+            // A nil test reads no value: a column kept as external binary data too.
+            if case .scalar(let sql, _) = other { return "(\(sql) IS NULL)" }
             return "(\(try scalarSQL(other)) IS NULL)"
         }
         if leftKind != rightKind {
@@ -395,7 +404,9 @@ struct SQLPredicateCompiler {
 
     private mutating func scalarSQL(_ operand: Operand) throws -> String {
         switch operand {
-        case .scalar(let sql, _): return sql
+        case .scalar(let sql, _):
+            if externalColumns.contains(sql) { throw Self.externalRefusal }
+            return sql
         case .object(let key, _, _, _): return key
         case .constant(.null): return "NULL"
         case .constant(.attribute(let value)): return bind(value)
@@ -490,6 +501,7 @@ struct SQLPredicateCompiler {
                 }
                 let declaring = TableLayout.declaringEntity(of: key, from: current, in: model)!
                 let column = "\(alias).\(schema.columnName(for: .attribute(entity: declaring, name: key))!)"
+                if keepsExternalMarkers && attribute.isKeptExternally { externalColumns.insert(column) }
                 return finish(.scalar(column, Self.kind(of: attribute.type)))
             }
             guard let relationship = model.relationship(key, of: current) else {
@@ -560,6 +572,10 @@ struct SQLPredicateCompiler {
         default: false
         }
     }
+
+    /// A comparison or order of values kept as external binary data.
+    static let externalRefusal = FetchPredicateError.unsupported(
+        "comparing or sorting by an attribute kept as external binary data (allowsExternalBinaryDataStorage) in a SQLite store: its column holds a marker and, for long values, a file's name, so only '== nil' and '!= nil' are answered in SQL; fetch the objects and compare their values")
 
     private mutating func newAlias() -> String {
         aliasCount += 1

@@ -43,7 +43,10 @@ final class SQLiteBatchInsertTransaction {
     }
 
     deinit {
-        if open { try? store.withConnection { try $0.execute("ROLLBACK") } }
+        if open {
+            try? store.withConnection { try $0.execute("ROLLBACK") }
+            store.externalData?.rolledBack()
+        }
     }
 
     // MARK: Targets
@@ -97,6 +100,9 @@ final class SQLiteBatchInsertTransaction {
         /// batch's, when those lay together; nil when they did not (or were not looked for).
         var nextRowsFrom: Int64?
         var updateStatements: [[Bool]: SQLiteStatement] = [:]
+        /// Per target attribute: whether it is kept as external binary data (its value
+        /// written in Core Data's form, `SQLiteExternalData`); empty when none is.
+        var externalAttributes: [Bool] = []
         /// Whether the store may refuse any row whatever its values: the entity has another
         /// uniqueness constraint than the key, or its table holds rows of entities outside it
         /// (a row of one of those found by the key is refused).
@@ -160,10 +166,13 @@ final class SQLiteBatchInsertTransaction {
         let columns = try BulkInsert.TargetColumns.resolve(target, model: store.model, schema: store.schema, writePlans: store.writePlans, refusal: SQLiteValueCoding.refusal)
         let write = columns.write, layout = write.layout
         let attributeColumns = columns.attributeColumns, keyColumns = columns.keyColumns
-        let sources: [Plan.Source] = columns.sources.map { source in
+        // One source per column of the write plan, in its order.
+        let sources: [Plan.Source] = columns.sources.enumerated().map { offset, source in
             switch source {
             case .attribute(let position, let index):
-                let defaultValue = SQLiteValueCoding.encode(layout.defaultValues[index])
+                let defaultValue = store.externalData != nil && write.columns[offset].external
+                    ? SQLiteExternalData.inlineColumn(for: layout.defaultValues[index], marked: store.externalData!.marked)
+                    : SQLiteValueCoding.encode(layout.defaultValues[index])
                 return position.map { .attribute($0, default: defaultValue) } ?? .fixed(defaultValue)
             case .toOne(let position): return position.map { .toOne($0) } ?? .fixed(.null)
             case .toOneEntity(let position): return position.map { .toOneEntity($0) } ?? .fixed(.null)
@@ -171,7 +180,11 @@ final class SQLiteBatchInsertTransaction {
         }
         let lookupColumns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributeColumns + columns.toOneColumns
         let prefetchSQL = keyColumns.count != 1 || ![.string, .integer16, .integer32, .integer64].contains(columns.attributeTypes[columns.keyPositions[0]]) ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(columns.table) WHERE \(keyColumns[0]) IN (\(Array(repeating: "?", count: Self.prefetchChunk).joined(separator: ", "))) ORDER BY \(keyColumns[0])"
-        return Plan(
+        let external = store.externalData == nil ? [] : target.attributes.map { store.model.attribute($0, of: target.entity)?.isKeptExternally ?? false }
+        if let key = columns.keyPositions.first(where: { external.indices.contains($0) && external[$0] }) {
+            throw BulkInsert.Unsupported(reason: "\(target.entity).\(target.attributes[key]) is kept as external binary data (allowsExternalBinaryDataStorage), which a SQLite store cannot find objects by: choose another key")
+        }
+        let plan = Plan(
             entity: target.entity, number: columns.entityNumber, rootNumber: columns.rootNumber, table: columns.table, write: write,
             attributePositions: columns.attributePositions, attributeTypes: columns.attributeTypes, attributeNames: target.attributes,
             toOnePositions: columns.toOnePositions, toOneNames: target.relationships, inverseRoots: columns.inverseRoots, acceptedNumbers: columns.acceptedNumbers, keyPositions: columns.keyPositions,
@@ -183,6 +196,15 @@ final class SQLiteBatchInsertTransaction {
             rangeSQL: prefetchSQL == nil ? nil : "SELECT \(lookupColumns.joined(separator: ", ")) FROM \(columns.table) WHERE Z_PK BETWEEN ? AND ?",
             attributeColumns: attributeColumns, toOneColumns: columns.toOneColumns, toOneEntityColumns: columns.toOneEntityColumns,
             refusesAnyRow: columns.refusesAnyRow, refusedDefaults: columns.refusedDefaults)
+        plan.externalAttributes = external.contains(true) ? external : []
+        return plan
+    }
+
+    /// The column for the value of the target's attribute `index`: Core Data's form for an
+    /// attribute kept as external binary data (its file written first), else `SQLiteValueCoding`'s.
+    private func encoded(_ value: AttributeValue?, attribute index: Int, plan: Plan) throws -> SQLiteValue {
+        guard !plan.externalAttributes.isEmpty, plan.externalAttributes[index], let externalData = store.externalData else { return SQLiteValueCoding.encode(value) }
+        return try externalData.column(for: value)
     }
 
     // MARK: Writing
@@ -248,7 +270,7 @@ final class SQLiteBatchInsertTransaction {
             return result
         }
         try store.withConnection { try $0.execute("SAVEPOINT lade_batch") }
-        let keys = largestKeys, mark = log.count
+        let keys = largestKeys, mark = log.count, files = store.externalData?.mark
         depth += 1
         defer { depth -= 1 }
         func undo() throws {
@@ -256,6 +278,7 @@ final class SQLiteBatchInsertTransaction {
                 try connection.execute("ROLLBACK TO lade_batch")
                 try connection.execute("RELEASE lade_batch")
             }
+            if let files { store.externalData?.rollBack(to: files) }
             largestKeys = keys
             while log.count > mark {
                 let entry = log.removeLast()
@@ -399,8 +422,19 @@ final class SQLiteBatchInsertTransaction {
             if let given, Self.holdsStoredForm(of: given, as: plan.attributeTypes[index], statement, at: column) { continue }
             let stored: AttributeValue?
             do {
-                stored = try SQLiteValueCoding.decode(statement.value(at: column), as: plan.attributeTypes[index])
-            } catch {
+                if !plan.externalAttributes.isEmpty, plan.externalAttributes[index], let externalData = store.externalData {
+                    do {
+                        stored = try externalData.value(of: statement.value(at: column), as: plan.attributeTypes[index])
+                    } catch let missing as SQLiteExternalData.MissingFile {
+                        found.damage = StoreError.damaged([StoreDamage(.missingExternalFile, place: "\(plan.entity).\(plan.attributeNames[index])", count: 1,
+                                                                       example: "Z_PK \(key) names \(missing.path): \(missing.reason)",
+                                                                       problem: "value kept in a file that cannot be read (copy or move the store's _SUPPORT folder with it)")], path: store.fileURL.path)
+                        return found
+                    }
+                } else {
+                    stored = try SQLiteValueCoding.decode(statement.value(at: column), as: plan.attributeTypes[index])
+                }
+            } catch let error as SQLiteValueCoding.Unreadable {
                 found.damage = StoreError.damaged([StoreDamage(.wrongType, place: "\(plan.entity).\(plan.attributeNames[index])", count: 1,
                                                                example: "Z_PK \(key) holds \(error.held) in \(plan.attributeColumns[index])",
                                                                problem: "value that cannot be \(plan.attributeTypes[index].rawValue) (the attribute's type)")], path: store.fileURL.path)
@@ -719,6 +753,8 @@ final class SQLiteBatchInsertTransaction {
             plan.insertStatement = statement
         }
         let key = try nextKey(root: plan.rootNumber, connection)
+        // Files written for a row that is then not inserted (its key taken, a constraint) go with it.
+        let files = plan.externalAttributes.isEmpty ? nil : store.externalData?.mark
         statement.reset()
         statement.bind(.integer(key), at: 1)
         var position: Int32 = 4
@@ -728,7 +764,7 @@ final class SQLiteBatchInsertTransaction {
             case .attribute(let index, let defaultValue):
                 switch row.values[index] {
                 case .none: statement.bind(defaultValue, at: position)
-                case .some(let value): statement.bind(SQLiteValueCoding.encode(value), at: position)
+                case .some(let value): statement.bind(try encoded(value, attribute: index, plan: plan), at: position)
                 }
             case .toOne(let index): statement.bind((row.destinations[index] ?? nil)?.primaryKey.map { .integer($0) } ?? .null, at: position)
             case .toOneEntity(let index):
@@ -740,10 +776,14 @@ final class SQLiteBatchInsertTransaction {
         do {
             while try statement.step() {}
         } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique || error.code == SQLiteError.constraintPrimaryKey {
+            if let files { store.externalData?.rollBack(to: files) }
             let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
             return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
         }
-        if conflictFree && connection.changes == 0 { return nil }
+        if conflictFree && connection.changes == 0 {
+            if let files { store.externalData?.rollBack(to: files) }
+            return nil
+        }
         largestKeys[plan.rootNumber] = key
         for (index, root) in plan.inverseRoots.enumerated() {
             if let root, let destination = (row.destinations[index] ?? nil)?.primaryKey { markInverseChanged(root: root, destination) }
@@ -766,10 +806,17 @@ final class SQLiteBatchInsertTransaction {
             statement = try connection.prepare("UPDATE \(plan.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?")
             plan.updateStatements[changed] = statement
         }
+        // The files of the external values this update replaces: released once it is written.
+        let replacedColumns = plan.externalAttributes.isEmpty ? [] : plan.write.columns.filter { column in
+            guard column.external, case .attribute(let name, _) = column.kind, let index = plan.attributeNames.firstIndex(of: name) else { return false }
+            return changed[index]
+        }
+        let replaced = try store.storedExternalValues(of: key, in: plan.write, columns: replacedColumns, connection)
+        let files = replacedColumns.isEmpty ? nil : store.externalData?.mark
         statement.reset()
         var position: Int32 = 1
         for (index, value) in row.values.enumerated() where changed[index] {
-            statement.bind(SQLiteValueCoding.encode(value ?? nil), at: position)
+            statement.bind(try encoded(value ?? nil, attribute: index, plan: plan), at: position)
             position += 1
         }
         for (index, destination) in row.destinations.enumerated() where changed[plan.attributeNames.count + index] {
@@ -786,10 +833,12 @@ final class SQLiteBatchInsertTransaction {
         do {
             while try statement.step() {}
         } catch let error as SQLiteError where error.code == SQLiteError.constraintUnique {
+            if let files { store.externalData?.rollBack(to: files) }
             let properties = store.uniquenessProperties(in: error.message, entity: plan.entity)
             return .refused(property: properties.joined(separator: ", "), message: "another \(plan.entity) already has the same \(properties.joined(separator: ", ")) (uniqueness constraint)", value: nil)
         }
         if !hasAdvanced(root: plan.rootNumber, key), updated[plan.rootNumber, default: PrimaryKeySet()].insert(key) { log.append((.updated, plan.rootNumber, key)) }
+        replaced.forEach { store.externalData?.release($0) }
         return nil
     }
 
@@ -802,6 +851,9 @@ final class SQLiteBatchInsertTransaction {
         guard let attributeDescription = model.attribute(attribute, of: entity), let declaring = TableLayout.declaringEntity(of: attribute, from: entity, in: model),
               let column = schema.columnName(for: .attribute(entity: declaring, name: attribute)) else {
             throw BulkInsert.UnknownProperty(entity: entity, name: attribute)
+        }
+        if attributeDescription.isKeptExternally, store.externalData != nil {
+            throw BulkInsert.Unsupported(reason: "\(entity).\(attribute) is kept as external binary data (allowsExternalBinaryDataStorage), which a SQLite store cannot find objects by: choose another key")
         }
         let numbers = model.hierarchy(from: entity).compactMap { schema.entity(named: $0.name)?.number }.map(String.init).joined(separator: ", ")
         var result: [AttributeValue: ManagedObjectID] = [:]
@@ -867,6 +919,7 @@ final class SQLiteBatchInsertTransaction {
         guard open else { return }
         open = false
         try? store.withConnection { try $0.execute("ROLLBACK") }
+        store.externalData?.rolledBack()
     }
 }
 

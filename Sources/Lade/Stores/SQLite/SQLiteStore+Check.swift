@@ -30,6 +30,7 @@ extension SQLiteStore {
                 found += try inverseDamage(connection)
                 found += try missingIndexDamage(connection)
                 found += try derivedValueDamage(connection)
+                found += try orphanExternalFileDamage(connection)
                 if let damage = SQLiteHistory.missingTablesDamage(tables: try connection.tableNames(), entityNumbers: storedEntityNames.keys) { found.append(damage) }
             }
             return found
@@ -224,6 +225,7 @@ extension SQLiteStore {
     private func valueDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
         struct Tally { var count = 0; var example = "" }
         var wrong: [String: (TableReadPlan, TableReadPlan.Attribute, Int64, SQLiteValueCoding.Unreadable, Int)] = [:]
+        var missingFiles: [String: (TableReadPlan, TableReadPlan.Attribute, Int64, SQLiteExternalData.MissingFile, Int)] = [:]
         var missing: [String: Tally] = [:]
         var order: [String] = []
         for entity in schema.entities {
@@ -237,7 +239,20 @@ extension SQLiteStore {
                 for attribute in plan.attributes {
                     let place = "\(entity.name).\(attribute.name)"
                     do {
-                        if try SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type) == nil, requiredAttributes.contains(attribute.name) {
+                        let column = statement.value(at: attribute.column)
+                        if attribute.external, let externalData, externalData.marked {
+                            // An external value's file is looked for, not read.
+                            if case .file(let name)? = try SQLiteExternalData.parse(column), !externalData.hasFile(name) {
+                                let missing = SQLiteExternalData.MissingFile(path: externalData.folder.appendingPathComponent(name).path, reason: "there is no file here")
+                                let tally = "file " + place
+                                if let seen = missingFiles[tally] { missingFiles[tally] = (seen.0, seen.1, seen.2, seen.3, seen.4 + 1) } else {
+                                    order.append(tally)
+                                    missingFiles[tally] = (plan, attribute, key, missing, 1)
+                                }
+                            }
+                        }
+                        if try (attribute.external && externalData?.marked == true ? SQLiteExternalData.parse(column).map { _ in AttributeValue.binary(Data()) }
+                                : SQLiteValueCoding.decode(column, as: attribute.type)) == nil, requiredAttributes.contains(attribute.name) {
                             if missing[place] == nil { order.append(place); missing[place] = Tally(example: "Z_PK \(key)") }
                             missing[place]!.count += 1
                         }
@@ -259,6 +274,9 @@ extension SQLiteStore {
             }
         }
         return order.map { place in
+            if let (plan, attribute, key, missing, count) = missingFiles[place] {
+                return missingExternalFile(plan, attribute, key: key, missing, count: count)
+            }
             if let (plan, attribute, key, error, count) = wrong[place] {
                 return wrongType(plan, attribute, key: key, error, count: count)
             }
@@ -318,5 +336,56 @@ extension SQLiteStore {
             }
         }
         return found
+    }
+}
+
+/// External binary data no row names (`SQLiteExternalData`): what a run killed between writing
+/// a file and committing its row leaves, or one killed after a commit and before removing the
+/// files of values it replaced.
+extension SQLiteStore {
+    /// The files in the store's `_EXTERNAL_DATA` folder that no row names, by name: files
+    /// named as Core Data names them (a UUID) and files Lade was writing (`.lade-partial`);
+    /// any other file there is left alone. Call with the connection held.
+    func orphanExternalFiles(_ connection: SQLiteConnection) throws -> [String] {
+        guard let externalData, externalData.marked,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: externalData.folder.path) else { return [] }
+        let candidates = names.filter { name in
+            (name.count == 36 && UUID(uuidString: name) != nil) || (name.hasPrefix(".") && name.hasSuffix(SQLiteExternalData.partialSuffix))
+        }
+        guard !candidates.isEmpty else { return [] }
+        var named: Set<String> = []
+        var seen: Set<String> = []
+        for plan in writePlans.values.sorted(by: { $0.table < $1.table }) {
+            for column in plan.externalColumns where seen.insert("\(plan.table).\(column)").inserted {
+                let statement = try connection.prepare("SELECT \(column) FROM \(plan.table) WHERE substr(\(column), 1, 1) = X'02'")
+                while try statement.step() {
+                    if case .file(let name)? = try? SQLiteExternalData.parse(statement.value(at: 0)) { named.insert(name.uppercased()) }
+                }
+            }
+        }
+        return candidates.filter { !named.contains($0.uppercased()) }.sorted()
+    }
+
+    private func orphanExternalFileDamage(_ connection: SQLiteConnection) throws -> [StoreDamage] {
+        let orphans = try orphanExternalFiles(connection)
+        guard let first = orphans.first, let externalData else { return [] }
+        return [StoreDamage(.orphanExternalFile, place: externalData.folder.path, count: orphans.count, example: first,
+                            problem: orphans.count == 1 ? "external binary data file that no row names (removed by a repair of the store)" : "external binary data files that no row names (removed by a repair of the store)")]
+    }
+
+    /// Removes the external binary data files no row names, holding the store's write lock
+    /// (`BEGIN IMMEDIATE`), so that no save is writing files meanwhile (a save writes its files
+    /// inside its transaction); returns their names.
+    package func removeOrphanExternalFiles() throws -> [String] {
+        guard !isReadOnly else { throw StoreError(.readOnly, path: fileURL.path, "the store was opened read-only") }
+        return try withConnection { connection in
+            try connection.transaction {
+                let orphans = try orphanExternalFiles(connection)
+                guard let externalData else { return orphans }
+                for name in orphans { unlink(externalData.folder.appendingPathComponent(name).path) }
+                if !orphans.isEmpty { try FileSystem.fsync(path: externalData.folder.path) }
+                return orphans
+            }
+        }
     }
 }

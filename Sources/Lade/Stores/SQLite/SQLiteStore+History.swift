@@ -121,9 +121,10 @@ package enum SQLiteHistory {
     }
 
     /// Each entity's attributes kept after deletion (`preservesValueInHistoryOnDeletion`), in
-    /// name order: the `n`th goes into `ZTOMBSTONE<n>`.
+    /// name order: the `n`th goes into `ZTOMBSTONE<n>`. Core Data keeps none stored outside
+    /// the database (*Allows External Storage*), whose file goes with the row.
     static func tombstoneAttributes(of entity: String, in model: ManagedObjectModel) -> [String] {
-        model.attributes(of: entity).filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient }.map(\.name).sorted()
+        model.attributes(of: entity).filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient && !$0.isKeptExternally }.map(\.name).sorted()
     }
 
     static func tombstoneSlots(of model: ManagedObjectModel) -> Int {

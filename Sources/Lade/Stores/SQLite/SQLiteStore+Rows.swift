@@ -40,6 +40,7 @@ extension SQLiteStore: PersistentStore {
             .map { schema.entity(named: $0)!.number }
         var compiler = SQLPredicateCompiler(model: model, schema: schema, entity: request.entityName)
         compiler.storeIdentifier = identifier
+        compiler.keepsExternalMarkers = externalData?.marked ?? false
         let query = try compiler.compile(request.predicate, sortDescriptors: request.sortDescriptors, entityNumbers: numbers)
         var sql = "SELECT \(columns) FROM \(query.from) WHERE \(query.whereClause) ORDER BY \(query.orderBy)"
         if request.fetchLimit > 0 || request.fetchOffset > 0 {
@@ -105,11 +106,7 @@ extension SQLiteStore: PersistentStore {
         if case .integer(let stored) = statement.value(at: 2) { version = stored }
         var values = [AttributeValue?](repeating: nil, count: plan.layout.attributes.count)
         for attribute in plan.attributes {
-            do {
-                values[attribute.position] = try SQLiteValueCoding.decode(statement.value(at: attribute.column), as: attribute.type)
-            } catch {
-                throw StoreError.damaged([wrongType(plan, attribute, key: key, error, count: 1)], path: fileURL.path)
-            }
+            values[attribute.position] = try attributeValue(statement.value(at: attribute.column), of: attribute, in: plan, key: key)
         }
         var toOne = [ManagedObjectID?](repeating: nil, count: plan.layout.relationships.count)
         for relationship in plan.toOne {
@@ -124,6 +121,28 @@ extension SQLiteStore: PersistentStore {
         return StoreRow(
             objectID: ManagedObjectID(entityName: plan.entity, storeIdentifier: identifier, primaryKey: key),
             version: version, layout: plan.layout, values: values, toOneIDs: toOne)
+    }
+
+    /// The value of `attribute` a row's column holds (an external file's bytes read), or the
+    /// damage that keeps it from being read: a value that cannot be the attribute's type, a
+    /// marker Lade does not know, an external file that is not there.
+    func attributeValue(_ column: SQLiteValue, of attribute: TableReadPlan.Attribute, in plan: TableReadPlan, key: Int64) throws -> AttributeValue? {
+        do {
+            if attribute.external, let externalData { return try externalData.value(of: column, as: attribute.type) }
+            return try SQLiteValueCoding.decode(column, as: attribute.type)
+        } catch let error as SQLiteValueCoding.Unreadable {
+            throw StoreError.damaged([wrongType(plan, attribute, key: key, error, count: 1)], path: fileURL.path)
+        } catch let missing as SQLiteExternalData.MissingFile {
+            throw StoreError.damaged([missingExternalFile(plan, attribute, key: key, missing, count: 1)], path: fileURL.path)
+        }
+    }
+
+    /// The damage of external values whose files are not there.
+    func missingExternalFile(_ plan: TableReadPlan, _ attribute: TableReadPlan.Attribute, key: Int64, _ missing: SQLiteExternalData.MissingFile, count: Int) -> StoreDamage {
+        StoreDamage(
+            .missingExternalFile, place: "\(plan.entity).\(attribute.name)", count: count,
+            example: "Z_PK \(key) names \(missing.path): \(missing.reason)",
+            problem: "\(count == 1 ? "value" : "values") kept in a file that cannot be read (a SQLite store keeps long Binary values of this attribute in the folder \(externalData.map { $0.folder.deletingLastPathComponent().lastPathComponent } ?? "_SUPPORT") beside it: copy or move that folder with the store)")
     }
 
     /// The damage of a row whose `Z_PK` or `Z_ENT` the model cannot read.
@@ -260,7 +279,7 @@ extension SQLiteStore: PersistentStore {
             // The context's way: values by position, nothing looked up by name.
             for column in plan.columns {
                 switch column.kind {
-                case .attribute(_, let index): statement.bind(SQLiteValueCoding.encode(positional.values[index]), at: position)
+                case .attribute(_, let index): statement.bind(try encoded(positional.values[index], column), at: position)
                 case .toOne(_, let index): statement.bind(positional.toOneIDs[index]?.primaryKey.map { .integer($0) } ?? .null, at: position)
                 case .toOneEntity(_, let index): statement.bind(entityNumberValue(positional.toOneIDs[index]), at: position)
                 }
@@ -270,7 +289,7 @@ extension SQLiteStore: PersistentStore {
             let attributes = change.attributes, toOne = change.toOne
             for column in plan.columns {
                 switch column.kind {
-                case .attribute(let name, _): statement.bind(SQLiteValueCoding.encode(attributes[name] ?? nil), at: position)
+                case .attribute(let name, _): statement.bind(try encoded(attributes[name] ?? nil, column), at: position)
                 case .toOne(let name, _): statement.bind((toOne[name] ?? nil)?.primaryKey.map { .integer($0) } ?? .null, at: position)
                 case .toOneEntity(let name, _): statement.bind(entityNumberValue(toOne[name] ?? nil), at: position)
                 }
@@ -293,12 +312,17 @@ extension SQLiteStore: PersistentStore {
         var assignments: [String] = []
         var values: [SQLiteValue] = []
         let attributes = change.attributes, toOne = change.toOne
+        // The files of the values this update replaces: released when it is written.
+        let replaced = try storedExternalValues(of: key, in: plan, columns: plan.columns.filter { column in
+            guard column.external, case .attribute(let name, _) = column.kind else { return false }
+            return attributes[name] != nil
+        }, connection)
         for column in plan.columns {
             switch column.kind {
             case .attribute(let name, _):
                 guard let value = attributes[name] else { continue }
                 assignments.append("\(column.name) = ?")
-                values.append(SQLiteValueCoding.encode(value))
+                values.append(try encoded(value, column))
             case .toOne(let name, _):
                 guard let value = toOne[name] else { continue }
                 assignments.append("\(column.name) = ?")
@@ -317,7 +341,10 @@ extension SQLiteStore: PersistentStore {
             values.append(.integer(expected))
         }
         try run(try cachedStatement(sql, connection), values, for: change.objectID)
-        guard connection.changes == 0 else { return nil }
+        guard connection.changes == 0 else {
+            replaced.forEach { externalData?.release($0) }
+            return nil
+        }
         return StoreSaveError.VersionConflict(objectID: change.objectID, expectedVersion: change.expectedVersion ?? 0, storedVersion: try storedVersion(of: change.objectID, connection))
     }
 
@@ -329,10 +356,12 @@ extension SQLiteStore: PersistentStore {
             sql += " AND Z_OPT = ?"
             values.append(.integer(expectedVersion))
         }
+        let files = try storedExternalValues(of: key, in: plan, columns: plan.columns.filter(\.external), connection)
         try cachedStatement(sql, connection).run(values)
         if connection.changes == 0, let expectedVersion {
             return StoreSaveError.VersionConflict(objectID: id, expectedVersion: expectedVersion, storedVersion: try storedVersion(of: id, connection))
         }
+        if connection.changes > 0 { files.forEach { externalData?.release($0) } }
         for (table, column) in plan.joinColumns {
             try cachedStatement("DELETE FROM \(table) WHERE \(column) = ?", connection).run([.integer(key)])
         }
@@ -340,6 +369,21 @@ extension SQLiteStore: PersistentStore {
             try cachedStatement("UPDATE \(owner.table) SET \(owner.column) = NULL WHERE \(owner.column) = ?", connection).run([.integer(key)])
         }
         return nil
+    }
+
+    /// The column for `value` in a row written now: an attribute kept as external binary
+    /// data in Core Data's form (its file written first), any other as `SQLiteValueCoding` has it.
+    func encoded(_ value: AttributeValue?, _ column: TableWritePlan.Column) throws -> SQLiteValue {
+        guard column.external, let externalData else { return SQLiteValueCoding.encode(value) }
+        return try externalData.column(for: value)
+    }
+
+    /// What a row's external-data `columns` hold now, before it is updated or deleted (none
+    /// when the store keeps no such values, so other writes read nothing more).
+    func storedExternalValues(of key: Int64, in plan: TableWritePlan, columns: [TableWritePlan.Column], _ connection: SQLiteConnection) throws -> [SQLiteValue] {
+        guard let externalData, externalData.marked, !columns.isEmpty else { return [] }
+        return try cachedStatement("SELECT \(columns.map(\.name).joined(separator: ", ")) FROM \(plan.table) WHERE Z_PK = ?", connection)
+            .rows([.integer(key)]).first ?? []
     }
 
     private func apply(_ link: StoreSaveRequest.LinkChange, _ connection: SQLiteConnection) throws {
@@ -449,7 +493,8 @@ extension SQLiteStore: PersistentStore {
 
 /// Precomputed per entity, so the row loop does no model lookups.
 struct TableReadPlan: Sendable {
-    struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int; let position: Int }
+    /// `external`: kept as Core Data's external binary data in a SQLite file (`SQLiteExternalData`).
+    struct Attribute: Sendable { let name: String; let type: AttributeType; let column: Int; let position: Int; var external = false }
     struct ToOne: Sendable { let name: String; let destination: String; let column: Int; let entityColumn: Int?; let position: Int }
     let entity: String
     let layout: EntityLayout
@@ -460,7 +505,8 @@ struct TableReadPlan: Sendable {
 struct TableWritePlan: Sendable {
     /// A column's value: an attribute or to-one relationship, by name and by layout position.
     enum Kind: Sendable { case attribute(String, Int), toOne(String, Int), toOneEntity(String, Int) }
-    struct Column: Sendable { let name: String; let kind: Kind }
+    /// `external`: an attribute kept as Core Data's external binary data in a SQLite file.
+    struct Column: Sendable { let name: String; let kind: Kind; var external = false }
     let table: String
     let number: Int64
     let layout: EntityLayout
@@ -473,6 +519,8 @@ struct TableWritePlan: Sendable {
     /// Owner columns (to-many relationships with no inverse) that hold this entity's keys, set
     /// to NULL when an object is deleted.
     let ownerKeys: [TableLayout.OwnerKey]
+    /// The columns of attributes kept as external binary data, by name: a row's files.
+    var externalColumns: [String] { columns.filter(\.external).map(\.name) }
 }
 
 /// A place for a statement prepared later; used under the store's lock only.
@@ -509,8 +557,8 @@ extension TableLayout {
                 let declaring = TableLayout.declaringEntity(of: attribute.name, from: entity.name, in: model)!
                 let role = ColumnRole.attribute(entity: declaring, name: attribute.name)
                 let position = layout.attributeIndex(of: attribute.name)!
-                attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!, position: position))
-                columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name, position)))
+                attributes.append(.init(name: attribute.name, type: attribute.type, column: positions[role]!, position: position, external: attribute.isKeptExternally))
+                columns.append(.init(name: columnName(for: role)!, kind: .attribute(attribute.name, position), external: attribute.isKeptExternally))
             }
             for relationship in model.relationships(of: entity.name) where !relationship.isToMany && !relationship.isTransient {
                 let declaring = TableLayout.declaringEntity(of: relationship.name, from: entity.name, in: model)!

@@ -12,10 +12,17 @@ extension SQLiteStore {
             guard !connection.isInTransaction else {
                 throw StoreError(.transactionOpen, path: fileURL.path, "a batch insert session is open on this store: commit or roll it back before a context saves to it")
             }
-            return try connection.transaction {
-                let result = try body()
-                try recordHistory(connection)
+            do {
+                let result = try connection.transaction {
+                    let result = try body()
+                    try recordHistory(connection)
+                    return result
+                }
+                externalData?.committed()
                 return result
+            } catch {
+                externalData?.rolledBack()
+                throw error
             }
         }
         guard connection.isInTransaction else {
@@ -35,11 +42,13 @@ extension SQLiteStore {
             }
         }
         try connection.execute("SAVEPOINT lade_save")
+        let files = externalData?.mark
         do {
             let result = try body()
             try connection.execute("RELEASE lade_save")
             return result
         } catch {
+            if let files { externalData?.rollBack(to: files) }
             try? connection.execute("ROLLBACK TO lade_save")
             try? connection.execute("RELEASE lade_save")
             if !connection.isInTransaction { endHeldSaves(connection) }
@@ -116,6 +125,7 @@ extension SQLiteStore {
         if let metadata { try writeMetadataRow(metadata, connection) }
         try recordHistory(connection)
         try connection.execute("COMMIT")
+        externalData?.committed()
         if built { deferredIndexesBuilt() }
     }
 
@@ -131,6 +141,7 @@ extension SQLiteStore {
     private func endHeldSaves(_ connection: SQLiteConnection) {
         heldSaves = nil
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+        externalData?.rolledBack()
         if let (uuid, stored) = try? Self.readMetadata(connection, path: fileURL.path) {
             var metadata = stored
             metadata[StoreMetadata.Key.storeUUID] = .string(uuid)

@@ -41,6 +41,12 @@ package final class SQLiteStore: @unchecked Sendable {
     /// Records persistent history in every commit, when the store has history tables
     /// (`SQLiteStore+History.swift`); nil for a store without them or opened read-only.
     var history: HistoryRecorder?
+    /// The values of attributes kept as Core Data's external binary data: their markers and
+    /// files (`SQLiteExternalData`); nil when the model has no such attribute.
+    let externalData: SQLiteExternalData?
+    /// `_LadeExternalBinaryData` as the store was opened with it: every metadata write keeps it
+    /// so, as it says how the store's values are kept (`SQLiteExternalData.keepsMarkers`).
+    private let externalDataKey: PropertyListValue?
 
     // MARK: Creating
 
@@ -55,9 +61,13 @@ package final class SQLiteStore: @unchecked Sendable {
 
     /// Creates an empty store with a given `Z_UUID` and metadata (a migration's destination
     /// keeps its source's); nil for a new UUID and Core Data's metadata for `model`.
-    static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?, history: Bool = false) throws -> SQLiteStore {
+    /// `supportFolder`: where its external binary data goes (default: Core Data's folder
+    /// beside `url`; a store made under a temporary name is given the folder it is to have
+    /// while it is made, `SQLiteStoreWriter`).
+    static func create(at url: URL, model: ManagedObjectModel, identifier: String?, metadata given: [String: PropertyListValue]?,
+                       history: Bool = false, supportFolder: URL? = nil) throws -> SQLiteStore {
         try createFile(at: url, model: model, identifier: identifier, metadata: given, history: history)
-        return try SQLiteStore(url: url, model: model)
+        return try SQLiteStore(url: url, model: model, supportFolder: supportFolder)
     }
 
     /// Creates an empty store for `model` at `url`, as `create(at:model:)` does, without
@@ -98,7 +108,10 @@ package final class SQLiteStore: @unchecked Sendable {
             // recorded in the file header with the first table; WAL comes with the tables.
             try connection.execute("PRAGMA page_size = 4096")
             try connection.execute("PRAGMA auto_vacuum = 2")
-            let metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
+            var metadata = given ?? StoreMetadata.make(for: model, storeType: StoreMetadata.sqliteStoreType)
+            // Every store Lade makes keeps external binary data in Core Data's form; one whose
+            // metadata carries Core Data's framework version says so already (`keepsMarkers`).
+            if !SQLiteExternalData.keepsMarkers(metadata) { metadata[SQLiteExternalData.metadataKey] = SQLiteExternalData.metadataValue }
             try createTables(of: schema, connection: connection, batchSize: schemaBatchSize) {
                 let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
                 for entity in schema.entities {
@@ -198,7 +211,9 @@ package final class SQLiteStore: @unchecked Sendable {
     /// entity numbering and names in `Z_PRIMARYKEY`, and the entity version hashes (or, for a
     /// store with Apple's hashes opened without them, the tables and columns themselves).
     /// A read-only store never writes to the file or its `-wal`.
-    package init(url: URL, model: ManagedObjectModel, readOnly: Bool = false) throws {
+    /// `supportFolder`: the folder of its external binary data (default: Core Data's,
+    /// `.<name>_SUPPORT` beside the file).
+    package init(url: URL, model: ManagedObjectModel, readOnly: Bool = false, supportFolder: URL? = nil) throws {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.notFound, path: path, "no store here")
@@ -220,6 +235,10 @@ package final class SQLiteStore: @unchecked Sendable {
             identifier = uuid
             currentMetadata = metadata
             currentMetadata[StoreMetadata.Key.storeUUID] = .string(uuid)
+            externalDataKey = metadata[SQLiteExternalData.metadataKey]
+            externalData = model.keepsExternalBinaryData ? SQLiteExternalData(
+                folder: SQLiteExternalData.dataFolder(in: supportFolder ?? SQLiteExternalData.supportFolder(ofStoreAt: url)),
+                marked: SQLiteExternalData.keepsMarkers(metadata)) : nil
             guard metadata[StoreMetadata.Key.storeType]?.stringValue == StoreMetadata.sqliteStoreType else {
                 throw StoreError(.wrongStoreType, path: path, "its metadata says store type '\(metadata[StoreMetadata.Key.storeType]?.stringValue ?? "none")', not SQLite")
             }
@@ -230,6 +249,7 @@ package final class SQLiteStore: @unchecked Sendable {
                 Set(try connection.rows("PRAGMA table_info(\(TableLayout.quoted(table)))").compactMap { row -> String? in
                     if case .text(let name) = row[1] { return name.uppercased() } else { return nil } })
             }) { throw refusal }
+            if let refusal = try Self.refusingExternalStorageMismatch(of: model, connection, tables: tables, path: path) { throw refusal }
             if !readOnly {
                 if let damage = SQLiteHistory.missingTablesDamage(tables: tables, entityNumbers: storedEntityNames.keys) {
                     throw StoreError.damaged([damage], path: path)
@@ -594,6 +614,8 @@ package final class SQLiteStore: @unchecked Sendable {
     /// (call inside `withConnection`; `NSStoreUUID` stays in `Z_UUID`). After the commit, call
     /// `metadataCommitted`.
     func writeMetadataRow(_ metadata: [String: PropertyListValue], _ connection: SQLiteConnection) throws {
+        var metadata = metadata
+        metadata[SQLiteExternalData.metadataKey] = externalDataKey
         try cachedStatement("UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = 1", connection).run([try Self.encodedMetadata(metadata)])
     }
 
@@ -602,6 +624,7 @@ package final class SQLiteStore: @unchecked Sendable {
     func metadataCommitted(_ metadata: [String: PropertyListValue]) {
         var metadata = metadata
         metadata[StoreMetadata.Key.storeUUID] = .string(identifier)
+        metadata[SQLiteExternalData.metadataKey] = externalDataKey
         replaceMetadata(metadata)
     }
 

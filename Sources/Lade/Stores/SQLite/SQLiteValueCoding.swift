@@ -82,6 +82,9 @@ enum SQLiteValueCoding {
             case .blob(let v): held = "a BLOB of \(v.count) bytes"
             }
         }
+
+        /// A value described by its reader (`SQLiteExternalData`'s markers).
+        init(held: String) { self.held = held }
     }
 
     /// Reads a column for an attribute of `type`: nil for NULL; a value of a kind that cannot
