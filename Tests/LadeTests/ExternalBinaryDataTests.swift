@@ -138,7 +138,7 @@ struct ExternalBinaryDataTests {
         #expect(sandbox.files().count == 1)
         #expect(!sandbox.files().contains(name))
         try context.performAndWait {
-            try context.delete(context.object(with: ids[1]))
+            context.delete(context.object(with: ids[1]))
             try context.save()
         }
         #expect(sandbox.files().isEmpty)
@@ -191,6 +191,22 @@ struct ExternalBinaryDataTests {
         #expect(text.contains("F50BB1A2-3202-46B9-BD64-63953D626D5E") && text.contains(".Photos_SUPPORT") && text.contains("Z_PK 2"), "\(text)")
         let damage = try SQLiteStore(url: sandbox.store, model: model, readOnly: true).damage(thorough: true)
         #expect(damage.map(\.kind) == [.missingExternalFile] && damage.first?.count == 1, "\(damage)")
+    }
+
+    @Test("a reference to a symbolic link is refused, not followed (a store from elsewhere could name any file of the reader's)")
+    func symbolicLink() throws {
+        let sandbox = try Sandbox()
+        let model = try Self.model()
+        _ = try sandbox.appleStore(model: model)
+        let file = sandbox.dataFolder.appendingPathComponent("F50BB1A2-3202-46B9-BD64-63953D626D5E")
+        let secret = sandbox.directory.appendingPathComponent("secret")
+        try Data("not the store's".utf8).write(to: secret)
+        try FileManager.default.removeItem(at: file)
+        try FileManager.default.createSymbolicLink(at: file, withDestinationURL: secret)
+        let error = #expect(throws: StoreError.self) { try sandbox.values(model: model) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("symbolic link"))
+        let damage = try SQLiteStore(url: sandbox.store, model: model, readOnly: true).damage(thorough: true)
+        #expect(damage.map(\.kind) == [.missingExternalFile], "\(damage)")
     }
 
     @Test("files no row names are reported, and removed by the repair; other files there are left alone")

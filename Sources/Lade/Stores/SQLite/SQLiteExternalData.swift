@@ -122,20 +122,28 @@ final class SQLiteExternalData: @unchecked Sendable {
         }
     }
 
-    /// The bytes of the external file `name`: a regular file, read whole.
+    /// The bytes of the external file `name`: a regular file, read whole. A symbolic link is
+    /// refused, not followed: a store from elsewhere could name any file of the reader's.
     func contents(of name: String) throws(MissingFile) -> Data {
         let url = folder.appendingPathComponent(name)
+        var info = stat()
+        if lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+            throw MissingFile(path: url.path, reason: "it is a symbolic link, and Lade reads only files kept in the folder itself")
+        }
         switch FileSystem.readRegularFile(url, limit: Int(Int32.max)) {
         case .success(let data): return data
         case .failure(let refusal): throw MissingFile(path: url.path, reason: refusal.description)
         }
     }
 
-    /// Whether the external file `name` is there, a regular file.
+    /// Whether the external file `name` is there, a regular file (not a symbolic link).
     func hasFile(_ name: String) -> Bool {
         var info = stat()
-        return stat(folder.appendingPathComponent(name).path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        return lstat(folder.appendingPathComponent(name).path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
+
+    /// Whether `name` is a file name Core Data gives external data: a UUID.
+    static func isFileName(_ name: String) -> Bool { name.count == 36 && UUID(uuidString: name) != nil }
 
     // MARK: Writing
 

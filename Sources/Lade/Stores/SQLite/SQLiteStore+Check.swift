@@ -350,7 +350,7 @@ extension SQLiteStore {
         guard let externalData, externalData.marked,
               let names = try? FileManager.default.contentsOfDirectory(atPath: externalData.folder.path) else { return [] }
         let candidates = names.filter { name in
-            (name.count == 36 && UUID(uuidString: name) != nil) || (name.hasPrefix(".") && name.hasSuffix(SQLiteExternalData.partialSuffix))
+            SQLiteExternalData.isFileName(name) || (name.hasPrefix(".") && name.hasSuffix(SQLiteExternalData.partialSuffix))
         }
         guard !candidates.isEmpty else { return [] }
         var named: Set<String> = []

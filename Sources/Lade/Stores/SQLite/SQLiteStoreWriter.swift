@@ -78,7 +78,7 @@ final class SQLiteStoreWriter: WholeStoreWriting {
         let replacing = overwrite && FileManager.default.fileExists(atPath: temporary.target.path)
         let dataFolder = SQLiteExternalData.dataFolder(in: SQLiteExternalData.supportFolder(ofStoreAt: temporary.target))
         // The replaced store's files: no row of the new store names them.
-        let replacedFiles = replacing ? (try? FileManager.default.contentsOfDirectory(atPath: dataFolder.path)) ?? [] : []
+        let replacedFiles = replacing ? ((try? FileManager.default.contentsOfDirectory(atPath: dataFolder.path)) ?? []).filter(SQLiteExternalData.isFileName) : []
         try moveExternalData(into: dataFolder)
         if replacing { try StoreFiles.retire(temporary.target) }
         try temporary.moveIntoPlace(replacing ? .replace : .create, subject: "the store there")
