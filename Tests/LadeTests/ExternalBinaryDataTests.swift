@@ -68,6 +68,15 @@ struct ExternalBinaryDataTests {
             return (inline, external)
         }
 
+        /// A context on a new store at `store`.
+        func context(model: ManagedObjectModel) throws -> ManagedObjectContext {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .sqlite, at: store)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return context
+        }
+
         func rewriteMetadata(_ connection: SQLiteConnection, _ change: (inout [String: PropertyListValue]) -> Void) throws {
             var (_, metadata) = try SQLiteStore.readMetadata(connection, path: store.path)
             change(&metadata)
@@ -103,10 +112,7 @@ struct ExternalBinaryDataTests {
     func writesCoreDataForm() throws {
         let sandbox = try Sandbox()
         let model = try Self.model()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: sandbox.store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try sandbox.context(model: model)
         let small = Self.bytes(100, seed: 3)
         let ids = try context.performAndWait {
             let photos = try (1...3).map { number in
@@ -150,10 +156,7 @@ struct ExternalBinaryDataTests {
     func refusedSaveLeavesNoFile() throws {
         let sandbox = try Sandbox()
         let model = try Self.model()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: sandbox.store)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = try sandbox.context(model: model)
         try context.performAndWait {
             for seed in 0..<2 {
                 let photo = try context.insertObject(forEntityName: "Photo")
