@@ -107,17 +107,23 @@ public struct ManagedObjectModel: Sendable, Equatable {
         guard problems.isEmpty else { throw ModelError(problems) }
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() { index[entity.name] = position }
-        // Two passes: a relationship's slot describes its inverse, on another entity.
-        var lineages: [String: (attributes: [AttributeDescription], relationships: [RelationshipDescription], fetched: [FetchedPropertyDescription], ancestors: [String])] = [:]
+        // Two passes: a relationship's slot describes its inverse, on another entity, found by
+        // name (a scan of the destination's relationships for each inverse made a hub of
+        // 25,000 relationships take minutes: issue 43 §4 "Slow").
+        var lineages: [String: (attributes: [AttributeDescription], relationships: [RelationshipDescription], fetched: [FetchedPropertyDescription],
+                                ancestors: [String], relationshipsByName: [String: RelationshipDescription])] = [:]
         for entity in entities {
             var ancestors: [String] = []
+            var seen: Set<String> = [entity.name]
             var current = entity.parentName
-            while let parent = current, let position = index[parent], !ancestors.contains(parent) {
+            while let parent = current, let position = index[parent], seen.insert(parent).inserted {
                 ancestors.append(parent)
                 current = entities[position].parentName
             }
             let lineage = ancestors.reversed().map { entities[index[$0]!] } + [entity]
-            lineages[entity.name] = (lineage.flatMap(\.attributes), lineage.flatMap(\.relationships), lineage.flatMap(\.fetchedProperties), ancestors)
+            let relationships = lineage.flatMap(\.relationships)
+            lineages[entity.name] = (lineage.flatMap(\.attributes), relationships, lineage.flatMap(\.fetchedProperties), ancestors,
+                                     Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
         }
         var children: [String: [String]] = [:]
         for entity in entities {
@@ -128,14 +134,14 @@ public struct ManagedObjectModel: Sendable, Equatable {
             let lineage = lineages[entity.name]!
             let slots = lineage.relationships.map { relationship in
                 RelationshipSlot(relationship: relationship, inverse: relationship.inverseName.flatMap { name in
-                    lineages[relationship.destinationEntityName]?.relationships.first { $0.name == name }
+                    lineages[relationship.destinationEntityName]?.relationshipsByName[name]
                 })
             }
             resolved[entity.name] = EntityLayout(
                 entity: entity, name: entity.name, attributes: lineage.attributes, relationships: lineage.relationships,
                 fetchedProperties: lineage.fetched,
                 attributesByName: Dictionary(lineage.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
-                relationshipsByName: Dictionary(lineage.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                relationshipsByName: lineage.relationshipsByName,
                 ancestors: lineage.ancestors,
                 subentities: (children[entity.name] ?? []).sorted(),
                 relationshipSlots: slots)

@@ -49,7 +49,18 @@ struct ModelValidator {
     static func shown(_ name: String) -> String { name.count > 60 ? name.prefix(57) + "…" : name }
 
     private var entityIndex: [String: EntityDescription] = [:]
+    /// Each entity's own properties by name (the first of a name): what a property's name
+    /// refers to is then found in as many steps as the entity has ancestors, not properties
+    /// (the inverses of a hub's 100,000 relationships, each looked up by scanning them all,
+    /// made a model of 25,000 entities take minutes: issue 43 §4 "Slow").
+    private var declared: [String: [String: Declared]] = [:]
     private var found: [ModelProblem] = []
+
+    private enum Declared {
+        case attribute(AttributeDescription)
+        case relationship(RelationshipDescription)
+        case fetched
+    }
 
     init(entities: [EntityDescription], fetchRequestTemplates: [FetchRequestTemplate], configurations: [ModelConfiguration], sourceMap: ModelSourceMap?) {
         self.entities = entities
@@ -80,6 +91,11 @@ struct ModelValidator {
                 report(entity: entity.name, "the model declares entity '\(entity.name)' more than once; entity names must be unique")
             } else {
                 entityIndex[entity.name] = entity
+                var properties: [String: Declared] = [:]
+                for attribute in entity.attributes where properties[attribute.name] == nil { properties[attribute.name] = .attribute(attribute) }
+                for relationship in entity.relationships where properties[relationship.name] == nil { properties[relationship.name] = .relationship(relationship) }
+                for fetched in entity.fetchedProperties where properties[fetched.name] == nil { properties[fetched.name] = .fetched }
+                declared[entity.name] = properties
             }
         }
         for entity in entities {
@@ -132,13 +148,19 @@ struct ModelValidator {
         return result
     }
 
-    private func allRelationships(of entityName: String) -> [RelationshipDescription] {
-        guard let entity = entityIndex[entityName] else { return [] }
-        return (ancestors(of: entity).reversed() + [entity]).flatMap(\.relationships)
+    /// The property `name` of the entity, inherited ones included, the root's declaration first
+    /// (as Core Data resolves a name a subentity redeclares, which is reported elsewhere).
+    private func property(_ name: String, of entityName: String) -> Declared? {
+        guard let entity = entityIndex[entityName] else { return nil }
+        for owner in ancestors(of: entity).reversed() + [entity] {
+            if let property = declared[owner.name]?[name] { return property }
+        }
+        return nil
     }
 
-    private func allAttributes(of entity: EntityDescription) -> [AttributeDescription] {
-        (ancestors(of: entity).reversed() + [entity]).flatMap(\.attributes)
+    private func relationship(_ name: String, of entityName: String) -> RelationshipDescription? {
+        guard case .relationship(let relationship)? = property(name, of: entityName) else { return nil }
+        return relationship
     }
 
     private func isKind(_ name: String, of ancestor: String) -> Bool {
@@ -147,17 +169,14 @@ struct ModelValidator {
     }
 
     private mutating func checkProperties(of entity: EntityDescription) {
-        var inherited: [String: String] = [:]
-        for ancestor in ancestors(of: entity) {
-            for name in ancestor.propertyNames where inherited[name] == nil { inherited[name] = ancestor.name }
-        }
+        let ancestors = ancestors(of: entity)
         var own: Set<String> = []
         for name in entity.propertyNames {
             if name.isEmpty {
                 report(entity: entity.name, "a property has an empty name")
             } else if !own.insert(name).inserted {
                 report(entity: entity.name, property: name, "the entity declares '\(name)' more than once; property names must be unique")
-            } else if let owner = inherited[name] {
+            } else if let owner = ancestors.first(where: { declared[$0.name]?[name] != nil })?.name {
                 report(entity: entity.name, property: name, "'\(name)' is already a property of parent entity '\(owner)'; a subentity cannot redeclare it")
             }
             if !name.isEmpty, let rule = Self.nameRule(broken: name, startsUppercase: false) {
@@ -231,7 +250,7 @@ struct ModelValidator {
             return
         }
         guard let inverseName = relationship.inverseName else { return }
-        guard let inverse = allRelationships(of: destination).first(where: { $0.name == inverseName }) else {
+        guard let inverse = self.relationship(inverseName, of: destination) else {
             report(entity: entity.name, property: name, "inverse '\(inverseName)' is not a relationship of destination entity '\(destination)'")
             return
         }
@@ -243,23 +262,29 @@ struct ModelValidator {
     }
 
     private mutating func checkConstraintsAndIndexes(of entity: EntityDescription) {
-        let attributes = Dictionary(allAttributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let relationships = Dictionary(allRelationships(of: entity.name).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        /// Whether `name` is an attribute or a relationship of the entity (a fetched property is neither).
+        func isStored(_ name: String) -> Bool {
+            switch property(name, of: entity.name) {
+            case .attribute?, .relationship?: true
+            case .fetched?, nil: false
+            }
+        }
         for constraint in entity.uniquenessConstraints {
             if constraint.isEmpty {
                 report(entity: entity.name, "a uniqueness constraint lists no properties")
             }
-            for property in constraint {
-                if let attribute = attributes[property] {
+            for name in constraint {
+                switch property(name, of: entity.name) {
+                case .attribute(let attribute)?:
                     if attribute.isTransient {
-                        report(entity: entity.name, property: property, "uniqueness constraint names transient attribute '\(property)'; only stored properties can be unique")
+                        report(entity: entity.name, property: name, "uniqueness constraint names transient attribute '\(name)'; only stored properties can be unique")
                     }
-                } else if let relationship = relationships[property] {
+                case .relationship(let relationship)?:
                     if relationship.isToMany {
-                        report(entity: entity.name, property: property, "uniqueness constraint names to-many relationship '\(property)'; only attributes and to-one relationships can be unique")
+                        report(entity: entity.name, property: name, "uniqueness constraint names to-many relationship '\(name)'; only attributes and to-one relationships can be unique")
                     }
-                } else {
-                    report(entity: entity.name, property: property, "uniqueness constraint names '\(property)', which is not a property of the entity")
+                case .fetched?, nil:
+                    report(entity: entity.name, property: name, "uniqueness constraint names '\(name)', which is not a property of the entity")
                 }
             }
         }
@@ -277,13 +302,13 @@ struct ModelValidator {
                 if element.kind != "Binary" && element.kind != "RTree" {
                     report(entity: entity.name, "fetch index '\(index.name)' has element type '\(element.kind)'; expected Binary or RTree")
                 }
-                if let property = element.propertyName, attributes[property] == nil, relationships[property] == nil {
+                if let property = element.propertyName, !isStored(property) {
                     report(entity: entity.name, property: property, "fetch index '\(index.name)' names '\(property)', which is not a property of the entity")
                 }
             }
         }
         for compound in entity.compoundIndexes {
-            for property in compound where attributes[property] == nil && relationships[property] == nil {
+            for property in compound where !isStored(property) {
                 report(entity: entity.name, property: property, "compound index names '\(property)', which is not a property of the entity")
             }
         }
