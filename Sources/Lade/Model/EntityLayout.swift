@@ -55,6 +55,11 @@ public final class EntityLayout: Sendable {
         hasTransientAttributes = attributes.contains(where: \.isTransient)
     }
 
+    /// Whether the entity has a property of this name, inherited ones included.
+    func hasProperty(named name: String) -> Bool {
+        attributesByName[name] != nil || relationshipsByName[name] != nil || fetchedProperties.contains { $0.name == name }
+    }
+
     /// The position of an attribute in `attributes` (and in every value array of this entity).
     public func attributeIndex(of name: String) -> Int? { attributePositions[name] }
 

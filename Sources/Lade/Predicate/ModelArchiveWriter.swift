@@ -79,10 +79,7 @@ enum ModelArchive {
         /// compiled model, the ancestor declaring it; in a cache, every entity has its own.
         func owner(of property: String, on entity: String) -> String {
             guard form == .compiled else { return entity }
-            for candidate in [entity] + model.ancestors(of: entity).map(\.name) {
-                if let declared = model.entity(named: candidate), declared.propertyNames.contains(property) { return candidate }
-            }
-            return entity
+            return model.declaringEntity(of: property, from: entity) ?? entity
         }
     }
 }

@@ -505,10 +505,10 @@ package struct TableLayout: Sendable {
         return "SELECT \(selectingOwner ? keyColumn + ", " : "")\(pk), \(ent) FROM \(prefix)\(quote(destination.tableName)) WHERE \(keyColumn) \(owners) AND \(ent) IN (\(numbers)) ORDER BY \(selectingOwner ? keyColumn + ", " : "")\(order)\(pk)"
     }
 
-    /// The entity that declares `property`: `entity` itself or one of its ancestors.
+    /// The entity that declares `property`: `entity` itself or one of its ancestors
+    /// (``ManagedObjectModel/declaringEntity(of:from:)``).
     static func declaringEntity(of property: String, from entity: String, in model: ManagedObjectModel) -> String? {
-        ([model.entity(named: entity)].compactMap { $0 } + model.ancestors(of: entity))
-            .first { $0.propertyNames.contains(property) }?.name
+        model.declaringEntity(of: property, from: entity)
     }
 
     // MARK: Statements
