@@ -75,4 +75,17 @@ struct ModelScalingTests {
         }
         #expect(growth.ratio < 8, "4× the attributes took \(growth.ratio)× as long (\(growth.small) s, then \(growth.large) s)")
     }
+
+    @Test("the refusal of such a store lists the first 20 missing columns and how many more, not all of them")
+    func shortRefusal() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try Self.storeCarrying(attributes: 3_000, in: directory)
+        let model = try ManagedObjectModel(carriedByStoreAt: url)
+        let error = #expect(throws: StoreError.self) { try SQLiteStore(url: url, model: model, readOnly: true) }
+        let message = error?.description ?? ""
+        #expect(message.contains("ZE lacks columns ZA1, ZA10, ZA100,"), "\(message.prefix(500))")
+        #expect(message.contains(" and 2979 more"), "\(message.prefix(500))")
+        #expect(message.count < 2_000, "the message is \(message.count) characters")
+    }
 }

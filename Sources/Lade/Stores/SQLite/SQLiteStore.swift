@@ -428,9 +428,15 @@ package final class SQLiteStore: @unchecked Sendable {
             }
             throw StoreError(
                 .modelMismatch(entities: names), path: path,
-                "the store does not match the model (\(detail) differ for \(names.joined(separator: ", ")); \(layoutText)"
+                "the store does not match the model (\(detail) differ for \(Self.listed(names)); \(layoutText)"
                     + "); open it with the model version it was made with, or migrate it to this version first")
         }
+    }
+
+    /// Names as the mismatch error lists them: the first `limit`, then how many more (a model
+    /// cache naming 100,000 columns made an error of almost a megabyte).
+    static func listed(_ names: [String], limit: Int = 20) -> String {
+        names.prefix(limit).joined(separator: ", ") + (names.count > limit ? " and \(names.count - limit) more" : "")
     }
 
     /// The entities one model has and the other lacks, in words (`the store's model has Car,
@@ -440,8 +446,8 @@ package final class SQLiteStore: @unchecked Sendable {
         guard carriedNames != namedNames else { return nil }
         let storeOnly = carriedNames.subtracting(namedNames).sorted(), namedOnly = namedNames.subtracting(carriedNames).sorted()
         var sides: [String] = []
-        if !storeOnly.isEmpty { sides.append("the store's model has \(storeOnly.joined(separator: ", ")), which the named model lacks") }
-        if !namedOnly.isEmpty { sides.append("the named model has \(namedOnly.joined(separator: ", ")), which the store's lacks") }
+        if !storeOnly.isEmpty { sides.append("the store's model has \(listed(storeOnly)), which the named model lacks") }
+        if !namedOnly.isEmpty { sides.append("the named model has \(listed(namedOnly)), which the store's lacks") }
         return sides.joined(separator: "; ")
     }
 
@@ -459,8 +465,8 @@ package final class SQLiteStore: @unchecked Sendable {
             guard tables.contains(table.name) else { found.append("table \(table.name) is missing"); continue }
             let actual = try columns(table.name), expected = Set(table.columns.map(\.name))
             let missing = expected.subtracting(actual).sorted(), extra = actual.subtracting(expected).sorted()
-            if !missing.isEmpty { found.append("\(table.name) lacks column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", "))") }
-            if !extra.isEmpty { found.append("\(table.name) has column\(extra.count == 1 ? "" : "s") \(extra.joined(separator: ", ")) the model does not") }
+            if !missing.isEmpty { found.append("\(table.name) lacks column\(missing.count == 1 ? "" : "s") \(listed(missing))") }
+            if !extra.isEmpty { found.append("\(table.name) has column\(extra.count == 1 ? "" : "s") \(listed(extra)) the model does not") }
         }
         for join in schema.joinTables {
             expectedTables.insert(join.name)
