@@ -35,9 +35,18 @@ struct CompiledModelReader {
     static let fetchedPropertyRequestName = "fetchedPropertyFetchRequest"
 
     static func read(_ data: Data, origin: String, versionName: String?) throws -> ManagedObjectModel {
-        let archive = try KeyedArchive(data: data, origin: origin, error: { ModelError(file: origin, "cannot be read as a compiled Core Data model: \($0)") })
-        var reader = CompiledModelReader(archive: archive, origin: origin)
-        return try reader.model(versionName: versionName)
+        // The archive's objects are let go before the model is made: both at once were the
+        // peak of memory (issue 43 §4 "Slow").
+        let parts = try {
+            let archive = try KeyedArchive(data: data, origin: origin, error: { ModelError(file: origin, "cannot be read as a compiled Core Data model: \($0)") })
+            var reader = CompiledModelReader(archive: archive, origin: origin)
+            return try reader.parts()
+        }()
+        var model = try ManagedObjectModel(
+            entities: parts.entities, fetchRequestTemplates: parts.templates, configurations: parts.configurations,
+            versionName: versionName, versionIdentifiers: parts.identifiers, sourceMap: ModelSourceMap(file: origin))
+        model.warnings = parts.warnings
+        return model
     }
 
     /// Inflates a `Z_MODELCACHE.Z_CONTENT` blob (raw deflate, no zlib header), refusing one
@@ -67,7 +76,9 @@ struct CompiledModelReader {
 
     // MARK: Model
 
-    private mutating func model(versionName: String?) throws -> ManagedObjectModel {
+    /// What the archive says, in the model's terms, before it is checked as a model.
+    private mutating func parts() throws -> (entities: [EntityDescription], templates: [FetchRequestTemplate], configurations: [ModelConfiguration],
+                                             identifiers: [String], warnings: [ModelProblem]) {
         guard let root = try archive.object(archive.root), root.className == "NSManagedObjectModel" else {
             throw fail("the archive's root is not an NSManagedObjectModel: this is not a compiled Core Data model")
         }
@@ -86,12 +97,7 @@ struct CompiledModelReader {
             configurations.append(ModelConfiguration(name: name, entityNames: members.sorted()))
         }
         let identifiers = try archive.members(root.fields["NSVersionIdentifiers"]).compactMap { try archive.string($0) }.sorted()
-        var model = try ManagedObjectModel(
-            entities: entities, fetchRequestTemplates: templates.sorted { $0.name < $1.name },
-            configurations: configurations.sorted { $0.name < $1.name }, versionName: versionName,
-            versionIdentifiers: identifiers, sourceMap: ModelSourceMap(file: origin))
-        model.warnings = warnings
-        return model
+        return (entities, templates.sorted { $0.name < $1.name }, configurations.sorted { $0.name < $1.name }, identifiers, warnings)
     }
 
     /// A store's cache repeats inherited properties in each subentity; the model keeps each

@@ -29,6 +29,10 @@ struct BinaryPropertyListReader {
     private let offsetTable: Int
     private var values = 0
     private var onPath: Set<Int> = []
+    /// Strings, numbers, data and UIDs already read, by object: a keyed archive refers to one
+    /// key string or UID object from thousands of places, and each place then shares one value
+    /// instead of holding a copy (a model of 100,000 entities' archive held 3.3 million UIDs).
+    private var scalars: [Int: PropertyListValue] = [:]
     /// Whether UIDs (keyed archives' object references) are read, as `["CF$UID": n]`, the
     /// form Apple's XML property lists give them; metadata holds none.
     private var readsUIDs = false
@@ -106,6 +110,15 @@ struct BinaryPropertyListReader {
         values += 1
         guard values <= valueBound else { throw PropertyListError(damaged: "it expands into more than \(valueBound) values") }
         let start = try offset(of: reference)
+        let isContainer = bytes[start] >> 4 == 0xA || bytes[start] >> 4 == 0xD
+        if isContainer { return try object(reference, at: start, depth: depth) }
+        if let shared = scalars[reference] { return shared }
+        let value = try object(reference, at: start, depth: depth)
+        scalars[reference] = value
+        return value
+    }
+
+    private mutating func object(_ reference: Int, at start: Int, depth: Int) throws -> PropertyListValue {
         let marker = bytes[start]
         let nibble = marker & 0xF
         switch marker >> 4 {
