@@ -20,7 +20,11 @@ struct BinaryPropertyListReader {
     /// cannot blow a small file up, while a large archive (a model of 20,000 entities' cache
     /// holds several million objects, each read once) is still read.
     static let maximumValues = 1_000_000
-    private var valueBound: Int { max(Self.maximumValues, objectCount * 8) }
+    private var valueBound: Int { max(Self.maximumValues, objectCount * 8) * readsPerObject }
+    /// How many times each object may be read: once when the whole file is read; in an archive
+    /// read object by object (``readKeyedArchive(_:)``), each time its reader asks for one,
+    /// which `KeyedArchive` bounds (its `readsPerObject`, and its own error comes first).
+    private var readsPerObject = 1
 
     private let bytes: [UInt8]
     private let offsetSize: Int
@@ -45,6 +49,51 @@ struct BinaryPropertyListReader {
         let top = try reader.integer(at: data.count - 16, size: 8)
         guard top < reader.objectCount else { throw PropertyListError(damaged: "the top object \(top) is outside the \(reader.objectCount) objects") }
         return try reader.object(Int(top), depth: 0)
+    }
+
+    /// Reads a keyed archive's top dictionary (`$archiver`, `$top`, …) but not its `$objects`:
+    /// their object references are returned, and ``archivedObject(_:)`` reads each when it is
+    /// asked for. A compiled model's archive decoded whole was ten times its size in memory (a
+    /// model of 100,000 entities: 47 MB of archive, 500 MB of decoded objects; issue 43 §4
+    /// "Slow"); read this way, what is kept is the file and the strings read. Every check of
+    /// ``read(_:readingUIDs:)`` applies, to each object as it is read.
+    static func readKeyedArchive(_ data: Data) throws -> (top: [String: PropertyListValue], objects: [Int], reader: BinaryPropertyListReader) {
+        var reader = try BinaryPropertyListReader(bytes: [UInt8](data))
+        reader.readsUIDs = true
+        reader.readsPerObject = KeyedArchive.readsPerObject
+        let top = try reader.integer(at: data.count - 16, size: 8)
+        guard top < reader.objectCount else { throw PropertyListError(damaged: "the top object \(top) is outside the \(reader.objectCount) objects") }
+        let start = try reader.offset(of: Int(top))
+        guard reader.bytes[start] >> 4 == 0xD else { return ([:], [], reader) }
+        let (count, content) = try reader.count(reader.bytes[start] & 0xF, at: start)
+        let length = count.multipliedReportingOverflow(by: reader.referenceSize * 2)
+        guard !length.overflow else { throw PropertyListError(damaged: "object \(top) declares \(count) members") }
+        _ = try reader.slice(content, length.partialValue)
+        var dictionary: [String: PropertyListValue] = [:]
+        var objects: [Int] = []
+        for index in 0..<count {
+            guard case .string(let key) = try reader.object(try reader.reference(at: content + index * reader.referenceSize), depth: 1) else {
+                throw PropertyListError(damaged: "object \(top) is a dictionary with a key that is not a string")
+            }
+            let value = try reader.reference(at: content + (count + index) * reader.referenceSize)
+            let valueStart = try reader.offset(of: value)
+            if key == "$objects", reader.bytes[valueStart] >> 4 == 0xA {
+                let (members, memberContent) = try reader.count(reader.bytes[valueStart] & 0xF, at: valueStart)
+                let membersLength = members.multipliedReportingOverflow(by: reader.referenceSize)
+                guard !membersLength.overflow else { throw PropertyListError(damaged: "object \(value) declares \(members) members") }
+                _ = try reader.slice(memberContent, membersLength.partialValue)
+                objects = try (0..<members).map { try reader.reference(at: memberContent + $0 * reader.referenceSize) }
+                dictionary[key] = .array([])
+            } else {
+                dictionary[key] = try reader.object(value, depth: 1)
+            }
+        }
+        return (dictionary, objects, reader)
+    }
+
+    /// One of a keyed archive's `$objects`, by its reference (``readKeyedArchive(_:)``).
+    mutating func archivedObject(_ reference: Int) throws -> PropertyListValue {
+        try object(reference, depth: 2)
     }
 
     private init(bytes: [UInt8]) throws {

@@ -37,7 +37,35 @@ struct KeyedArchive {
     private final class Reads { var count = 0 }
     private let reads = Reads()
 
-    let objects: [PropertyListValue]
+    /// The archive's `$objects`: decoded whole from an XML list; read one at a time from a
+    /// binary one, each when it is asked for (shared by copies of the archive).
+    final class Objects {
+        private let decoded: [PropertyListValue]
+        private var reader: BinaryPropertyListReader?
+        private let references: [Int]
+        let count: Int
+
+        init(decoded: [PropertyListValue]) {
+            self.decoded = decoded
+            references = []
+            count = decoded.count
+        }
+
+        init(references: [Int], reader: BinaryPropertyListReader) {
+            decoded = []
+            self.references = references
+            self.reader = reader
+            count = references.count
+        }
+
+        /// The object at `index` (`0..<count`).
+        func object(at index: Int) throws -> PropertyListValue {
+            guard reader != nil else { return decoded[index] }
+            return try reader!.archivedObject(references[index])
+        }
+    }
+
+    let objects: Objects
     let root: PropertyListValue
     /// Where the archive came from, for errors.
     let origin: String
@@ -48,6 +76,7 @@ struct KeyedArchive {
         self.origin = origin
         self.fail = error
         let plist: PropertyListValue
+        var binary: (references: [Int], reader: BinaryPropertyListReader)?
         // A binary list, as Xcode and Core Data write archives; an XML one (`plutil -convert
         // xml1`) is the same archive, as NSKeyedUnarchiver reads it.
         if PropertyListValue.isXMLPropertyList(data) {
@@ -61,7 +90,9 @@ struct KeyedArchive {
             }
         } else {
             do {
-                plist = try BinaryPropertyListReader.read(data, readingUIDs: true)
+                let archive = try BinaryPropertyListReader.readKeyedArchive(data)
+                plist = .dictionary(archive.top)
+                binary = (archive.objects, archive.reader)
             } catch let error as PropertyListError {
                 throw fail("it is not a readable keyed archive: \(error.description)")
             }
@@ -73,7 +104,7 @@ struct KeyedArchive {
         guard let root = roots["root"] ?? (roots.count == 1 ? roots.values.first : nil) else {
             throw fail("the keyed archive has no root object")
         }
-        self.objects = objects
+        self.objects = binary.map { Objects(references: $0.references, reader: $0.reader) } ?? Objects(decoded: objects)
         self.root = root
     }
 
@@ -86,7 +117,12 @@ struct KeyedArchive {
         guard uid >= 0, uid < objects.count else {
             throw fail("the keyed archive refers to object \(uid) of \(objects.count)")
         }
-        let target = objects[Int(uid)]
+        let target: PropertyListValue
+        do {
+            target = try objects.object(at: Int(uid))
+        } catch let error as PropertyListError {
+            throw fail("it is not a readable keyed archive: \(error.description)")
+        }
         if target == .string("$null") { return nil }
         return target
     }
