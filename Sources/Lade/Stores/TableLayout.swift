@@ -259,20 +259,14 @@ package struct TableLayout: Sendable {
                     role: .toManyOwner(entity: owner.reference.entity, name: owner.reference.name)))
             }
             candidates.sort { ($0.group, $0.entityOrder, $0.kindOrder, $0.sortName) < ($1.group, $1.entityOrder, $1.kindOrder, $1.sortName) }
-            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            var used = UniqueNames(["Z_PK", "Z_ENT", "Z_OPT"])
             var columns = [
                 Column(name: "Z_PK", declaredType: "INTEGER PRIMARY KEY", role: .primaryKey),
                 Column(name: "Z_ENT", declaredType: "INTEGER", role: .entity),
                 Column(name: "Z_OPT", declaredType: "INTEGER", role: .optimisticLock),
             ]
             for candidate in candidates {
-                var name = candidate.baseName
-                var suffix = 1
-                while used.contains(name) {
-                    name = candidate.baseName + String(suffix)
-                    suffix += 1
-                }
-                used.insert(name)
+                let name = used.claim(candidate.baseName)
                 columns.append(Column(name: name, declaredType: candidate.declaredType, role: candidate.role))
                 columnIndex[candidate.role] = name
             }
@@ -344,23 +338,14 @@ package struct TableLayout: Sendable {
         // Many-to-many join tables, named after the side with the lower entity number.
         var joinTables: [JoinTable] = []
         var joinIndex: [PropertyReference: Int] = [:]
-        var usedTableNames = Set(tables.map(\.name)).union(Self.systemTables)
+        var usedTableNames = UniqueNames(Set(tables.map(\.name)).union(Self.systemTables))
         // Join-table column names are unique across the whole model, not only within a table:
         // a name already taken gets "1" (then "2", …). Apple's Contacts store shows it:
         // Z_18PARENTGROUPS (Z_18CHILDGROUPS, Z_19PARENTGROUPS), then Z_22PARENTGROUPS
         // (Z_22CONTACTS, Z_19PARENTGROUPS1); so do Z_17TAGS (Z_17ENTRIES1, Z_22TAGS) and
         // Z_4SHORTCUTS (Z_4PARENTS1, Z_7SHORTCUTS). Entities are taken in number order.
-        var usedJoinColumns: Set<String> = []
-        func joinColumn(_ base: String) -> String {
-            var name = base
-            var suffix = 1
-            while usedJoinColumns.contains(name) {
-                name = base + String(suffix)
-                suffix += 1
-            }
-            usedJoinColumns.insert(name)
-            return name
-        }
+        var usedJoinColumns = UniqueNames([])
+        func joinColumn(_ base: String) -> String { usedJoinColumns.claim(base) }
         for entity in numbered.map({ model.entity(named: $0.name)! }) {
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let inverse = model.inverse(of: relationship)
@@ -380,13 +365,7 @@ package struct TableLayout: Sendable {
                     if inverseNumber != sourceNumber ? inverseNumber < sourceNumber : inverse.name > relationship.name { continue }
                     inverseReference = candidate
                 }
-                var tableName = "Z_\(sourceNumber)" + relationship.name.uppercased()
-                var suffix = 1
-                while usedTableNames.contains(tableName) {
-                    tableName = "Z_\(sourceNumber)" + relationship.name.uppercased() + String(suffix)
-                    suffix += 1
-                }
-                usedTableNames.insert(tableName)
+                let tableName = usedTableNames.claim("Z_\(sourceNumber)" + relationship.name.uppercased())
                 // Only for a layout no Apple-written store shows (`unknownLayouts`: stores Lade
                 // made before it refused them): a to-many without an inverse has no name for its
                 // source column; Lade used the source entity's name.
@@ -598,3 +577,28 @@ package struct TableLayout: Sendable {
         var role: ColumnRole
     }
 }
+
+/// Names made unique as Core Data makes them, with a number after a name already taken
+/// (`ZNAME`, then `ZNAME1`, `ZNAME2`, …). Each name remembers the next number to try: many
+/// relationships of one name to one entity (each join table's column `Z_<n>NAME`) cost a step
+/// each, not a step for every name taken before (issue 43 §4 "Slow").
+private struct UniqueNames {
+    private var used: Set<String>
+    private var nextSuffix: [String: Int] = [:]
+
+    init(_ used: Set<String>) { self.used = used }
+
+    /// `base`, or `base` with the lowest number that makes it a name not taken; now taken.
+    mutating func claim(_ base: String) -> String {
+        var name = base
+        var suffix = nextSuffix[base] ?? 1
+        while used.contains(name) {
+            name = base + String(suffix)
+            suffix += 1
+        }
+        nextSuffix[base] = suffix
+        used.insert(name)
+        return name
+    }
+}
+
