@@ -26,6 +26,19 @@ struct ModelSizeTests {
         #expect(Date().timeIntervalSince(started) < 10)
     }
 
+    @Test("the refusal of a chain 2,000 deep lists 100 of its 1,899 problems and how many more (issue 43 §4 Slow)")
+    func deepChainMessage() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = try Fixtures.writeXcodeModel(Self.chain(2_000), in: directory)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.problems.count == 1_899)
+        let message = error?.description ?? ""
+        #expect(message.hasPrefix("the model has 1899 problems:\n"), "\(message.prefix(200))")
+        #expect(message.hasSuffix("\n  … and 1799 more"), "\(message.suffix(200))")
+        #expect(message.split(separator: "\n").count == 102)
+    }
+
     @Test("a chain 100 deep loads, every subentity holding its ancestors' attributes")
     func allowedChain() throws {
         let directory = try Fixtures.temporaryDirectory()
