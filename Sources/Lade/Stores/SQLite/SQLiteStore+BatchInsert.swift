@@ -807,12 +807,11 @@ final class SQLiteBatchInsertTransaction {
             plan.updateStatements[changed] = statement
         }
         // The files of the external values this update replaces: released once it is written.
-        let replacedColumns = plan.externalAttributes.isEmpty ? [] : plan.write.columns.filter { column in
-            guard column.external, case .attribute(let name, _) = column.kind, let index = plan.attributeNames.firstIndex(of: name) else { return false }
+        let replaced = plan.externalAttributes.isEmpty ? [] : try store.storedExternalValues(of: key, in: plan.write, connection) { column in
+            guard case .attribute(let name, _) = column.kind, let index = plan.attributeNames.firstIndex(of: name) else { return false }
             return changed[index]
         }
-        let replaced = try store.storedExternalValues(of: key, in: plan.write, columns: replacedColumns, connection)
-        let files = replacedColumns.isEmpty ? nil : store.externalData?.mark
+        let files = plan.externalAttributes.isEmpty ? nil : store.externalData?.mark
         statement.reset()
         var position: Int32 = 1
         for (index, value) in row.values.enumerated() where changed[index] {

@@ -313,10 +313,10 @@ extension SQLiteStore: PersistentStore {
         var values: [SQLiteValue] = []
         let attributes = change.attributes, toOne = change.toOne
         // The files of the values this update replaces: released when it is written.
-        let replaced = try storedExternalValues(of: key, in: plan, columns: plan.columns.filter { column in
-            guard column.external, case .attribute(let name, _) = column.kind else { return false }
+        let replaced = try storedExternalValues(of: key, in: plan, connection) { column in
+            guard case .attribute(let name, _) = column.kind else { return false }
             return attributes[name] != nil
-        }, connection)
+        }
         for column in plan.columns {
             switch column.kind {
             case .attribute(let name, _):
@@ -356,7 +356,7 @@ extension SQLiteStore: PersistentStore {
             sql += " AND Z_OPT = ?"
             values.append(.integer(expectedVersion))
         }
-        let files = try storedExternalValues(of: key, in: plan, columns: plan.columns.filter(\.external), connection)
+        let files = try storedExternalValues(of: key, in: plan, connection) { _ in true }
         try cachedStatement(sql, connection).run(values)
         if connection.changes == 0, let expectedVersion {
             return StoreSaveError.VersionConflict(objectID: id, expectedVersion: expectedVersion, storedVersion: try storedVersion(of: id, connection))
@@ -378,10 +378,14 @@ extension SQLiteStore: PersistentStore {
         return try externalData.column(for: value)
     }
 
-    /// What a row's external-data `columns` hold now, before it is updated or deleted (none
-    /// when the store keeps no such values, so other writes read nothing more).
-    func storedExternalValues(of key: Int64, in plan: TableWritePlan, columns: [TableWritePlan.Column], _ connection: SQLiteConnection) throws -> [SQLiteValue] {
-        guard let externalData, externalData.marked, !columns.isEmpty else { return [] }
+    /// What a row's external-data columns that `including` takes hold now, before it is
+    /// updated or deleted. Nothing is read, and no column list made, when the store keeps no
+    /// such values: every other update and delete pays nothing.
+    func storedExternalValues(of key: Int64, in plan: TableWritePlan, _ connection: SQLiteConnection,
+                              including: (TableWritePlan.Column) -> Bool) throws -> [SQLiteValue] {
+        guard let externalData, externalData.marked else { return [] }
+        let columns = plan.columns.filter { $0.external && including($0) }
+        guard !columns.isEmpty else { return [] }
         return try cachedStatement("SELECT \(columns.map(\.name).joined(separator: ", ")) FROM \(plan.table) WHERE Z_PK = ?", connection)
             .rows([.integer(key)]).first ?? []
     }
